@@ -1,0 +1,3 @@
+"""doiget: a research server for AI agents."""
+
+__version__ = "0.1.0"

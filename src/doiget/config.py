@@ -1,0 +1,196 @@
+"""Every setting doiget reads, in one place: environment first, then config.toml.
+
+The settings are read once at start into a frozen :class:`Settings`; nothing reads
+the environment afterwards, so a running process cannot change behaviour under an
+agent's feet. Errors in the configuration refuse the start with a message that
+names the variable or key to fix.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from doiget.errors import DoigetError, ErrorCode
+from doiget.net.hostmap import HostMap, parse_host_map
+from doiget.secret import Secret
+
+APP_NAME = "doiget"
+KNOWN_TOOLSETS = ("papers", "scholar", "library", "web")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+# Every environment variable doiget reads, with what it means. The README's table is
+# written from this list; `doiget config` prints it.
+ENV_VARS: dict[str, str] = {
+    "DOIGET_CONFIG": "path of config.toml (default: platform config dir)",
+    "DOIGET_STORE_ROOT": "library root (default: platform data dir doiget/papers)",
+    "DOIGET_LOG_PATH": "provenance log (default: platform state dir doiget/provenance.jsonl)",
+    "DOIGET_DATA_DIR": "caches, passage index, artifacts (default: platform data dir doiget)",
+    "DOIGET_EMAIL": "contact address for Unpaywall and Crossref's polite pool",
+    "DOIGET_TOOLSETS": "comma list of enabled toolsets: papers,scholar,library,web (default all)",
+    "DOIGET_LOG_LEVEL": "stderr log level: DEBUG, INFO, WARNING (default), ERROR",
+    "DOIGET_ENABLE_OPENALEX": "presence lets papers resolution consult OpenAlex",
+    "DOIGET_ENABLE_S2": "presence lets papers resolution consult Semantic Scholar",
+    "DOIGET_ENABLE_DOAJ": "presence lets papers resolution consult DOAJ",
+    "DOIGET_AGREE_TDM_ELSEVIER": "=1 accepts Elsevier's TDM terms (needs DOIGET_KEY_ELSEVIER)",
+    "DOIGET_KEY_ELSEVIER": "Elsevier TDM API key (needs DOIGET_AGREE_TDM_ELSEVIER=1)",
+    "DOIGET_AGREE_TDM_APS": "=1 accepts APS Harvest TDM terms (needs DOIGET_KEY_APS)",
+    "DOIGET_KEY_APS": "APS TDM API key (needs DOIGET_AGREE_TDM_APS=1)",
+    "DOIGET_AGREE_TDM_SPRINGER": "=1 accepts Springer Nature TDM terms (needs DOIGET_KEY_SPRINGER)",
+    "DOIGET_KEY_SPRINGER": "Springer Nature API key (needs DOIGET_AGREE_TDM_SPRINGER=1)",
+    "SEMANTIC_SCHOLAR_API_KEY": "Semantic Scholar key (raises its ceiling from 1/s to 10/s)",
+    "PUBMED_API_KEY": "NCBI E-utilities key (raises its ceiling from 3/s to 10/s)",
+    "PUBMED_EMAIL": "contact address sent to NCBI E-utilities",
+    "DOIGET_HOST_MAP": "test seam: host=127.0.0.1:port,... sends those hosts to loopback",
+    "DOIGET_CA_BUNDLE": "test seam: extra PEM CA bundle to trust",
+    "QDRANT_URL": "use this Qdrant server instead of the embedded passage index",
+    "QDRANT_API_KEY": "API key for QDRANT_URL",
+    "REDIS_URL": "shared cache, sessions and artifacts for HTTP mode",
+}
+
+
+def _refuse(message: str) -> DoigetError:
+    # A configuration that cannot be honoured refuses the start: the same gate as a
+    # TDM grant that is half set (capability spec §2), hence the same code.
+    return DoigetError(ErrorCode.CAPABILITY_DENIED, message)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved settings of one process. Build with :func:`load_settings`."""
+
+    store_root: Path
+    log_path: Path
+    data_dir: Path
+    config_path: Path
+    email: str | None = None
+    toolsets: tuple[str, ...] = KNOWN_TOOLSETS
+    log_level: str = "WARNING"
+    host_map: HostMap = field(default_factory=HostMap)
+    ca_bundle: Path | None = None
+    semantic_scholar_api_key: Secret | None = None
+    pubmed_api_key: Secret | None = None
+    pubmed_email: str | None = None
+    qdrant_url: str | None = None
+    qdrant_api_key: Secret | None = None
+    redis_url: str | None = None
+    # Extra hosts a user allows per source, from config.toml's [allowlist] table.
+    extra_allowlist: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Hosts that are refused whatever list allows them, from [blocklist] hosts.
+    blocked_hosts: tuple[str, ...] = ()
+
+    @property
+    def metadata_dir(self) -> Path:
+        """Where store metadata TOML files and their locks live."""
+        return self.store_root / ".metadata"
+
+
+def _read_config_file(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        return {}
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise _refuse(f"Cannot read config file {path}: {exc}. Fix or remove it.") from exc
+
+
+def _secret(value: str | None) -> Secret | None:
+    return Secret(value) if value else None
+
+
+def _string_list(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise _refuse(f"{where} must be a list of strings.")
+    return tuple(value)
+
+
+def _toolsets(raw: str | list[str] | None) -> tuple[str, ...]:
+    if raw is None:
+        return KNOWN_TOOLSETS
+    names = raw.split(",") if isinstance(raw, str) else raw
+    chosen = tuple(dict.fromkeys(name.strip() for name in names if name.strip()))
+    unknown = [name for name in chosen if name not in KNOWN_TOOLSETS]
+    if unknown or not chosen:
+        raise _refuse(
+            f"DOIGET_TOOLSETS names {', '.join(unknown) or 'nothing'}; "
+            f"use a comma list of: {', '.join(KNOWN_TOOLSETS)}."
+        )
+    return chosen
+
+
+def _ca_bundle(raw: str | None) -> Path | None:
+    if not raw:
+        return None
+    path = Path(raw).expanduser()
+    if not path.is_file():
+        raise _refuse(f"DOIGET_CA_BUNDLE={raw} is not a readable file; point it at a PEM bundle.")
+    return path
+
+
+def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """Read the environment (default ``os.environ``) and config.toml into Settings."""
+    env = os.environ if environ is None else environ
+    config_path = Path(
+        env.get("DOIGET_CONFIG") or Path(platformdirs.user_config_dir(APP_NAME)) / "config.toml"
+    ).expanduser()
+    file = _read_config_file(config_path)
+
+    def pick(var: str, key: str) -> Any:
+        value = env.get(var)
+        return value if value not in (None, "") else file.get(key)
+
+    data_dir = Path(pick("DOIGET_DATA_DIR", "data_dir") or platformdirs.user_data_dir(APP_NAME))
+    store_root = Path(pick("DOIGET_STORE_ROOT", "store_root") or data_dir / "papers")
+    log_path = Path(
+        pick("DOIGET_LOG_PATH", "log_path")
+        or Path(platformdirs.user_state_dir(APP_NAME)) / "provenance.jsonl"
+    )
+    log_level = str(pick("DOIGET_LOG_LEVEL", "log_level") or "WARNING").upper()
+    if log_level not in LOG_LEVELS:
+        raise _refuse(f"DOIGET_LOG_LEVEL={log_level!r}; use one of {', '.join(LOG_LEVELS)}.")
+
+    allow_table = file.get("allowlist", {})
+    if not isinstance(allow_table, dict):
+        raise _refuse(f"[allowlist] in {config_path} must be a table of source = [hosts].")
+    extra_allowlist = {
+        source: _string_list(hosts, f"[allowlist] {source} in {config_path}")
+        for source, hosts in allow_table.items()
+    }
+    block_table = file.get("blocklist", {})
+    blocked = (
+        _string_list(block_table.get("hosts", []), f"[blocklist] hosts in {config_path}")
+        if isinstance(block_table, dict)
+        else ()
+    )
+
+    try:
+        host_map = parse_host_map(env.get("DOIGET_HOST_MAP", ""))
+    except ValueError as exc:
+        raise _refuse(f"DOIGET_HOST_MAP refused: {exc}") from exc
+
+    return Settings(
+        store_root=store_root.expanduser(),
+        log_path=log_path.expanduser(),
+        data_dir=data_dir.expanduser(),
+        config_path=config_path,
+        email=pick("DOIGET_EMAIL", "email") or None,
+        toolsets=_toolsets(pick("DOIGET_TOOLSETS", "toolsets")),
+        log_level=log_level,
+        host_map=host_map,
+        ca_bundle=_ca_bundle(env.get("DOIGET_CA_BUNDLE")),
+        semantic_scholar_api_key=_secret(env.get("SEMANTIC_SCHOLAR_API_KEY")),
+        pubmed_api_key=_secret(env.get("PUBMED_API_KEY")),
+        pubmed_email=pick("PUBMED_EMAIL", "pubmed_email") or None,
+        qdrant_url=pick("QDRANT_URL", "qdrant_url") or None,
+        qdrant_api_key=_secret(env.get("QDRANT_API_KEY")),
+        redis_url=pick("REDIS_URL", "redis_url") or None,
+        extra_allowlist=extra_allowlist,
+        blocked_hosts=tuple(host.lower() for host in blocked),
+    )

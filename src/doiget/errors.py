@@ -1,0 +1,140 @@
+"""The one error type doiget raises, its closed code set and the denial payload.
+
+Every failure inside doiget is a :class:`DoigetError` carrying an :class:`ErrorCode`
+and, when a guard refused something, a :class:`DenialContext` that tells an agent
+exactly what was refused and what would have been accepted. Faces (CLI, MCP) render
+it; nothing else in the code base invents error shapes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+
+class ErrorCode(StrEnum):
+    """Closed set of error codes; the wire form is the member value."""
+
+    INVALID_REF = "INVALID_REF"
+    NOT_FOUND = "NOT_FOUND"
+    NO_OA_AVAILABLE = "NO_OA_AVAILABLE"
+    RATE_LIMITED = "RATE_LIMITED"
+    NETWORK_ERROR = "NETWORK_ERROR"
+    FETCH_TIMEOUT = "FETCH_TIMEOUT"
+    CAPABILITY_DENIED = "CAPABILITY_DENIED"
+    STORE_ERROR = "STORE_ERROR"
+    LOG_ERROR = "LOG_ERROR"
+    LOCK_TIMEOUT = "LOCK_TIMEOUT"
+    SCHEMA_TOO_NEW = "SCHEMA_TOO_NEW"
+    INTERNAL_ERROR = "INTERNAL_ERROR"
+
+
+class DenialReason(StrEnum):
+    """Why a guard refused a request (papers spec §5)."""
+
+    REDIRECT_NOT_IN_ALLOWLIST = "redirect_not_in_allowlist"
+    INSECURE_SCHEME = "insecure_scheme"
+    HOST_IN_BLOCK_LIST = "host_in_block_list"
+    SIZE_CAP_EXCEEDED = "size_cap_exceeded"
+    SCHEMA_DRIFT = "schema_drift"
+    CAPABILITY_NOT_GRANTED = "capability_not_granted"
+    RATE_LIMIT_WINDOW = "rate_limit_window"
+    SSRF_PRIVATE_ADDRESS = "ssrf_private_address"
+    CONTENT_TYPE_MISMATCH = "content_type_mismatch"
+
+
+@dataclass(frozen=True, slots=True)
+class DenialContext:
+    """Structured recovery payload attached to a refusal.
+
+    ``expected`` distinguishes ``None`` (not populated) from ``()`` (an explicitly
+    empty allowlist); :meth:`to_dict` keeps that distinction on the wire.
+    """
+
+    reason: DenialReason
+    source: str | None = None
+    attempted: str | None = None
+    expected: tuple[str, ...] | None = None
+    hop_index: int | None = None
+    cap: int | None = None
+    actual: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Wire form: omit unset fields, keep an empty ``expected`` list."""
+        out: dict[str, Any] = {"reason": self.reason.value}
+        for name in ("source", "attempted", "hop_index", "cap", "actual"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        if self.expected is not None:
+            out["expected"] = list(self.expected)
+        return out
+
+
+# A CLI exit status per code (DESIGN §2): 1 a fetch failed, 2 misuse or invalid ref,
+# 3 capability denied, 4 store or log I/O.
+_EXIT_STATUS: dict[ErrorCode, int] = {
+    ErrorCode.INVALID_REF: 2,
+    ErrorCode.CAPABILITY_DENIED: 3,
+    ErrorCode.STORE_ERROR: 4,
+    ErrorCode.LOG_ERROR: 4,
+    ErrorCode.LOCK_TIMEOUT: 4,
+    ErrorCode.SCHEMA_TOO_NEW: 4,
+}
+
+
+class DoigetError(Exception):
+    """The single exception type of doiget: a code, a message for the agent, a denial."""
+
+    def __init__(
+        self,
+        code: ErrorCode,
+        message: str,
+        denial: DenialContext | None = None,
+        *,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.denial = denial
+        # Seconds the caller should wait before trying again, when known.
+        self.retry_after = retry_after
+
+    @property
+    def exit_status(self) -> int:
+        """The CLI exit status for this error (DESIGN §2)."""
+        return _EXIT_STATUS.get(self.code, 1)
+
+    def to_dict(self, *, denial_always: bool = False) -> dict[str, Any]:
+        """The ``error`` object of a papers envelope.
+
+        Single-paper tools omit ``denial_context`` when there is none; batch rows
+        always carry the key (``null`` when none): pass ``denial_always=True``.
+        """
+        out: dict[str, Any] = {"code": self.code.value, "message": self.message}
+        if self.denial is not None:
+            out["denial_context"] = self.denial.to_dict()
+        elif denial_always:
+            out["denial_context"] = None
+        return out
+
+    def __repr__(self) -> str:
+        return f"DoigetError({self.code.value}, {self.message!r}, denial={self.denial!r})"
+
+
+def denied(
+    code: ErrorCode,
+    message: str,
+    reason: DenialReason,
+    **fields: Any,
+) -> DoigetError:
+    """Build a :class:`DoigetError` carrying a :class:`DenialContext` in one call."""
+    expected = fields.pop("expected", None)
+    context = DenialContext(
+        reason=reason,
+        expected=tuple(expected) if expected is not None else None,
+        **fields,
+    )
+    return DoigetError(code, message, context)

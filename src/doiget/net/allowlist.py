@@ -1,0 +1,110 @@
+"""Per-source host allowlists and the operator's block list.
+
+A pattern ``*.x`` matches ``x`` and every subdomain of ``x`` (never ``notx``); any
+other pattern matches that host exactly. Each source has its own list, so one
+source's hosts never open a door for another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+# DOI resolvers that any source may follow on its way to the target host.
+DOI_RESOLVERS = ("doi.org", "dx.doi.org")
+
+DEFAULT_ALLOWLISTS: Mapping[str, tuple[str, ...]] = {
+    "crossref": ("api.crossref.org", "*.crossref.org"),
+    "unpaywall": ("api.unpaywall.org",),
+    "arxiv": ("arxiv.org", "export.arxiv.org", "*.arxiv.org"),
+    "oa-publisher": (
+        "*.springer.com",
+        "*.springeropen.com",
+        "*.springernature.com",
+        "*.nature.com",
+        "*.wiley.com",
+        "*.elsevier.com",
+        "*.sciencedirect.com",
+        "*.frontiersin.org",
+        "*.mdpi.com",
+        "*.plos.org",
+        "*.biorxiv.org",
+        "*.medrxiv.org",
+        "europepmc.org",
+        "*.europepmc.org",
+        "*.nih.gov",
+        "*.aps.org",
+        "scipost.org",
+        "*.scipost.org",
+        "*.iop.org",
+        "doaj.org",
+        "*.doaj.org",
+        "arxiv.org",
+        "*.arxiv.org",
+    ),
+    "openalex": ("api.openalex.org",),
+    "s2": ("api.semanticscholar.org",),
+    "pubmed": ("eutils.ncbi.nlm.nih.gov",),
+    "doaj": ("doaj.org", "*.doaj.org"),
+}
+
+
+def normalise_host(host: str) -> str:
+    """Lower-case, without a trailing dot or IPv6 brackets."""
+    return host.strip("[]").rstrip(".").lower()
+
+
+def host_matches(host: str, pattern: str) -> bool:
+    """Whether ``host`` is covered by ``pattern`` (``*.x`` covers x and its subdomains)."""
+    host = normalise_host(host)
+    pattern = pattern.lower()
+    if pattern.startswith("*."):
+        base = pattern[2:]
+        return host == base or host.endswith("." + base)
+    return host == pattern
+
+
+@dataclass(frozen=True, slots=True)
+class Allowlist:
+    """The hosts one source may reach. ``None`` patterns mean any public host."""
+
+    source: str
+    patterns: tuple[str, ...] | None
+    follow_doi_resolvers: bool = True
+
+    def allows(self, host: str) -> bool:
+        """Whether a request to ``host`` stays within this list."""
+        if self.patterns is None:
+            return True
+        if self.follow_doi_resolvers and normalise_host(host) in DOI_RESOLVERS:
+            return True
+        return any(host_matches(host, pattern) for pattern in self.patterns)
+
+    def expected(self) -> tuple[str, ...]:
+        """The patterns as reported in a denial's ``expected`` field."""
+        return self.patterns if self.patterns is not None else ()
+
+
+def allowlist_for(
+    source: str,
+    extra: Mapping[str, Iterable[str]] | None = None,
+    *,
+    any_public_host: bool = False,
+) -> Allowlist:
+    """The allowlist of ``source``: the built-in hosts plus any the user added.
+
+    ``any_public_host`` is for the web tools, which take any public host (the SSRF
+    guard still applies on every hop).
+    """
+    if any_public_host:
+        return Allowlist(source, None)
+    patterns = list(DEFAULT_ALLOWLISTS.get(source, ()))
+    for pattern in (extra or {}).get(source, ()):
+        if pattern.lower() not in patterns:
+            patterns.append(pattern.lower())
+    return Allowlist(source, tuple(patterns))
+
+
+def is_blocked(host: str, blocked: Iterable[str]) -> bool:
+    """Whether ``host`` is on the operator's block list (same pattern rules)."""
+    return any(host_matches(host, pattern) for pattern in blocked)

@@ -1,0 +1,525 @@
+"""Source clients: the only way doiget code sends an HTTP request.
+
+Each upstream source gets its own :class:`SourceClient` (own connection pool, own
+allowlist). Every request goes through the same steps:
+
+1. destination checks on the first URL and every redirect hop: scheme, block list,
+   allowlist, non-public IP literals (each refusal a :class:`DenialContext`);
+2. the rate gate (:mod:`doiget.net.ratelimit`);
+3. the guarded transport (host map, SSRF pinning, TLS);
+4. retries for connect/read failures and 408/429/5xx, honouring Retry-After;
+5. size caps, enforced on the declared length and again while streaming.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import hashlib
+import json
+import logging
+import os
+import random
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+import anyio
+import httpx
+
+from doiget import __version__
+from doiget.errors import DenialContext, DenialReason, DoigetError, ErrorCode, denied
+from doiget.net.addresses import AddressRefused, check_literal
+from doiget.net.allowlist import Allowlist, is_blocked
+from doiget.net.ratelimit import RateLimiter
+from doiget.net.redact import redact_text, redact_url
+
+logger = logging.getLogger("doiget.net")
+
+MAX_REDIRECTS: Final = 10
+BODY_CAP_BYTES: Final = 100 * 1024 * 1024
+JSON_CAP_BYTES: Final = 20 * 1024 * 1024
+RETRYABLE_STATUS: Final = frozenset({408, 429, 500, 502, 503, 504})
+PDF_MAGIC: Final = b"%PDF-"
+# Readers accept a PDF header anywhere in the first KiB (junk before it is common).
+PDF_MAGIC_WINDOW: Final = 1024
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """Seconds allowed to connect, between two reads, and for a whole attempt."""
+
+    connect: float
+    read: float
+    total: float
+
+
+API_TIMEOUTS: Final = Timeouts(connect=10.0, read=30.0, total=30.0)
+PDF_TIMEOUTS: Final = Timeouts(connect=10.0, read=60.0, total=300.0)
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Up to ``max_retries`` retries, backoff from ``base_delay`` with jitter.
+
+    A Retry-After longer than ``max_wait`` is not waited out: the call fails with
+    RATE_LIMITED and says when to try again.
+    """
+
+    max_retries: int = 3
+    base_delay: float = 0.5
+    max_wait: float = 60.0
+
+    def backoff(self, attempt: int) -> float:
+        """Delay before retry number ``attempt + 1``: exponential, with full jitter added."""
+        base: float = self.base_delay * 2.0**attempt
+        return base + random.uniform(0, base / 2)
+
+
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    """A response read whole (under its cap)."""
+
+    url: str
+    status: int
+    headers: httpx.Headers
+    content: bytes
+    hops: int
+
+    @property
+    def text(self) -> str:
+        """The body decoded with the declared charset (UTF-8 when none)."""
+        text: str = httpx.Response(self.status, headers=self.headers, content=self.content).text
+        return text
+
+    @property
+    def content_type(self) -> str:
+        """The media type without parameters, lower-case ('' when absent)."""
+        declared = str(self.headers.get("content-type", ""))
+        return declared.split(";", 1)[0].strip().lower()
+
+
+@dataclass(frozen=True, slots=True)
+class DownloadedPdf:
+    """A PDF that passed its checks, in a temp file beside its destination."""
+
+    path: Path
+    size_bytes: int
+    sha256: str
+    url: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Redirect:
+    location: httpx.URL
+
+
+@dataclass(slots=True)
+class _Failure:
+    """What went wrong on the latest attempt, and how long to wait before the next."""
+
+    what: str
+    status: int | None = None
+    retry_after: float | None = None
+    timed_out: bool = False
+    wait: float = 0.0
+
+
+class SourceClient:
+    """HTTP access for one upstream source. Build it through :class:`doiget.net.Network`."""
+
+    def __init__(
+        self,
+        source: str,
+        http: httpx.AsyncClient,
+        allowlist: Allowlist,
+        limiter: RateLimiter,
+        *,
+        https_only: bool,
+        blocked_hosts: Collection[str],
+        retry: RetryPolicy,
+        secrets: Collection[str] = (),
+    ) -> None:
+        self.source = source
+        self.allowlist = allowlist
+        self._http = http
+        self._limiter = limiter
+        self._https_only = https_only
+        self._blocked = tuple(blocked_hosts)
+        self._retry = retry
+        self._secrets = [secret for secret in secrets if secret]
+
+    async def aclose(self) -> None:
+        """Close this source's connection pool."""
+        await self._http.aclose()
+
+    # -- public calls -------------------------------------------------------------
+
+    async def get(
+        self,
+        url: str,
+        *,
+        params: Mapping[str, str | int] | None = None,
+        headers: Mapping[str, str] | None = None,
+        max_bytes: int = JSON_CAP_BYTES,
+        accept_status: Collection[int] = (),
+        from_upstream: bool = False,
+        timeouts: Timeouts = API_TIMEOUTS,
+    ) -> Fetched:
+        """GET ``url`` and read the body whole, under ``max_bytes`` (never above 100 MB).
+
+        ``accept_status`` lists error statuses the caller wants back as a response
+        (e.g. an API's 400 body) instead of an error. ``from_upstream`` marks a URL
+        taken from upstream data: an ``http://`` link to an allowlisted host is then
+        upgraded to https before the request.
+        """
+        cap = min(max_bytes, BODY_CAP_BYTES)
+
+        async def read(response: httpx.Response, hops: int) -> Fetched:
+            body = bytearray()
+            async for chunk in self._capped_chunks(response, cap, hops):
+                body.extend(chunk)
+            return Fetched(
+                str(response.url), response.status_code, response.headers, bytes(body), hops
+            )
+
+        return await self._fetch(url, params, headers, accept_status, from_upstream, timeouts, read)
+
+    async def get_json(
+        self,
+        url: str,
+        *,
+        params: Mapping[str, str | int] | None = None,
+        headers: Mapping[str, str] | None = None,
+        accept_status: Collection[int] = (),
+    ) -> Any:
+        """GET a JSON document (20 MB cap). A body that is not JSON is ``schema_drift``."""
+        fetched = await self.get(
+            url,
+            params=params,
+            headers={"Accept": "application/json", **(headers or {})},
+            max_bytes=JSON_CAP_BYTES,
+            accept_status=accept_status,
+        )
+        try:
+            return json.loads(fetched.content)
+        except ValueError as exc:
+            raise self.schema_drift(f"answered {fetched.url} with a body that is not JSON") from exc
+
+    @asynccontextmanager
+    async def download_pdf(
+        self,
+        url: str,
+        dest_dir: Path,
+        *,
+        max_bytes: int = BODY_CAP_BYTES,
+        from_upstream: bool = True,
+    ) -> AsyncIterator[DownloadedPdf]:
+        """Download a PDF into a temp file in ``dest_dir`` and yield it.
+
+        The body must start with ``%PDF-`` (within its first KiB) whatever the
+        Content-Type says; only then is a byte written to disk. The temp file is
+        fsynced before it is yielded; the caller renames it into place. If the caller
+        has not moved it when the block ends (or anything fails), it is removed.
+        """
+        cap = min(max_bytes, BODY_CAP_BYTES)
+
+        async def save(response: httpx.Response, hops: int) -> DownloadedPdf:
+            return await self._save_pdf(response, hops, cap, dest_dir)
+
+        downloaded = await self._fetch(url, None, None, (), from_upstream, PDF_TIMEOUTS, save)
+        try:
+            yield downloaded
+        finally:
+            with suppress(FileNotFoundError):
+                downloaded.path.unlink()
+
+    # -- errors that sources raise through their client ---------------------------
+
+    def schema_drift(self, what: str) -> DoigetError:
+        """An upstream answer that does not have the shape this source expects."""
+        return denied(
+            ErrorCode.NETWORK_ERROR,
+            f"{self.source} {what}; its API may have changed. Retry later or report it.",
+            DenialReason.SCHEMA_DRIFT,
+            source=self.source,
+        )
+
+    # -- the request pipeline -----------------------------------------------------
+
+    async def _fetch(
+        self,
+        url: str,
+        params: Mapping[str, str | int] | None,
+        headers: Mapping[str, str] | None,
+        accept_status: Collection[int],
+        from_upstream: bool,
+        timeouts: Timeouts,
+        consume: Callable[[httpx.Response, int], Awaitable[T]],
+    ) -> T:
+        try:
+            current = httpx.URL(url, params=params)
+        except (httpx.InvalidURL, TypeError, ValueError) as exc:
+            raise DoigetError(
+                ErrorCode.INVALID_REF, f"{redact_url(url)} is not a valid URL: {exc}"
+            ) from exc
+        upgradable = from_upstream and self.allowlist.patterns is not None
+        if upgradable and current.scheme == "http" and self.allowlist.allows(current.host):
+            current = current.copy_with(scheme="https")
+        for hop in range(MAX_REDIRECTS + 1):
+            self._check_destination(current, hop)
+            outcome = await self._attempts(current, hop, headers, accept_status, timeouts, consume)
+            if not isinstance(outcome, _Redirect):
+                return outcome
+            current = outcome.location
+        raise denied(
+            ErrorCode.CAPABILITY_DENIED,
+            f"{self.source}: more than {MAX_REDIRECTS} redirects starting at {redact_url(url)}; "
+            "the link loops or is not a direct link to the resource.",
+            DenialReason.REDIRECT_NOT_IN_ALLOWLIST,
+            source=self.source,
+            attempted=current.host,
+            hop_index=MAX_REDIRECTS + 1,
+            cap=MAX_REDIRECTS,
+            actual=MAX_REDIRECTS + 1,
+        )
+
+    def _check_destination(self, url: httpx.URL, hop: int) -> None:
+        allowed_schemes = ("https",) if self._https_only else ("https", "http")
+        if url.scheme not in allowed_schemes:
+            raise denied(
+                ErrorCode.CAPABILITY_DENIED,
+                f"{self.source}: refused {url.scheme}:// at hop {hop} ({redact_url(str(url))}); "
+                f"only {' or '.join(allowed_schemes)} is followed.",
+                DenialReason.INSECURE_SCHEME,
+                source=self.source,
+                attempted=redact_url(str(url)),
+                expected=allowed_schemes,
+                hop_index=hop,
+            )
+        host = url.host
+        if is_blocked(host, self._blocked):
+            raise denied(
+                ErrorCode.CAPABILITY_DENIED,
+                f"{self.source}: {host} is on the configured block list.",
+                DenialReason.HOST_IN_BLOCK_LIST,
+                source=self.source,
+                attempted=host,
+                hop_index=hop,
+            )
+        if not self.allowlist.allows(host):
+            raise denied(
+                ErrorCode.CAPABILITY_DENIED,
+                f"{self.source}: {host} (hop {hop}) is not on this source's allowlist; "
+                "add it under [allowlist] in config.toml if you trust it.",
+                DenialReason.REDIRECT_NOT_IN_ALLOWLIST,
+                source=self.source,
+                attempted=host,
+                expected=self.allowlist.expected(),
+                hop_index=hop,
+            )
+        try:
+            check_literal(host)
+        except AddressRefused as exc:
+            raise self._ssrf_denial(exc, hop) from None
+
+    def _ssrf_denial(self, exc: AddressRefused, hop: int) -> DoigetError:
+        return denied(
+            ErrorCode.CAPABILITY_DENIED,
+            f"{self.source}: {exc.host} is or resolves to {exc.address}, a private, loopback, "
+            "link-local or metadata address; doiget never connects there.",
+            DenialReason.SSRF_PRIVATE_ADDRESS,
+            source=self.source,
+            attempted=exc.host,
+            hop_index=hop,
+        )
+
+    async def _attempts(
+        self,
+        url: httpx.URL,
+        hop: int,
+        headers: Mapping[str, str] | None,
+        accept_status: Collection[int],
+        timeouts: Timeouts,
+        consume: Callable[[httpx.Response, int], Awaitable[T]],
+    ) -> T | _Redirect:
+        shown = redact_url(str(url))
+        last = _Failure("did not answer")
+        http_timeout = httpx.Timeout(
+            connect=timeouts.connect, read=timeouts.read, write=timeouts.read, pool=None
+        )
+        for attempt in range(self._retry.max_retries + 1):
+            if attempt:
+                await anyio.sleep(last.wait)
+            logger.debug("%s GET %s (hop %d, attempt %d)", self.source, shown, hop, attempt + 1)
+            try:
+                async with self._limiter.turn(self.source) as turn, self._limiter.slot():
+                    with anyio.fail_after(timeouts.total):
+                        async with self._http.stream(
+                            "GET",
+                            url,
+                            headers=headers,
+                            timeout=http_timeout,
+                            extensions={"trace": turn.trace},
+                        ) as response:
+                            status = response.status_code
+                            if response.has_redirect_location:
+                                return _Redirect(url.join(response.headers["location"]))
+                            if status in RETRYABLE_STATUS and status not in accept_status:
+                                last = _Failure(
+                                    f"answered HTTP {status}",
+                                    status=status,
+                                    retry_after=_retry_after_seconds(response.headers),
+                                )
+                            elif status >= 400 and status not in accept_status:
+                                raise self._status_error(status, shown)
+                            else:
+                                return await consume(response, hop)
+            except AddressRefused as exc:
+                raise self._ssrf_denial(exc, hop) from None
+            except TimeoutError:
+                last = _Failure(f"took longer than {timeouts.total:.0f} s", timed_out=True)
+            except httpx.TimeoutException:
+                last = _Failure("timed out", timed_out=True)
+            except httpx.TransportError as exc:
+                last = _Failure(f"failed ({type(exc).__name__})")
+            last.wait = (
+                self._retry.backoff(attempt) if last.retry_after is None else last.retry_after
+            )
+            if last.retry_after is not None and last.retry_after > self._retry.max_wait:
+                break
+        raise self._exhausted_error(shown, last)
+
+    def _status_error(self, status: int, shown: str) -> DoigetError:
+        if status in (404, 410):
+            return DoigetError(
+                ErrorCode.NOT_FOUND,
+                f"{self.source} has no record at {shown} (HTTP {status}); check the identifier.",
+            )
+        return DoigetError(
+            ErrorCode.NETWORK_ERROR,
+            self._scrub(f"{self.source} refused {shown} with HTTP {status}."),
+        )
+
+    def _exhausted_error(self, shown: str, last: _Failure) -> DoigetError:
+        if last.status == 429:
+            wait = max(1, round(last.wait))
+            return DoigetError(
+                ErrorCode.RATE_LIMITED,
+                f"{self.source} is rate limiting requests ({shown} {last.what}); "
+                f"try again in {wait} s.",
+                DenialContext(
+                    DenialReason.RATE_LIMIT_WINDOW, source=self.source, cap=None, actual=wait
+                ),
+                retry_after=float(wait),
+            )
+        tries = self._retry.max_retries + 1
+        return DoigetError(
+            ErrorCode.FETCH_TIMEOUT if last.timed_out else ErrorCode.NETWORK_ERROR,
+            self._scrub(
+                f"{self.source}: {shown} {last.what} (tried up to {tries} times); "
+                "the upstream may be down, try again later."
+            ),
+        )
+
+    def _scrub(self, message: str) -> str:
+        return redact_text(message, self._secrets)
+
+    # -- body handling --------------------------------------------------------------
+
+    async def _capped_chunks(
+        self, response: httpx.Response, cap: int, hops: int
+    ) -> AsyncIterator[bytes]:
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > cap:
+            raise self._size_denial(cap, int(declared), hops)
+        received = 0
+        async for chunk in response.aiter_bytes():
+            received += len(chunk)
+            if received > cap:
+                raise self._size_denial(cap, received, hops)
+            yield chunk
+
+    def _size_denial(self, cap: int, actual: int, hops: int) -> DoigetError:
+        return denied(
+            ErrorCode.CAPABILITY_DENIED,
+            f"{self.source}: the response is larger than the {cap}-byte cap "
+            f"(at least {actual} bytes); nothing was kept.",
+            DenialReason.SIZE_CAP_EXCEEDED,
+            source=self.source,
+            cap=cap,
+            actual=actual,
+            hop_index=hops,
+        )
+
+    async def _save_pdf(
+        self, response: httpx.Response, hops: int, cap: int, dest_dir: Path
+    ) -> DownloadedPdf:
+        chunks = self._capped_chunks(response, cap, hops)
+        head = bytearray()
+        async for chunk in chunks:
+            head.extend(chunk)
+            if len(head) >= PDF_MAGIC_WINDOW:
+                break
+        if PDF_MAGIC not in bytes(head[:PDF_MAGIC_WINDOW]):
+            content_type = response.headers.get("content-type", "none")
+            raise denied(
+                ErrorCode.CAPABILITY_DENIED,
+                f"{self.source}: {redact_url(str(response.url))} is not a PDF (declared "
+                f"{content_type}, body does not start with %PDF-); nothing was kept.",
+                DenialReason.CONTENT_TYPE_MISMATCH,
+                source=self.source,
+                attempted=content_type,
+                expected=("application/pdf",),
+                hop_index=hops,
+            )
+        dest_dir.mkdir(parents=True, exist_ok=True)
+        digest = hashlib.sha256()
+        fd, name = _temp_file(dest_dir)
+        path = Path(name)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(head)
+                digest.update(head)
+                size = len(head)
+                async for chunk in chunks:
+                    handle.write(chunk)
+                    digest.update(chunk)
+                    size += len(chunk)
+                handle.flush()
+                os.fsync(handle.fileno())
+        except BaseException:
+            with suppress(FileNotFoundError):
+                path.unlink()
+            raise
+        return DownloadedPdf(path, size, digest.hexdigest(), str(response.url))
+
+
+def _temp_file(directory: Path) -> tuple[int, str]:
+    return tempfile.mkstemp(prefix=".doiget-", suffix=".part", dir=directory)
+
+
+def _retry_after_seconds(headers: httpx.Headers) -> float | None:
+    """Retry-After as seconds (delta or HTTP date), or None when absent or unreadable."""
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def user_agent(email_address: str | None) -> str:
+    """``doiget/<version>``, with ``(mailto:...)`` when a contact address is configured."""
+    product = f"doiget/{__version__}"
+    return f"{product} (mailto:{email_address})" if email_address else product

@@ -1,0 +1,99 @@
+"""The process-wide network: one rate gate, one TLS context, one client per source."""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Iterable
+
+import httpcore
+import httpx
+
+from doiget.config import Settings
+from doiget.net.allowlist import allowlist_for
+from doiget.net.client import RetryPolicy, SourceClient, user_agent
+from doiget.net.ratelimit import RateLimiter
+from doiget.net.transport import GuardedBackend, GuardedTransport, build_ssl_context
+
+
+class Network:
+    """Builds and owns the source clients of one process.
+
+    ``inner_backend`` replaces the socket layer under the SSRF guard (tests use it to
+    observe connection attempts); ``retry`` shortens backoff in tests. Neither can
+    loosen the rate limits, the allowlists or the guard.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        retry: RetryPolicy | None = None,
+        inner_backend: httpcore.AsyncNetworkBackend | None = None,
+    ) -> None:
+        self.settings = settings
+        keyed = {
+            source
+            for source, key in (
+                ("s2", settings.semantic_scholar_api_key),
+                ("pubmed", settings.pubmed_api_key),
+            )
+            if key is not None
+        }
+        self.limiter = RateLimiter(frozenset(keyed))
+        self._retry = retry or RetryPolicy()
+        self._inner_backend = inner_backend
+        self._ssl_context: ssl.SSLContext | None = None
+        self._clients: dict[str, SourceClient] = {}
+
+    def _secrets(self) -> list[str]:
+        keys = (
+            self.settings.semantic_scholar_api_key,
+            self.settings.pubmed_api_key,
+            self.settings.qdrant_api_key,
+        )
+        return [key.reveal() for key in keys if key is not None]
+
+    def client(
+        self,
+        source: str,
+        *,
+        any_public_host: bool = False,
+        trusted_hosts: Iterable[str] = (),
+    ) -> SourceClient:
+        """The client of ``source`` (built on first use, then reused).
+
+        Papers and scholar sources are https-only and bound to their allowlist; web
+        sources (``any_public_host=True``) take http and https to any public host.
+        ``trusted_hosts`` are operator-configured endpoints (SEARXNG_URL and the
+        like) that may live on private addresses.
+        """
+        existing = self._clients.get(source)
+        if existing is not None:
+            return existing
+        if self._ssl_context is None:
+            self._ssl_context = build_ssl_context(self.settings.ca_bundle)
+        backend = GuardedBackend(self.settings.host_map, trusted_hosts, self._inner_backend)
+        http = httpx.AsyncClient(
+            transport=GuardedTransport(self._ssl_context, backend),
+            follow_redirects=False,
+            trust_env=False,
+            headers={"User-Agent": user_agent(self.settings.email)},
+        )
+        client = SourceClient(
+            source,
+            http,
+            allowlist_for(source, self.settings.extra_allowlist, any_public_host=any_public_host),
+            self.limiter,
+            https_only=not any_public_host,
+            blocked_hosts=self.settings.blocked_hosts,
+            retry=self._retry,
+            secrets=self._secrets(),
+        )
+        self._clients[source] = client
+        return client
+
+    async def aclose(self) -> None:
+        """Close every source's connection pool."""
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            await client.aclose()

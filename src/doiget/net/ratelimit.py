@@ -1,0 +1,138 @@
+"""The request gate: at most 5 requests in flight, 5 per second in total, 200 ms
+between two requests to one source, and the stricter ceilings some upstreams set.
+
+The limits are constants of this module; nothing a caller passes can loosen them.
+A request waits for its turn; it is never dropped. The turn is taken at the moment
+the request's headers go on the wire (see :mod:`doiget.net.transport`), not when a
+connection starts to open, so the spacing an upstream sees is the spacing enforced
+here even when one request had to wait for a TLS handshake and another did not.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Final
+
+import anyio
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimits:
+    """The hard-coded papers-toolset limits (capability spec §1). Take :data:`HARD_CODED`."""
+
+    max_concurrent_fetches: int
+    max_fetches_per_second: float
+    per_source_backoff_ms: int
+
+
+HARD_CODED: Final = RateLimits(
+    max_concurrent_fetches=5, max_fetches_per_second=5.0, per_source_backoff_ms=200
+)
+
+# Upstream ceilings on top of the per-source gap, as the minimum seconds between two
+# requests: arXiv's published terms (1 per 3 s), Semantic Scholar 1/s (10/s with a
+# key), PubMed 3/s (10/s with a key). The 200 ms gap still applies under a key.
+_CEILING_GAP_S: Final = {"arxiv": 3.0, "s2": 1.0, "pubmed": 1 / 3}
+_CEILING_GAP_WITH_KEY_S: Final = {"arxiv": 3.0, "s2": 0.1, "pubmed": 0.1}
+
+# Added to every window and gap, so that scheduling jitter between the moment a
+# request is released here and the moment the upstream stamps its arrival never
+# shows the upstream a breach.
+CLOCK_MARGIN_S: Final = 0.015
+
+
+def min_gap_seconds(source: str, *, keyed: bool = False) -> float:
+    """Minimum seconds between two requests to ``source``."""
+    ceilings = _CEILING_GAP_WITH_KEY_S if keyed else _CEILING_GAP_S
+    return max(HARD_CODED.per_source_backoff_ms / 1000, ceilings.get(source, 0.0))
+
+
+class RateLimiter:
+    """One per process: every source client of the papers and scholar toolsets shares it.
+
+    A request passes in three steps (see :meth:`turn`): it queues behind the earlier
+    requests of its own source until that source's gap has passed, takes one of the
+    five in-flight places, and, as its headers are about to be sent, waits for the
+    one-second window to have room. Queuing per source first means a slow source
+    (arXiv's 3 s) never holds in-flight places that other sources could use.
+    """
+
+    def __init__(self, keyed_sources: frozenset[str] = frozenset()) -> None:
+        self._keyed = keyed_sources
+        self._in_flight = anyio.Semaphore(HARD_CODED.max_concurrent_fetches)
+        self._window_lock = anyio.Lock()
+        self._source_locks: dict[str, anyio.Lock] = {}
+        self._recent_starts: deque[float] = deque()
+        self._last_start: dict[str, float] = {}
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        """Hold one of the in-flight places for the life of a request and its body."""
+        async with self._in_flight:
+            yield
+
+    @asynccontextmanager
+    async def turn(self, source: str) -> AsyncIterator[Turn]:
+        """Queue behind ``source``'s earlier requests; yield the turn to start on send."""
+        lock = self._source_locks.setdefault(source, anyio.Lock())
+        await lock.acquire()
+        turn = Turn(self, source, lock)
+        try:
+            last = self._last_start.get(source)
+            if last is not None:
+                await _sleep_until(last + self._gap(source))
+            yield turn
+        finally:
+            turn.release()
+
+    def _gap(self, source: str) -> float:
+        return min_gap_seconds(source, keyed=source in self._keyed) + CLOCK_MARGIN_S
+
+    async def _start(self, source: str) -> None:
+        async with self._window_lock:
+            window = 1.0 + CLOCK_MARGIN_S
+            limit = int(HARD_CODED.max_fetches_per_second)
+            while True:
+                now = time.monotonic()
+                while self._recent_starts and self._recent_starts[0] <= now - window:
+                    self._recent_starts.popleft()
+                last = self._last_start.get(source)
+                wait_until = last + self._gap(source) if last is not None else now
+                if len(self._recent_starts) >= limit:
+                    wait_until = max(wait_until, self._recent_starts[0] + window)
+                if wait_until <= now:
+                    break
+                await _sleep_until(wait_until)
+            self._recent_starts.append(now)
+            self._last_start[source] = now
+
+
+class Turn:
+    """One request's passage through the gate; :meth:`trace` is its httpcore hook."""
+
+    def __init__(self, limiter: RateLimiter, source: str, lock: anyio.Lock) -> None:
+        self._limiter = limiter
+        self._source = source
+        self._lock: anyio.Lock | None = lock
+
+    async def trace(self, event: str, info: dict[str, object]) -> None:
+        """httpcore ``trace`` extension: take the turn just before headers are sent."""
+        if event == "http11.send_request_headers.started" and self._lock is not None:
+            await self._limiter._start(self._source)
+            self.release()
+
+    def release(self) -> None:
+        """Let the source's next request queue up (idempotent)."""
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+
+async def _sleep_until(deadline: float) -> None:
+    delay = deadline - time.monotonic()
+    if delay > 0:
+        await anyio.sleep(delay)

@@ -1,0 +1,166 @@
+"""Parsing and normalising paper references (DOIs, arXiv ids) and their store keys.
+
+The CLI accepts the wide forms people paste (``doi:``, resolver URLs, ``arXiv:``,
+arxiv.org links); MCP tools additionally apply the spec's narrower input pattern.
+Everything that is not one of the accepted forms is an ``INVALID_REF`` whose
+message lists those forms, so the caller can correct the input in one step.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Literal
+from urllib.parse import unquote
+
+from doiget.errors import DoigetError, ErrorCode
+
+RefKind = Literal["doi", "arxiv"]
+
+MAX_REF_LENGTH = 256
+SAFEKEY_MAX_BYTES = 192
+
+ACCEPTED_FORMS = (
+    "a DOI ('10.1234/abc', optionally prefixed 'doi:', 'https://doi.org/' or "
+    "'http://dx.doi.org/'), a new-style arXiv id ('2401.12345', '2401.12345v2', "
+    "'arXiv:2401.12345') or an old-style arXiv id ('hep-th/9901001', 'math.GT/0309136v1')"
+)
+
+_DOI_PREFIXES = (
+    "doi:",
+    "https://doi.org/",
+    "http://doi.org/",
+    "https://dx.doi.org/",
+    "http://dx.doi.org/",
+    "doi.org/",
+    "dx.doi.org/",
+)
+_ARXIV_PREFIXES = (
+    "arxiv:",
+    "https://arxiv.org/abs/",
+    "http://arxiv.org/abs/",
+    "https://arxiv.org/pdf/",
+    "http://arxiv.org/pdf/",
+    "arxiv.org/abs/",
+    "arxiv.org/pdf/",
+)
+# The suffix may hold almost anything (old Wiley DOIs carry '<', '>' and ';'), but
+# never white space or control characters.
+_DOI = re.compile(r"10\.\d{4,9}/[^\s\x00-\x1f\x7f]+")
+_ARXIV_NEW = re.compile(r"(?P<id>\d{4}\.\d{4,5})(?:v(?P<version>[1-9]\d{0,3}))?")
+_ARXIV_OLD = re.compile(
+    r"(?P<archive>[a-z]+(?:-[a-z]+)*)(?:\.(?P<subject>[a-z]{2}))?/(?P<number>\d{7})"
+    r"(?:v(?P<version>[1-9]\d{0,3}))?",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A normalised reference: a lower-case DOI or an arXiv id (version kept apart)."""
+
+    kind: RefKind
+    value: str
+    version: int | None = None
+
+    @property
+    def canonical(self) -> str:
+        """The normalised id as one string (arXiv version included when given)."""
+        if self.kind == "arxiv" and self.version is not None:
+            return f"{self.value}v{self.version}"
+        return self.value
+
+    @property
+    def safekey(self) -> str:
+        """The file-system-safe store key of this ref."""
+        return safekey(self)
+
+    def shape(self) -> dict[str, str]:
+        """``{"doi": ...}`` or ``{"arxiv": ...}``: the RefShape of the papers spec."""
+        return {self.kind: self.canonical}
+
+    def __str__(self) -> str:
+        return self.canonical
+
+
+def _invalid(raw: str, why: str) -> DoigetError:
+    shown = raw if len(raw) <= 80 else raw[:77] + "..."
+    return DoigetError(
+        ErrorCode.INVALID_REF,
+        f"{shown!r} is not a reference doiget accepts ({why}). Use {ACCEPTED_FORMS}.",
+    )
+
+
+def _strip_prefix(text: str, prefixes: tuple[str, ...]) -> str | None:
+    lowered = text.lower()
+    for prefix in prefixes:
+        if lowered.startswith(prefix):
+            return text[len(prefix) :]
+    return None
+
+
+def _parse_doi(text: str, raw: str) -> Ref:
+    # Resolver URLs may percent-encode the suffix; the bare forms are taken as typed.
+    candidate = unquote(text) if "%" in text else text
+    if not _DOI.fullmatch(candidate):
+        raise _invalid(raw, "a DOI is '10.' + 4-9 digits + '/' + a suffix without spaces")
+    return Ref("doi", candidate.lower())
+
+
+def _parse_arxiv(text: str, raw: str) -> Ref:
+    candidate = text.removesuffix(".pdf")
+    new = _ARXIV_NEW.fullmatch(candidate)
+    if new:
+        version = new.group("version")
+        return Ref("arxiv", new.group("id"), int(version) if version else None)
+    old = _ARXIV_OLD.fullmatch(candidate)
+    if old:
+        archive = old.group("archive").lower()
+        subject = old.group("subject")
+        prefix = f"{archive}.{subject.upper()}" if subject else archive
+        version = old.group("version")
+        return Ref("arxiv", f"{prefix}/{old.group('number')}", int(version) if version else None)
+    raise _invalid(raw, "an arXiv id is 'YYMM.NNNNN' or 'archive/YYMMNNN', with optional 'vN'")
+
+
+def parse_ref(raw: str) -> Ref:
+    """Parse any accepted form into a :class:`Ref`, or raise ``INVALID_REF``."""
+    if not isinstance(raw, str):
+        raise DoigetError(ErrorCode.INVALID_REF, f"A ref must be a string; use {ACCEPTED_FORMS}.")
+    text = raw.strip()
+    if not text:
+        raise _invalid(raw, "it is empty")
+    if len(text) > MAX_REF_LENGTH:
+        raise _invalid(raw, f"it is longer than {MAX_REF_LENGTH} characters")
+    doi_rest = _strip_prefix(text, _DOI_PREFIXES)
+    if doi_rest is not None:
+        return _parse_doi(doi_rest, raw)
+    arxiv_rest = _strip_prefix(text, _ARXIV_PREFIXES)
+    if arxiv_rest is not None:
+        return _parse_arxiv(arxiv_rest, raw)
+    if text.startswith("10."):
+        return _parse_doi(text, raw)
+    if _ARXIV_NEW.fullmatch(text) or _ARXIV_OLD.fullmatch(text):
+        return _parse_arxiv(text, raw)
+    raise _invalid(raw, "it is neither a DOI nor an arXiv id")
+
+
+def safekey(ref: Ref) -> str:
+    """The store key of ``ref``: ``doi_``/``arxiv_`` + the id made file-system safe.
+
+    Characters outside ``[A-Za-z0-9._-]`` and runs of dots become ``_``; runs of
+    ``_`` collapse and are trimmed. A key over 192 bytes keeps its first 192 bytes
+    plus ``_`` and 8 hex digits of the SHA-256 of the raw id, so long ids that differ
+    only in escaped characters still get distinct keys. Names never come from
+    server responses: only from the parsed ref.
+    """
+    raw_id = ref.canonical
+    body = re.sub(r"[^A-Za-z0-9._-]", "_", raw_id)
+    body = re.sub(r"\.{2,}", "_", body)
+    body = re.sub(r"_+", "_", body).strip("_")
+    key = f"{ref.kind}_{body}"
+    if len(key) > SAFEKEY_MAX_BYTES:
+        digest = hashlib.sha256(raw_id.encode("utf-8")).hexdigest()[:8]
+        key = f"{key[:SAFEKEY_MAX_BYTES]}_{digest}"
+    return key
