@@ -1,0 +1,37 @@
+"""Shared fixtures: the replay upstream and an isolated doiget environment."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from replay import ReplayUpstream
+
+
+@pytest.fixture(scope="session")
+def _replay_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReplayUpstream]:
+    upstream = ReplayUpstream().start(tmp_path_factory.mktemp("replay-ca"))
+    yield upstream
+    upstream.stop()
+
+
+@pytest.fixture
+def upstream(_replay_server: ReplayUpstream) -> Iterator[ReplayUpstream]:
+    """The replay upstream with no routes and no recorded requests."""
+    _replay_server.reset()
+    yield _replay_server
+    _replay_server.reset()
+
+
+@pytest.fixture
+def doiget_env(tmp_path: Path, upstream: ReplayUpstream) -> dict[str, str]:
+    """An environment for the real program: private dirs, pointed at the replay upstream."""
+    return {
+        "DOIGET_CONFIG": str(tmp_path / "config.toml"),
+        "DOIGET_DATA_DIR": str(tmp_path / "data"),
+        "DOIGET_STORE_ROOT": str(tmp_path / "papers"),
+        "DOIGET_LOG_PATH": str(tmp_path / "state" / "provenance.jsonl"),
+        "DOIGET_EMAIL": "tests@example.org",
+        **upstream.env,
+    }

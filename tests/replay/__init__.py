@@ -1,0 +1,5 @@
+"""Replay upstream for tests: a local TLS server impersonating upstream hosts."""
+
+from replay.server import DEFAULT_HOSTS, FIXTURES, Recorded, ReplayUpstream, Reply
+
+__all__ = ["DEFAULT_HOSTS", "FIXTURES", "Recorded", "ReplayUpstream", "Reply"]
