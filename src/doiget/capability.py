@@ -145,8 +145,7 @@ class CapabilityProfile:
             for grant in self.grants()
         )
         return (
-            f"[doiget] capability: oa=on metadata=[{','.join(self.metadata.enabled())}] "
-            f"tdm=[{tdm}]"
+            f"[doiget] capability: oa=on metadata=[{','.join(self.metadata.enabled())}] tdm=[{tdm}]"
         )
 
     def to_redacted_dict(self) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from typing import Any
 
@@ -39,13 +40,11 @@ def make_network(
 def breaches_of_window(times: Iterable[float], limit: int, window: float) -> int:
     """How many times more than ``limit`` requests started within ``window`` seconds."""
     ordered = sorted(times)
-    return sum(
-        1 for i in range(len(ordered) - limit) if ordered[i + limit] - ordered[i] < window
-    )
+    return sum(1 for i in range(len(ordered) - limit) if ordered[i + limit] - ordered[i] < window)
 
 
 def min_gap(times: Iterable[float]) -> float:
     """The smallest gap between two consecutive times (inf for fewer than two)."""
     ordered = sorted(times)
-    gaps = [b - a for a, b in zip(ordered, ordered[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(ordered)]
     return min(gaps, default=float("inf"))

@@ -7,11 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from netutil import CountingBackend, make_network
-from replay import FIXTURES, ReplayUpstream, Reply
 
 from doiget.errors import DenialReason, DoigetError, ErrorCode
 from doiget.net.allowlist import DEFAULT_ALLOWLISTS
+
+from netutil import CountingBackend, make_network
+from replay import FIXTURES, ReplayUpstream, Reply
 
 CROSSREF_WORK = "crossref/works-10.1371_journal.pone.0033693.json"
 STUB_PDF = "pdf/colrev-SrivastavaShainesh2015-stub.pdf"
@@ -20,7 +21,9 @@ STUB_PDF = "pdf/colrev-SrivastavaShainesh2015-stub.pdf"
 async def test_recorded_crossref_work_is_read_through_the_host_map(
     upstream: ReplayUpstream, doiget_env: dict[str, str]
 ) -> None:
-    body = upstream.fixture("api.crossref.org", "/works/10.1371/journal.pone.0033693", CROSSREF_WORK)
+    body = upstream.fixture(
+        "api.crossref.org", "/works/10.1371/journal.pone.0033693", CROSSREF_WORK
+    )
     network = make_network(doiget_env)
     try:
         data = await network.client("crossref").get_json(
@@ -360,7 +363,9 @@ async def test_not_json_is_schema_drift(
 
 
 async def test_404_is_not_found(upstream: ReplayUpstream, doiget_env: dict[str, str]) -> None:
-    upstream.route("api.crossref.org", "/works/10.1371/notarealdoi", Reply(404, b"Resource not found."))
+    upstream.route(
+        "api.crossref.org", "/works/10.1371/notarealdoi", Reply(404, b"Resource not found.")
+    )
     network = make_network(doiget_env)
     try:
         with pytest.raises(DoigetError) as caught:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
+
 import anyio
 import pytest
-from netutil import breaches_of_window, make_network, min_gap
-from replay import ReplayUpstream, Reply
 
 from doiget.errors import DenialReason, DoigetError, ErrorCode
 from doiget.net.client import RetryPolicy
+
+from netutil import breaches_of_window, make_network, min_gap
+from replay import ReplayUpstream, Reply
 
 
 async def test_429_with_retry_after_then_200_succeeds_after_the_wait(
@@ -90,7 +93,7 @@ async def test_backoff_grows_between_retries(
     finally:
         await network.aclose()
     starts = [request.started for request in upstream.requests]
-    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
     assert gaps[0] >= 0.3 and gaps[1] >= 0.6 and gaps[2] >= 1.2
 
 

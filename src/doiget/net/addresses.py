@@ -51,8 +51,9 @@ def is_public_address(ip: IPAddress) -> bool:
     """True only for globally routable unicast addresses."""
     if isinstance(ip, ipaddress.IPv6Address):
         embedded = _embedded_ipv4(ip)
-        if embedded is not None and not is_public_address(embedded):
-            return False
+        if embedded is not None:
+            # Mapped, 6to4, Teredo and NAT64 forms reach the IPv4 address they carry.
+            return is_public_address(embedded)
     if ip in _METADATA or (isinstance(ip, ipaddress.IPv4Address) and ip in _CGNAT):
         return False
     return not (

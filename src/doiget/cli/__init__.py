@@ -1,0 +1,1 @@
+"""The command line: groups that mirror the toolsets, plus ``serve``."""

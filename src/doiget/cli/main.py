@@ -1,0 +1,51 @@
+"""The ``doiget`` command."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from doiget import __version__
+from doiget.cli.output import JSON_OPTION_HELP, CliState
+from doiget.cli.serve import serve
+from doiget.cli.system import capabilities, health
+
+app = typer.Typer(
+    name="doiget",
+    help="Resolve DOIs and arXiv ids, fetch Open Access PDFs, and cite them.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"doiget {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    json_output: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version."
+        ),
+    ] = False,
+) -> None:
+    """doiget: a research server for AI agents, and its command line."""
+    ctx.obj = CliState(json=json_output)
+
+
+app.command("capabilities")(capabilities)
+app.command("health")(health)
+app.command("serve")(serve)
+
+
+def run() -> None:
+    """Console-script entry point."""
+    app()

@@ -1,0 +1,98 @@
+"""How the CLI speaks: JSON or rich text on stdout, errors on stderr, exit codes."""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ParamSpec, TypeVar
+
+import typer
+
+from doiget.errors import DoigetError, ErrorCode
+from doiget.runtime import Runtime, load_runtime
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+JSON_OPTION_HELP = "Print machine-readable JSON instead of text."
+
+
+@dataclass
+class CliState:
+    """Options given before the command, and the runtime once it is loaded."""
+
+    json: bool = False
+    runtime: Runtime | None = None
+
+
+def state(ctx: Any) -> CliState:
+    """The CLI state stored on the root context (typer's or its click's Context)."""
+    root = ctx.find_root()
+    if not isinstance(root.obj, CliState):
+        root.obj = CliState()
+    return root.obj
+
+
+def wants_json(ctx: typer.Context, local_flag: bool) -> bool:
+    """``--json`` given globally or on the command itself."""
+    return local_flag or state(ctx).json
+
+
+def runtime(ctx: typer.Context) -> Runtime:
+    """Load settings and profile once, print the banner to stderr, configure logging."""
+    cli = state(ctx)
+    if cli.runtime is None:
+        cli.runtime = load_runtime()
+        logging.basicConfig(
+            stream=sys.stderr,
+            level=cli.runtime.settings.log_level,
+            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        )
+        typer.echo(cli.runtime.banner(), err=True)
+    return cli.runtime
+
+
+def emit_json(payload: Any) -> None:
+    """One JSON document on stdout."""
+    typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+
+
+def report_error(error: DoigetError, as_json: bool) -> None:
+    """An error on stderr: JSON when asked for, else one readable line."""
+    if as_json:
+        typer.echo(json.dumps({"ok": False, "error": error.to_dict()}), err=True)
+    else:
+        typer.echo(f"doiget: {error.code.value}: {error.message}", err=True)
+
+
+def handles_errors(command: Callable[P, R]) -> Callable[P, R]:
+    """Turn DoigetError into its exit status; anything unexpected into INTERNAL_ERROR."""
+
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        # Every command takes the context as ``ctx``; typer passes parameters by name.
+        ctx = kwargs.get("ctx")
+        as_json = bool(kwargs.get("json_output")) or (hasattr(ctx, "find_root") and state(ctx).json)
+        try:
+            return command(*args, **kwargs)
+        except DoigetError as failure:
+            report_error(failure, as_json)
+            raise typer.Exit(failure.exit_status) from None
+        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            traceback.print_exc(file=sys.stderr)
+            internal = DoigetError(
+                ErrorCode.INTERNAL_ERROR,
+                f"unexpected {type(exc).__name__}; the traceback above says where. "
+                "Please report it.",
+            )
+            report_error(internal, as_json)
+            raise typer.Exit(internal.exit_status) from None
+
+    return wrapper

@@ -1,0 +1,45 @@
+"""Operational sanity: is the store writable, which version and schema run here."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Final
+
+from doiget import __version__
+from doiget.config import Settings
+
+SCHEMA_VERSION: Final = "1.0"
+
+
+def _writable(directory: Path) -> str | None:
+    """None when a file can be created (and removed) in ``directory``, else why not."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=".doiget-health-", dir=directory)
+        os.close(fd)
+        Path(name).unlink()
+    except OSError as exc:
+        return f"{type(exc).__name__}: {exc.strerror or exc}"
+    return None
+
+
+def check_health(settings: Settings) -> dict[str, Any]:
+    """The doiget_health payload: ``ok`` is true only when every check passed."""
+    store_problem = _writable(settings.store_root)
+    log_problem = _writable(settings.log_path.parent)
+    report: dict[str, Any] = {
+        "ok": store_problem is None and log_problem is None,
+        "version": __version__,
+        "schema_version": SCHEMA_VERSION,
+        "store_root": str(settings.store_root),
+        "store_writable": store_problem is None,
+        "log_path": str(settings.log_path),
+        "log_writable": log_problem is None,
+        "toolsets": list(settings.toolsets),
+    }
+    problems = [p for p in (store_problem, log_problem) if p is not None]
+    if problems:
+        report["problems"] = problems
+    return report

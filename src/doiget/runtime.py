@@ -1,0 +1,36 @@
+"""What every face starts from: settings and the capability profile, read once."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from doiget.capability import CapabilityProfile
+from doiget.config import Settings, load_settings
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """The settings and capability profile of one process; both fixed at start."""
+
+    settings: Settings
+    profile: CapabilityProfile
+
+    def banner(self) -> str:
+        """The one-line stderr start-up banner, with the test seam when it is set."""
+        line = self.profile.banner()
+        if self.settings.host_map:
+            line += f" host_map={self.settings.host_map.describe()}"
+        if self.settings.ca_bundle is not None:
+            line += f" ca_bundle={self.settings.ca_bundle}"
+        return line
+
+
+def load_runtime(environ: Mapping[str, str] | None = None) -> Runtime:
+    """Read settings and profile from ``environ`` (default: the process environment).
+
+    Raises DoigetError(CAPABILITY_DENIED) when the configuration cannot be honoured.
+    """
+    env = os.environ if environ is None else environ
+    return Runtime(settings=load_settings(env), profile=CapabilityProfile.from_env(env))
