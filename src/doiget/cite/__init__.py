@@ -1,0 +1,1 @@
+"""Citations from works: BibTeX and CSL-JSON."""

@@ -1,0 +1,1 @@
+"""The papers core: store, provenance log, fetch orchestration, citation graph."""
