@@ -3,26 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
+from cliutil import doiget
+
 KEY = "aps-key-SHOULD-NEVER-SHOW-7f3a"
-
-
-def doiget(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    base = {
-        k: v for k, v in os.environ.items() if not k.startswith(("DOIGET_", "SEMANTIC_", "PUBMED_"))
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "doiget", *args],
-        env={**base, **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def test_version() -> None:

@@ -43,6 +43,10 @@ DEFAULT_HOSTS = (
     "www.biorxiv.org",
     "europepmc.org",
     "link.springer.com",
+    "link.aps.org",
+    "www.sciencedirect.com",
+    "linkinghub.elsevier.com",
+    "www.ncbi.nlm.nih.gov",
     "evil.example",
     "cdn.example",
 )
@@ -64,6 +68,7 @@ class Reply:
     declared_length: int | None = None
     chunked: bool = False
     repeat: int = 1
+    trickle: float = 0.0  # seconds to pause after each 4 KiB of body: a slow download
 
 
 @dataclass(frozen=True)
@@ -340,7 +345,13 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command == "HEAD":
             return
         for _ in range(reply.repeat):
-            self.wfile.write(reply.body)
+            if not reply.trickle:
+                self.wfile.write(reply.body)
+                continue
+            for start in range(0, len(reply.body), 4096):
+                self.wfile.write(reply.body[start : start + 4096])
+                self.wfile.flush()
+                time.sleep(reply.trickle)
         if declared != total:
             # A body that ends before its declared length: hang up.
             self.wfile.flush()

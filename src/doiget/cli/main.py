@@ -8,6 +8,7 @@ import typer
 
 from doiget import __version__
 from doiget.cli.output import JSON_OPTION_HELP, CliState
+from doiget.cli.papers import COMMANDS as PAPERS_COMMANDS
 from doiget.cli.serve import serve
 from doiget.cli.system import capabilities, health
 
@@ -44,6 +45,8 @@ def root(
 app.command("capabilities")(capabilities)
 app.command("health")(health)
 app.command("serve")(serve)
+for _name, _command in PAPERS_COMMANDS.items():
+    app.command(_name)(_command)
 
 
 def run() -> None:

@@ -58,8 +58,8 @@ def runtime(ctx: typer.Context) -> Runtime:
 
 
 def emit_json(payload: Any) -> None:
-    """One JSON document on stdout."""
-    typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+    """One JSON object on one line of stdout (the shape of the matching MCP tool result)."""
+    typer.echo(json.dumps(payload, ensure_ascii=False))
 
 
 def report_error(error: DoigetError, as_json: bool) -> None:

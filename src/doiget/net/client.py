@@ -501,7 +501,7 @@ class SourceClient:
 
 
 def _temp_file(directory: Path) -> tuple[int, str]:
-    return tempfile.mkstemp(prefix=".doiget-", suffix=".part", dir=directory)
+    return tempfile.mkstemp(prefix=f".doiget-{os.getpid()}-", suffix=".part", dir=directory)
 
 
 def _retry_after_seconds(headers: httpx.Headers) -> float | None:

@@ -1,0 +1,338 @@
+"""Papers commands: fetch, batch, resolve, metadata, info, search, recent, pdf-path,
+bib, csl, graph, delete, reindex, audit-log.
+
+With ``--json`` each command prints one JSON object per line, shaped like the result
+of the matching MCP tool; without it, text for people. Failures go to stderr with the
+exit status of the error code.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import anyio
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from doiget.cli.output import (
+    JSON_OPTION_HELP,
+    emit_json,
+    handles_errors,
+    report_error,
+    runtime,
+    wants_json,
+)
+from doiget.errors import DoigetError, ErrorCode
+from doiget.papers.service import Papers
+
+T = TypeVar("T")
+
+JsonFlag = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
+DryRun = Annotated[
+    bool, typer.Option("--dry-run", help="Show the plan: no network, no file, no log row.")
+]
+Limit = Annotated[int, typer.Option("--limit", "-n", min=1, max=100, help="At most this many.")]
+RefArg = Annotated[str, typer.Argument(help="A DOI or arXiv id.")]
+RefsArg = Annotated[list[str], typer.Argument(help="DOIs or arXiv ids of stored papers.")]
+
+out = Console()
+
+
+def _run(ctx: typer.Context, work: Callable[[Papers], Awaitable[T]]) -> T:
+    papers = Papers(runtime(ctx))
+
+    async def main() -> T:
+        try:
+            return await work(papers)
+        finally:
+            await papers.aclose()
+
+    return anyio.run(main)
+
+
+def _sync(ctx: typer.Context, work: Callable[[Papers], T]) -> T:
+    papers = Papers(runtime(ctx))
+    try:
+        return work(papers)
+    finally:
+        papers.index.close()
+
+
+def _show_result(ctx: typer.Context, json_output: bool, result: dict[str, Any]) -> None:
+    if wants_json(ctx, json_output):
+        emit_json(result)
+        return
+    if result.get("dry_run"):
+        out.print_json(data=result)
+        return
+    if "path" in result and "size_bytes" in result:
+        out.print(
+            f"[bold]{result['ref']}[/] fetched from {result['source']} -> {result['path']} "
+            f"({result['size_bytes']:,} bytes, licence {result['license']})"
+        )
+        return
+    metadata = result.get("metadata", {})
+    table = Table(show_header=False, title=str(result.get("ref", "")))
+    for key, value in metadata.items():
+        if isinstance(value, dict):
+            continue
+        shown = "; ".join(map(str, value)) if isinstance(value, list) else str(value)
+        table.add_row(key, shown[:500])
+    for key in ("source", "license", "oa_url", "oa_status", "pdf_path", "metadata_path"):
+        if result.get(key) is not None:
+            table.add_row(key, str(result[key]))
+    out.print(table)
+
+
+def _show_listing(ctx: typer.Context, json_output: bool, result: dict[str, Any]) -> None:
+    if wants_json(ctx, json_output):
+        emit_json(result)
+        return
+    table = Table(show_header=True)
+    for column in ("ref", "year", "title", "first author", "pdf"):
+        table.add_column(column)
+    for row in result["results"]:
+        authors = row.get("authors") or []
+        table.add_row(
+            row["ref"],
+            str(row.get("year") or ""),
+            (row.get("title") or "")[:80],
+            authors[0] if authors else "",
+            "yes" if row.get("has_pdf") else "no",
+        )
+    out.print(table)
+    out.print(f"{result['count']} result(s)")
+
+
+@handles_errors
+def fetch(ctx: typer.Context, ref: RefArg, dry_run: DryRun = False, json_output: JsonFlag = False) -> None:
+    """Resolve a ref and download its Open Access PDF into the library."""
+    if dry_run:
+        _show_result(ctx, json_output, _sync(ctx, lambda p: p.plan(ref)))
+        return
+    _show_result(ctx, json_output, _run(ctx, lambda p: p.fetch(ref)))
+
+
+@handles_errors
+def metadata(
+    ctx: typer.Context, ref: RefArg, dry_run: DryRun = False, json_output: JsonFlag = False
+) -> None:
+    """Resolve a ref and store its metadata only (never requests a PDF)."""
+    if dry_run:
+        _show_result(ctx, json_output, _sync(ctx, lambda p: p.plan(ref, metadata_only=True)))
+        return
+    _show_result(ctx, json_output, _run(ctx, lambda p: p.metadata_only(ref)))
+
+
+@handles_errors
+def resolve(ctx: typer.Context, ref: RefArg, json_output: JsonFlag = False) -> None:
+    """Show authoritative metadata for a ref (writes only a provenance row)."""
+    _show_result(ctx, json_output, _run(ctx, lambda p: p.resolve(ref)))
+
+
+def _read_refs(source: str) -> list[str]:
+    text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    return [
+        line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")
+    ]
+
+
+@handles_errors
+def batch(
+    ctx: typer.Context,
+    source: Annotated[str, typer.Argument(help="File with one ref per line, or - for stdin.")],
+    dry_run: DryRun = False,
+    json_output: JsonFlag = False,
+) -> None:
+    """Fetch up to 100 refs (one per line) under the rate limits, with a progress bar."""
+    try:
+        refs = _read_refs(source)
+    except OSError as exc:
+        raise DoigetError(ErrorCode.INVALID_REF, f"cannot read {source}: {exc}") from exc
+    as_json = wants_json(ctx, json_output)
+    if dry_run:
+        result = _sync(ctx, lambda p: p.plan_batch(refs))
+        emit_json(result) if as_json else out.print_json(data=result)
+        return
+
+    async def work(papers: Papers) -> dict[str, Any]:
+        papers.validate_batch(refs)
+        columns = (TextColumn("fetching"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=Console(stderr=True), transient=as_json) as bar:
+            task = bar.add_task("batch", total=len(refs))
+
+            def advance(done: int, total: int, row: dict[str, Any]) -> None:
+                bar.update(task, completed=done)
+
+            return await papers.batch(refs, progress=advance)
+
+    result = _run(ctx, work)
+    if as_json:
+        for row in result["results"]:
+            emit_json(row)
+    else:
+        for row in result["results"]:
+            if row["ok"]:
+                out.print(f"[green]ok[/]     {row['ref']} -> {row['path']}")
+            else:
+                out.print(f"[red]failed[/] {row['ref']}: {row['error']['code']}: {row['error']['message']}")
+        summary = result["summary"]
+        out.print(f"{summary['ok']} of {summary['total']} fetched")
+    if result["summary"]["failed"]:
+        raise typer.Exit(1)
+
+
+@handles_errors
+def info(ctx: typer.Context, ref: RefArg, json_output: JsonFlag = False) -> None:
+    """Show a stored entry's metadata."""
+    _show_result(ctx, json_output, _sync(ctx, lambda p: p.info(ref)))
+
+
+@handles_errors
+def search(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="Words from title, authors, venue, abstract, year.")],
+    limit: Limit = 20,
+    json_output: JsonFlag = False,
+) -> None:
+    """Search the local library."""
+    _show_listing(ctx, json_output, _sync(ctx, lambda p: p.search(query, limit)))
+
+
+@handles_errors
+def recent(ctx: typer.Context, limit: Limit = 20, json_output: JsonFlag = False) -> None:
+    """List the most recently fetched entries."""
+    _show_listing(ctx, json_output, _sync(ctx, lambda p: p.recent(limit)))
+
+
+@handles_errors
+def pdf_path(ctx: typer.Context, ref: RefArg, json_output: JsonFlag = False) -> None:
+    """Print the local path of a stored PDF."""
+    result = _sync(ctx, lambda p: p.pdf_path(ref))
+    emit_json(result) if wants_json(ctx, json_output) else typer.echo(result["path"])
+
+
+@handles_errors
+def bib(ctx: typer.Context, refs: RefsArg, json_output: JsonFlag = False) -> None:
+    """BibTeX for stored entries."""
+    from doiget.cite.bibtex import to_bibtex_many
+
+    text = to_bibtex_many(_sync(ctx, lambda p: p.works(refs)))
+    if wants_json(ctx, json_output):
+        emit_json({"ok": True, "count": len(refs), "bibtex": text})
+    else:
+        typer.echo(text)
+
+
+@handles_errors
+def csl(ctx: typer.Context, refs: RefsArg, json_output: JsonFlag = False) -> None:
+    """CSL-JSON for stored entries."""
+    from doiget.cite.csl import to_csl_many
+
+    items = to_csl_many(_sync(ctx, lambda p: p.works(refs)))
+    if wants_json(ctx, json_output):
+        emit_json({"ok": True, "count": len(items), "items": items})
+    else:
+        out.print_json(data=items)
+
+
+@handles_errors
+def graph(
+    ctx: typer.Context,
+    ref: RefArg,
+    depth: Annotated[int, typer.Option(min=1, max=3, help="BFS depth (1-3).")] = 1,
+    direction: Annotated[
+        str, typer.Option(help="references, citations or both.")
+    ] = "references",
+    json_output: JsonFlag = False,
+) -> None:
+    """Expand the citation graph around a DOI through OpenAlex (needs DOIGET_ENABLE_OPENALEX)."""
+    result = _run(ctx, lambda p: p.graph(ref, depth=depth, direction=direction))
+    if wants_json(ctx, json_output):
+        emit_json(result)
+        return
+    table = Table("depth", "openalex", "year", "title", "doi")
+    for node in result["nodes"]:
+        table.add_row(
+            str(node["depth"]), node["openalex_id"], str(node.get("year") or ""),
+            (node.get("title") or "")[:70], node.get("doi") or "",
+        )
+    out.print(table)
+    note = " (truncated by the caps)" if result["truncated"] else ""
+    out.print(f"{len(result['nodes'])} works, {len(result['edges'])} edges{note}")
+
+
+@handles_errors
+def delete(
+    ctx: typer.Context,
+    ref: RefArg,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    json_output: JsonFlag = False,
+) -> None:
+    """Delete a stored entry (PDF, metadata, index row). The only destructive command."""
+    if not yes and not typer.confirm(f"Delete {ref} from the library?", err=True):
+        raise typer.Exit(1)
+    result = _sync(ctx, lambda p: p.delete(ref))
+    emit_json(result) if wants_json(ctx, json_output) else out.print(f"deleted {result['ref']}")
+
+
+@handles_errors
+def reindex(ctx: typer.Context, json_output: JsonFlag = False) -> None:
+    """Rebuild the search index from the metadata files."""
+    result = _sync(ctx, lambda p: p.reindex())
+    if wants_json(ctx, json_output):
+        emit_json(result)
+    else:
+        out.print(f"indexed {result['total']} entries")
+
+
+@handles_errors
+def audit_log(
+    ctx: typer.Context,
+    verify: Annotated[bool, typer.Option("--verify", help="Check the hash chain.")] = False,
+    json_output: JsonFlag = False,
+) -> None:
+    """Verify the provenance log's hash chain and report the first broken row."""
+    from dataclasses import asdict
+
+    from doiget.papers.provenance import verify as verify_log
+
+    if not verify:
+        raise DoigetError(ErrorCode.INVALID_REF, "nothing to do: use `doiget audit-log --verify`.")
+    report = verify_log(runtime(ctx).settings.log_path)
+    payload = {"ok": report.ok, **{k: v for k, v in asdict(report).items() if k != "ok"}}
+    if wants_json(ctx, json_output):
+        emit_json(payload)
+    elif report.ok:
+        out.print(f"provenance log verified: {report.rows} rows, chain intact")
+    else:
+        out.print(f"[red]broken[/] at row {report.first_broken}: {report.reason}")
+    if not report.ok:
+        report_error(
+            DoigetError(ErrorCode.LOG_ERROR, f"the provenance chain is broken: {report.reason}"),
+            wants_json(ctx, json_output),
+        )
+        raise typer.Exit(4)
+
+
+COMMANDS: dict[str, Callable[..., None]] = {
+    "fetch": fetch,
+    "batch": batch,
+    "resolve": resolve,
+    "metadata": metadata,
+    "info": info,
+    "search": search,
+    "recent": recent,
+    "pdf-path": pdf_path,
+    "bib": bib,
+    "csl": csl,
+    "graph": graph,
+    "delete": delete,
+    "reindex": reindex,
+    "audit-log": audit_log,
+}

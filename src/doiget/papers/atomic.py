@@ -1,0 +1,38 @@
+"""Writes that are never seen half done: temp file, fsync, rename, fsync the directory."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make a rename or unlink in ``directory`` durable."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` so readers see the old or the new file, never a mix."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(name, path)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
+    fsync_dir(path.parent)
+
+
+def move_into_place(temp: Path, path: Path) -> None:
+    """Rename an already-fsynced temp file onto ``path`` (same directory) durably."""
+    os.replace(temp, path)
+    fsync_dir(path.parent)

@@ -1,0 +1,322 @@
+"""The search index of the store: SQLite FTS5 over title, authors, venue, abstract, year.
+
+It is a cache of the TOML files, never the truth. Writes through doiget keep it in
+step; on open it compares the metadata directory's modification time with the one
+it last synced against and, when they differ (another process wrote, a file was
+added or removed by hand), re-reads just the files whose size or mtime changed. A
+missing or older-format index is rebuilt from the TOML files; ``doiget reindex``
+forces a rebuild.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from doiget.errors import DoigetError, ErrorCode
+from doiget.papers.store import Entry, Store
+
+INDEX_FORMAT: Final = "1"
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS entries(
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
+    ref TEXT NOT NULL,
+    doi TEXT,
+    arxiv_id TEXT,
+    title TEXT,
+    authors TEXT,
+    venue TEXT,
+    year INTEGER,
+    abstract TEXT,
+    fetched_at TEXT,
+    pdf_path TEXT,
+    mtime_ns INTEGER NOT NULL,
+    file_size INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS entries_by_fetched_at ON entries(fetched_at DESC, id DESC);
+CREATE VIRTUAL TABLE IF NOT EXISTS entries_fts USING fts5(
+    title, authors, venue, abstract, year,
+    content='entries', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER IF NOT EXISTS entries_ai AFTER INSERT ON entries BEGIN
+    INSERT INTO entries_fts(rowid, title, authors, venue, abstract, year)
+    VALUES (new.id, new.title, new.authors, new.venue, new.abstract, new.year);
+END;
+CREATE TRIGGER IF NOT EXISTS entries_ad AFTER DELETE ON entries BEGIN
+    INSERT INTO entries_fts(entries_fts, rowid, title, authors, venue, abstract, year)
+    VALUES ('delete', old.id, old.title, old.authors, old.venue, old.abstract, old.year);
+END;
+"""
+
+_COLUMNS: Final = ", ".join(
+    f"entries.{name}"
+    for name in (
+        "key", "ref", "doi", "arxiv_id", "title", "authors", "venue", "year", "fetched_at",
+        "pdf_path",
+    )
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SyncReport:
+    """What a sync or rebuild changed."""
+
+    indexed: int
+    removed: int
+    total: int
+
+
+def _row_values(entry: Entry, mtime_ns: int, size: int) -> tuple[Any, ...]:
+    doc = entry.document
+    meta = doc.get("doiget", {}) if isinstance(doc.get("doiget"), dict) else {}
+    authors = doc.get("authors", [])
+    year = doc.get("year")
+    return (
+        entry.key,
+        entry.ref.canonical,
+        doc.get("doi"),
+        doc.get("arxiv_id"),
+        doc.get("title"),
+        "; ".join(str(a) for a in authors) if isinstance(authors, list) else None,
+        doc.get("venue"),
+        year if isinstance(year, int) else None,
+        doc.get("abstract"),
+        str(meta.get("fetched_at", "")),
+        str(entry.pdf_path) if entry.has_pdf else None,
+        mtime_ns,
+        size,
+    )
+
+
+def _result(row: sqlite3.Row) -> dict[str, Any]:
+    authors = row["authors"]
+    return {
+        "ref": row["ref"],
+        "key": row["key"],
+        "title": row["title"],
+        "authors": authors.split("; ") if authors else [],
+        "year": row["year"],
+        "venue": row["venue"],
+        "doi": row["doi"],
+        "arxiv_id": row["arxiv_id"],
+        "fetched_at": row["fetched_at"] or None,
+        "has_pdf": row["pdf_path"] is not None,
+        "path": row["pdf_path"],
+    }
+
+
+def match_expression(query: str) -> str:
+    """An FTS5 query for free text: every word must match, the last one as a prefix.
+
+    Words are quoted, so FTS5 operators and punctuation in user input mean nothing.
+    """
+    words = _WORD.findall(query)
+    if not words:
+        raise DoigetError(
+            ErrorCode.INVALID_REF,
+            f"the query {query[:80]!r} has no words to search for; give a title word, "
+            "author name, venue or year.",
+        )
+    quoted = [f'"{word}"' for word in words]
+    quoted[-1] += "*"
+    return " ".join(quoted)
+
+
+class LibraryIndex:
+    """The FTS5 index of one store."""
+
+    def __init__(self, store: Store, path: Path | None = None) -> None:
+        self.store = store
+        # Outside .metadata, so the index's own files never look like a change there.
+        self.path = path or store.root / ".index" / "library.sqlite3"
+        self._db: sqlite3.Connection | None = None
+
+    # -- connection -------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._db is not None:
+            return self._db
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, timeout=5.0, check_same_thread=False)
+            db.row_factory = sqlite3.Row
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            fmt = self._format(db)
+            if fmt != INDEX_FORMAT:
+                db.executescript(
+                    "DROP TABLE IF EXISTS entries_fts; DROP TABLE IF EXISTS entries;"
+                    "DROP TABLE IF EXISTS meta;"
+                )
+            db.executescript(_SCHEMA)
+            db.execute(
+                "INSERT OR REPLACE INTO meta(name, value) VALUES ('format', ?)", (INDEX_FORMAT,)
+            )
+            db.commit()
+        except sqlite3.Error as exc:
+            raise self._error("open", exc) from exc
+        self._db = db
+        return db
+
+    @staticmethod
+    def _format(db: sqlite3.Connection) -> str | None:
+        try:
+            row = db.execute("SELECT value FROM meta WHERE name = 'format'").fetchone()
+        except sqlite3.OperationalError:
+            return None
+        return str(row[0]) if row else None
+
+    def _error(self, action: str, exc: sqlite3.Error) -> DoigetError:
+        return DoigetError(
+            ErrorCode.STORE_ERROR,
+            f"cannot {action} the search index {self.path}: {exc}; run `doiget reindex` "
+            "to rebuild it from the metadata files.",
+        )
+
+    def close(self) -> None:
+        """Close the database connection."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    # -- keeping in step --------------------------------------------------------
+
+    def _dir_stamp(self) -> str:
+        try:
+            stat = self.store.metadata_dir.stat()
+        except FileNotFoundError:
+            return "absent"
+        return str(stat.st_mtime_ns)
+
+    def ensure_fresh(self) -> SyncReport | None:
+        """Sync with the TOML files if the metadata directory changed since the last sync."""
+        db = self._connect()
+        row = db.execute("SELECT value FROM meta WHERE name = 'dir_stamp'").fetchone()
+        if row is not None and row[0] == self._dir_stamp():
+            return None
+        return self.sync()
+
+    def sync(self) -> SyncReport:
+        """Re-read the TOML files whose size or mtime changed; drop rows of removed files."""
+        db = self._connect()
+        stamp = self._dir_stamp()  # taken first: changes during the scan show next time
+        known = {
+            row["key"]: (row["mtime_ns"], row["file_size"])
+            for row in db.execute("SELECT key, mtime_ns, file_size FROM entries")
+        }
+        indexed = 0
+        seen: set[str] = set()
+        try:
+            with db:
+                for path in self.store.metadata_files():
+                    try:
+                        stat = path.stat()
+                    except FileNotFoundError:
+                        continue
+                    seen.add(path.stem)
+                    if known.get(path.stem) == (stat.st_mtime_ns, stat.st_size):
+                        continue
+                    entry = self._readable_entry(path)
+                    if entry is None:
+                        continue
+                    self._upsert_row(db, entry, stat.st_mtime_ns, stat.st_size)
+                    indexed += 1
+                gone = [key for key in known if key not in seen]
+                db.executemany("DELETE FROM entries WHERE key = ?", [(key,) for key in gone])
+                db.execute(
+                    "INSERT OR REPLACE INTO meta(name, value) VALUES ('dir_stamp', ?)", (stamp,)
+                )
+        except sqlite3.Error as exc:
+            raise self._error("update", exc) from exc
+        total = db.execute("SELECT count(*) FROM entries").fetchone()[0]
+        return SyncReport(indexed=indexed, removed=len(gone), total=int(total))
+
+    def _readable_entry(self, path: Path) -> Entry | None:
+        # A file a user broke by hand must not stop the rest of the library from
+        # being searchable; it is skipped until fixed (doiget info reports why).
+        try:
+            return self.store.entry_at(path)
+        except DoigetError:
+            return None
+
+    def rebuild(self) -> SyncReport:
+        """Drop every row and index all TOML files again."""
+        db = self._connect()
+        try:
+            with db:
+                db.execute("DELETE FROM entries")
+                db.execute("INSERT INTO entries_fts(entries_fts) VALUES ('rebuild')")
+                db.execute("DELETE FROM meta WHERE name = 'dir_stamp'")
+        except sqlite3.Error as exc:
+            raise self._error("rebuild", exc) from exc
+        return self.sync()
+
+    def _upsert_row(self, db: sqlite3.Connection, entry: Entry, mtime_ns: int, size: int) -> None:
+        db.execute("DELETE FROM entries WHERE key = ?", (entry.key,))
+        db.execute(
+            "INSERT INTO entries(key, ref, doi, arxiv_id, title, authors, venue, year, abstract,"
+            " fetched_at, pdf_path, mtime_ns, file_size) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            _row_values(entry, mtime_ns, size),
+        )
+
+    def upsert(self, entry: Entry) -> None:
+        """Index (or re-index) one entry right after it was written."""
+        db = self._connect()
+        try:
+            stat = entry.metadata_path.stat()
+            with db:
+                self._upsert_row(db, entry, stat.st_mtime_ns, stat.st_size)
+        except (OSError, sqlite3.Error) as exc:
+            raise DoigetError(
+                ErrorCode.STORE_ERROR,
+                f"cannot index {entry.key}: {exc}; run `doiget reindex`.",
+            ) from exc
+
+    def remove(self, key: str) -> None:
+        """Drop one entry's row."""
+        db = self._connect()
+        try:
+            with db:
+                db.execute("DELETE FROM entries WHERE key = ?", (key,))
+        except sqlite3.Error as exc:
+            raise self._error("update", exc) from exc
+
+    # -- queries ----------------------------------------------------------------
+
+    def search(self, query: str, limit: int = 20) -> list[dict[str, Any]]:
+        """Entries matching every word of ``query`` (last word as a prefix), best first."""
+        expression = match_expression(query)
+        db = self._connect()
+        try:
+            rows = db.execute(
+                f"SELECT {_COLUMNS}, bm25(entries_fts, 10.0, 5.0, 3.0, 1.0, 2.0) AS score "
+                "FROM entries_fts JOIN entries ON entries.id = entries_fts.rowid "
+                "WHERE entries_fts MATCH ? ORDER BY score LIMIT ?",
+                (expression, limit),
+            ).fetchall()
+        except sqlite3.Error as exc:
+            raise self._error("search", exc) from exc
+        return [_result(row) for row in rows]
+
+    def recent(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The ``limit`` most recently fetched entries, newest first."""
+        db = self._connect()
+        try:
+            rows = db.execute(
+                f"SELECT {_COLUMNS} FROM entries ORDER BY fetched_at DESC, id DESC LIMIT ?",
+                (limit,),
+            ).fetchall()
+        except sqlite3.Error as exc:
+            raise self._error("list", exc) from exc
+        return [_result(row) for row in rows]
+
+    def count(self) -> int:
+        """How many entries are indexed."""
+        return int(self._connect().execute("SELECT count(*) FROM entries").fetchone()[0])

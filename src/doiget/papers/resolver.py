@@ -1,0 +1,236 @@
+"""Metadata resolution: which upstreams say what about a ref, and where its PDF may be.
+
+DOI: Crossref (metadata; a failure other than "unknown DOI" is not fatal), then
+Unpaywall (licence, OA status, OA locations), then the optional sources the
+capability profile enables (OpenAlex, Semantic Scholar, DOAJ) to fill gaps.
+arXiv id (or an arXiv DataCite DOI, 10.48550/arXiv.*): the arXiv API.
+Nothing here downloads a PDF: it only lists candidates for the fetcher.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Final, TypeVar
+
+from doiget.capability import CapabilityProfile
+from doiget.config import Settings
+from doiget.errors import DoigetError, ErrorCode
+from doiget.models import OpenAccess, Work, merge_works
+from doiget.net.network import Network
+from doiget.refs import Ref, parse_ref
+from doiget.sources import arxiv, crossref, doaj, openalex, semantic_scholar, unpaywall
+
+logger = logging.getLogger("doiget.papers")
+
+T = TypeVar("T")
+
+_ARXIV_DOI: Final = re.compile(r"10\.48550/arxiv\.(.+)", re.IGNORECASE)
+_ARXIV_URL: Final = re.compile(r"arxiv\.org/(?:abs|pdf)/([^?#]+?)(?:\.pdf)?$", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class PdfCandidate:
+    """A URL that may serve the PDF, and which client (allowlist) may fetch it."""
+
+    client: str  # "oa-publisher" or "arxiv"
+    url: str
+    license: str | None
+    origin: str  # the upstream that named this URL
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """Everything the metadata round learned about one ref."""
+
+    ref: Ref
+    work: Work
+    source: str
+    open_access: OpenAccess | None = None
+    candidates: tuple[PdfCandidate, ...] = ()
+    consulted: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def license(self) -> str | None:
+        """The best licence known: Unpaywall's best location, else the metadata's."""
+        oa_license = self.open_access.license if self.open_access else None
+        return oa_license or self.work.license
+
+    @property
+    def oa_url(self) -> str | None:
+        """The first OA PDF URL known, reported but never followed by metadata-only calls."""
+        return self.candidates[0].url if self.candidates else None
+
+
+def arxiv_ref_for(ref: Ref) -> Ref | None:
+    """The arXiv ref behind an arXiv DataCite DOI, or the ref itself when it is arXiv."""
+    if ref.kind == "arxiv":
+        return ref
+    match = _ARXIV_DOI.fullmatch(ref.value)
+    if match:
+        try:
+            return parse_ref(match.group(1))
+        except DoigetError:
+            return None
+    return None
+
+
+def _arxiv_id_in(url: str | None) -> str | None:
+    match = _ARXIV_URL.search(url or "")
+    return match.group(1) if match else None
+
+
+class Resolver:
+    """Resolves refs through the source clients of one Network."""
+
+    def __init__(self, settings: Settings, profile: CapabilityProfile, network: Network) -> None:
+        self.settings = settings
+        self.profile = profile
+        self.network = network
+
+    def metadata_sources(self, ref: Ref) -> list[str]:
+        """The upstreams a resolution of ``ref`` consults, in order (for plans too)."""
+        if arxiv_ref_for(ref) is not None:
+            return ["arxiv"]
+        sources = ["crossref", "unpaywall"]
+        enabled = self.profile.metadata
+        sources += [
+            name
+            for name, on in (("openalex", enabled.openalex), ("s2", enabled.semantic_scholar))
+            if on
+        ]
+        if enabled.doaj:
+            sources.append("doaj")
+        return sources
+
+    async def resolve(self, ref: Ref) -> Resolution:
+        """Metadata and PDF candidates for ``ref``; raises NOT_FOUND when no source knows it."""
+        arxiv_ref = arxiv_ref_for(ref)
+        if arxiv_ref is not None:
+            return await self._resolve_arxiv(ref, arxiv_ref)
+        return await self._resolve_doi(ref)
+
+    async def _resolve_arxiv(self, ref: Ref, arxiv_ref: Ref) -> Resolution:
+        work = await arxiv.get_work(self.network.client("arxiv"), arxiv_ref.canonical)
+        pdf = work.pdf_url or arxiv.pdf_url_for(work.arxiv_id or arxiv_ref.canonical)
+        candidate = PdfCandidate("arxiv", pdf, work.license, "arxiv")
+        return Resolution(ref, work, "arxiv", None, (candidate,), ("arxiv",))
+
+    async def _optional(
+        self, name: str, call: Callable[[], Awaitable[T]], notes: list[str]
+    ) -> T | None:
+        try:
+            return await call()
+        except DoigetError as error:
+            notes.append(f"{name}: {error.code.value}: {error.message}")
+            logger.warning("%s lookup failed: %s", name, error.message)
+            return None
+
+    async def _resolve_doi(self, ref: Ref) -> Resolution:
+        doi = ref.value
+        notes: list[str] = []
+        consulted = ["crossref"]
+        primary: Work | None = None
+        try:
+            primary = await crossref.get_work(
+                self.network.client("crossref"), doi, self.settings.email
+            )
+        except DoigetError as error:
+            if error.code is ErrorCode.NOT_FOUND:
+                raise
+            notes.append(f"crossref: {error.code.value}: {error.message}")
+            logger.warning("Crossref lookup failed, continuing: %s", error.message)
+
+        record: tuple[OpenAccess, Work] | None = None
+        if self.settings.email:
+            consulted.append("unpaywall")
+            email = self.settings.email
+            record = await self._optional(
+                "unpaywall",
+                lambda: unpaywall.get_record(self.network.client("unpaywall"), doi, email),
+                notes,
+            )
+        else:
+            notes.append("unpaywall: skipped, DOIGET_EMAIL is not set")
+        open_access = record[0] if record else None
+
+        extras: list[Work] = []
+        if record is not None:
+            extras.append(record[1])
+        enabled = self.profile.metadata
+        if enabled.openalex:
+            consulted.append("openalex")
+            found = await self._optional(
+                "openalex",
+                lambda: openalex.get_work(
+                    self.network.client("openalex"), doi, self.settings.email
+                ),
+                notes,
+            )
+            extras += [found] if found else []
+        if enabled.semantic_scholar:
+            consulted.append("s2")
+            key = self.settings.semantic_scholar_api_key
+            found = await self._optional(
+                "s2",
+                lambda: semantic_scholar.get_work(
+                    self.network.client("s2"), f"DOI:{doi}", key.reveal() if key else None
+                ),
+                notes,
+            )
+            extras += [found] if found else []
+        if enabled.doaj:
+            consulted.append("doaj")
+            found_doaj = await self._optional(
+                "doaj", lambda: doaj.get_work(self.network.client("doaj"), doi), notes
+            )
+            extras += [found_doaj] if found_doaj else []
+
+        if primary is None and not extras:
+            raise DoigetError(
+                ErrorCode.NETWORK_ERROR,
+                f"no metadata source answered for {doi} ({'; '.join(notes)}); try again later.",
+            )
+        base = primary or extras[0]
+        work = merge_works(base, *extras) if extras else base
+        if work.doi is None:
+            work = merge_works(work, Work(source=base.source, doi=doi))
+        candidates = self._doi_candidates(work, open_access, extras)
+        return Resolution(
+            ref, work, base.source, open_access, tuple(candidates), tuple(consulted), tuple(notes)
+        )
+
+    def _doi_candidates(
+        self, work: Work, open_access: OpenAccess | None, extras: list[Work]
+    ) -> list[PdfCandidate]:
+        candidates: list[PdfCandidate] = []
+        arxiv_ids: list[str] = []
+        if open_access is not None:
+            for location in open_access.pdf_candidates():
+                url = location.url_for_pdf or ""
+                candidates.append(PdfCandidate("oa-publisher", url, location.license, "unpaywall"))
+                found = _arxiv_id_in(url) or _arxiv_id_in(location.url)
+                if found:
+                    arxiv_ids.append(found)
+        for extra in extras:
+            if extra.source != "unpaywall" and extra.pdf_url:
+                candidates.append(
+                    PdfCandidate("oa-publisher", extra.pdf_url, extra.license, extra.source)
+                )
+        if work.arxiv_id:
+            arxiv_ids.append(work.arxiv_id)
+        for arxiv_id in arxiv_ids:
+            # A DOI that Unpaywall maps to an arXiv preprint may fall back to arXiv.
+            candidates.append(
+                PdfCandidate("arxiv", arxiv.pdf_url_for(arxiv_id), work.license, "arxiv")
+            )
+        seen: set[str] = set()
+        unique = []
+        for candidate in candidates:
+            if candidate.url and candidate.url not in seen:
+                seen.add(candidate.url)
+                unique.append(candidate)
+        return unique

@@ -1,0 +1,450 @@
+"""The papers core as one object: every papers use case, shaped as the spec's results.
+
+The CLI and the MCP tools call these methods and render what they return; none of
+them talks to an upstream or the store directly. Methods return the spec's success
+shapes and raise :class:`DoigetError` on failure; :func:`envelope` turns either into
+the ``{ok: ...}`` form.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Final
+
+import anyio
+
+from doiget.errors import DoigetError, ErrorCode
+from doiget.health import SCHEMA_VERSION
+from doiget.net.allowlist import DEFAULT_ALLOWLISTS
+from doiget.net.network import Network
+from doiget.net.ratelimit import HARD_CODED
+from doiget.papers.index import LibraryIndex
+from doiget.papers.provenance import ProvenanceLog
+from doiget.papers.resolver import PdfCandidate, Resolution, Resolver, arxiv_ref_for
+from doiget.papers.store import Entry, Store, work_to_fields
+from doiget.refs import Ref, parse_ref
+from doiget.runtime import Runtime
+
+logger = logging.getLogger("doiget.papers")
+
+BATCH_MAX: Final = 100
+LIST_MAX: Final = 100
+
+Progress = Callable[[int, int, dict[str, Any]], Awaitable[None] | None]
+
+
+def envelope(ref_text: str, call_result: dict[str, Any] | DoigetError, *, batch: bool = False) -> dict[str, Any]:
+    """A success dict as is, or an error as ``{ok: false, ref, error}``."""
+    if isinstance(call_result, DoigetError):
+        return {"ok": False, "ref": ref_text, "error": call_result.to_dict(denial_always=batch)}
+    return call_result
+
+
+def _license(value: str | None) -> str:
+    return value or "unknown"
+
+
+class Papers:
+    """One per process. Holds the store, its index, the provenance log and the network."""
+
+    def __init__(self, runtime: Runtime, network: Network | None = None) -> None:
+        self.runtime = runtime
+        settings = runtime.settings
+        self.network = network or Network(settings)
+        self.store = Store(settings.store_root)
+        self.index = LibraryIndex(self.store)
+        self.log = ProvenanceLog(settings.log_path)
+        self.resolver = Resolver(settings, runtime.profile, self.network)
+        self._capability = "oa"
+        self._index_checked = False
+
+    async def aclose(self) -> None:
+        """Close network pools and the index."""
+        await self.network.aclose()
+        self.index.close()
+
+    # -- helpers ----------------------------------------------------------------
+
+    def _fresh_index(self) -> LibraryIndex:
+        if not self._index_checked:
+            self.store.sweep_partials()
+            self.index.ensure_fresh()
+            self._index_checked = True
+        return self.index
+
+    def _log(self, event: str, ref: Ref | None, **fields: Any) -> None:
+        self.log.append(
+            event,
+            ref=ref.canonical if ref else None,
+            capability=self._capability,
+            **fields,
+        )
+
+    def _log_failure(self, event: str, ref: Ref, error: DoigetError, source: str | None) -> None:
+        result = "denied" if error.denial is not None else "err"
+        try:
+            self._log(event, ref, source=source, result=result, error_code=error.code.value)
+        except DoigetError as log_error:
+            logger.error("could not record a failure in the provenance log: %s", log_error)
+
+    def _metadata_result(self, resolution: Resolution) -> dict[str, Any]:
+        work = resolution.work
+        metadata = work_to_fields(work)
+        metadata["retracted"] = work.retracted
+        return {
+            "ok": True,
+            "ref": resolution.ref.canonical,
+            "source": resolution.source,
+            "resolver_profile": resolution.source,
+            "license": _license(resolution.license),
+            "oa_url": resolution.oa_url,
+            "oa_status": resolution.open_access.oa_status if resolution.open_access else None,
+            "metadata": metadata,
+            "schema_version": SCHEMA_VERSION,
+        }
+
+    async def _resolve_logged(self, ref: Ref) -> Resolution:
+        try:
+            resolution = await self.resolver.resolve(ref)
+        except DoigetError as error:
+            self._log_failure("resolve", ref, error, None)
+            raise
+        self._log(
+            "resolve",
+            ref,
+            source=resolution.source,
+            result="ok",
+            license=resolution.license,
+            detail=",".join(resolution.consulted),
+        )
+        return resolution
+
+    def _doiget_fields(self, resolution: Resolution, **more: Any) -> dict[str, Any]:
+        return {
+            "source": resolution.source,
+            "license": resolution.license,
+            "oa_status": resolution.open_access.oa_status if resolution.open_access else None,
+            "oa_url": resolution.oa_url,
+            "retracted": resolution.work.retracted or None,
+            **more,
+        }
+
+    def _index_entry(self, ref: Ref) -> None:
+        entry = self.store.entry(ref)
+        if entry is not None:
+            self.index.upsert(entry)
+
+    # -- use cases --------------------------------------------------------------
+
+    async def resolve(self, ref_text: str) -> dict[str, Any]:
+        """Authoritative metadata for a ref. Writes a provenance row, nothing else."""
+        ref = parse_ref(ref_text)
+        return self._metadata_result(await self._resolve_logged(ref))
+
+    async def metadata_only(self, ref_text: str) -> dict[str, Any]:
+        """Metadata, stored as TOML. Never requests a PDF: the OA URL is only reported."""
+        ref = parse_ref(ref_text)
+        resolution = await self._resolve_logged(ref)
+        async with self.store.locked_async(ref):
+            self._log("metadata_only", ref, source=resolution.source, result="ok",
+                      license=resolution.license, path=str(self.store.metadata_path(ref)))
+            self.store.write_metadata(ref, resolution.work, doiget_fields=self._doiget_fields(resolution))
+            self._index_entry(ref)
+        return self._metadata_result(resolution)
+
+    async def fetch(self, ref_text: str) -> dict[str, Any]:
+        """Resolve, download the first candidate that is a real PDF, store it with its TOML."""
+        ref = parse_ref(ref_text)
+        resolution = await self._resolve_logged(ref)
+        failures: list[DoigetError] = []
+        for candidate in resolution.candidates:
+            try:
+                return await self._try_candidate(ref, resolution, candidate)
+            except DoigetError as error:
+                if error.code in (ErrorCode.LOG_ERROR, ErrorCode.STORE_ERROR, ErrorCode.LOCK_TIMEOUT):
+                    raise
+                failures.append(error)
+                self._log_failure("fetch", ref, error, candidate.client)
+        # No PDF: keep what we learned, so the metadata is not lost.
+        async with self.store.locked_async(ref):
+            self.store.write_metadata(ref, resolution.work, doiget_fields=self._doiget_fields(resolution))
+            self._index_entry(ref)
+        raise self._no_pdf_error(ref, resolution, failures)
+
+    def _no_pdf_error(
+        self, ref: Ref, resolution: Resolution, failures: list[DoigetError]
+    ) -> DoigetError:
+        if not resolution.candidates:
+            hint = "" if self.runtime.settings.email else " Set DOIGET_EMAIL so Unpaywall can be asked."
+            return DoigetError(
+                ErrorCode.NO_OA_AVAILABLE,
+                f"no Open Access copy of {ref} is known; its metadata was stored.{hint}",
+            )
+        denials = [failure for failure in failures if failure.denial is not None]
+        tried = "; ".join(failure.message for failure in failures)
+        if len(denials) == len(failures) and denials:
+            first = denials[0]
+            return DoigetError(
+                first.code,
+                f"every Open Access candidate for {ref} was refused ({tried}); its metadata "
+                "was stored.",
+                first.denial,
+            )
+        return DoigetError(
+            ErrorCode.NO_OA_AVAILABLE,
+            f"no candidate for {ref} gave a PDF ({tried}); its metadata was stored.",
+        )
+
+    async def _try_candidate(
+        self, ref: Ref, resolution: Resolution, candidate: PdfCandidate
+    ) -> dict[str, Any]:
+        client = self.network.client(candidate.client)
+        async with client.download_pdf(candidate.url, self.store.root) as pdf:
+            source = "arxiv" if candidate.client == "arxiv" else "oa-publisher"
+            license_text = candidate.license or resolution.license
+            target = self.store.pdf_path(ref)
+            self._log("fetch", ref, source=source, result="ok", license=license_text,
+                      size=pdf.size_bytes, detail=pdf.url)
+            async with self.store.locked_async(ref):
+                self._log("store_write", ref, source=source, result="ok", license=license_text,
+                          size=pdf.size_bytes, path=str(target))
+                self.store.place_pdf(ref, pdf.path)
+                self.store.write_metadata(
+                    ref,
+                    resolution.work,
+                    pdf=target,
+                    doiget_fields=self._doiget_fields(
+                        resolution,
+                        size_bytes=pdf.size_bytes,
+                        sha256=pdf.sha256,
+                        pdf_source=source,
+                        license=license_text,
+                    ),
+                )
+                self._index_entry(ref)
+        return {
+            "ok": True,
+            "ref": ref.canonical,
+            "source": source,
+            "resolver_profile": source,
+            "path": str(target),
+            "license": _license(license_text),
+            "size_bytes": pdf.size_bytes,
+            "schema_version": SCHEMA_VERSION,
+        }
+
+    async def batch(
+        self,
+        ref_texts: Sequence[str],
+        *,
+        progress: Progress | None = None,
+    ) -> dict[str, Any]:
+        """Fetch up to 100 refs concurrently under the rate gate; one result row per ref."""
+        refs = self.validate_batch(ref_texts)
+        results: list[dict[str, Any] | None] = [None] * len(refs)
+        done = 0
+        first_index: dict[str, int] = {}
+
+        async def run(position: int, ref: Ref) -> None:
+            nonlocal done
+            text = ref_texts[position]
+            try:
+                outcome: dict[str, Any] | DoigetError = await self.fetch(ref.canonical)
+            except DoigetError as error:
+                outcome = error
+            except Exception as exc:  # one ref's bug must not sink the batch
+                logger.exception("unexpected failure fetching %s", ref)
+                outcome = DoigetError(ErrorCode.INTERNAL_ERROR, f"unexpected {type(exc).__name__}")
+            results[position] = envelope(text, outcome, batch=True)
+            done += 1
+            if progress is not None:
+                maybe = progress(done, len(refs), results[position] or {})
+                if maybe is not None:
+                    await maybe
+
+        async with anyio.create_task_group() as tasks:
+            for position, ref in enumerate(refs):
+                if ref.canonical in first_index:
+                    continue
+                first_index[ref.canonical] = position
+                tasks.start_soon(run, position, ref)
+        for position, ref in enumerate(refs):
+            if results[position] is None:
+                twin = results[first_index[ref.canonical]]
+                results[position] = {**(twin or {}), "ref": ref_texts[position]} if twin else None
+        rows = [row for row in results if row is not None]
+        succeeded = sum(1 for row in rows if row.get("ok"))
+        return {
+            "ok": True,
+            "results": rows,
+            "summary": {"total": len(rows), "ok": succeeded, "failed": len(rows) - succeeded},
+        }
+
+    def validate_batch(self, ref_texts: Sequence[str]) -> list[Ref]:
+        """Parse every ref before any work; name all the bad ones at once."""
+        if not ref_texts:
+            raise DoigetError(ErrorCode.INVALID_REF, "the batch is empty; give 1-100 refs.")
+        if len(ref_texts) > BATCH_MAX:
+            raise DoigetError(
+                ErrorCode.INVALID_REF,
+                f"{len(ref_texts)} refs given; a batch takes at most {BATCH_MAX}. Split it.",
+            )
+        refs: list[Ref] = []
+        bad: list[str] = []
+        for text in ref_texts:
+            try:
+                refs.append(parse_ref(text))
+            except DoigetError:
+                bad.append(repr(text)[:80])
+        if bad:
+            raise DoigetError(
+                ErrorCode.INVALID_REF,
+                f"{len(bad)} ref(s) are not DOIs or arXiv ids: {', '.join(bad[:10])}; "
+                "nothing was fetched. Fix or remove them and retry.",
+            )
+        return refs
+
+    def plan(self, ref_text: str, *, metadata_only: bool = False) -> dict[str, Any]:
+        """The dry-run preview: no network, no file, no provenance row."""
+        ref = parse_ref(ref_text)
+        return self._plan(ref, metadata_only=metadata_only)
+
+    def plan_batch(self, ref_texts: Sequence[str]) -> dict[str, Any]:
+        """Dry-run previews for a whole batch, after validating every ref."""
+        refs = self.validate_batch(ref_texts)
+        return {
+            "ok": True,
+            "dry_run": True,
+            "results": [self._plan(ref, metadata_only=False) for ref in refs],
+            "rate_limit_budget": self._budget(),
+        }
+
+    @staticmethod
+    def _budget() -> dict[str, float]:
+        return {
+            "global_per_sec": HARD_CODED.max_fetches_per_second,
+            "per_source_min_gap_ms": HARD_CODED.per_source_backoff_ms,
+        }
+
+    def _plan(self, ref: Ref, *, metadata_only: bool) -> dict[str, Any]:
+        metadata_sources = self.resolver.metadata_sources(ref)
+        pdf_sources: list[dict[str, Any]] = []
+        if not metadata_only:
+            if arxiv_ref_for(ref) is None:
+                pdf_sources.append(
+                    {"key": "oa-publisher", "candidate_hosts": list(DEFAULT_ALLOWLISTS["oa-publisher"])}
+                )
+            pdf_sources.append({"key": "arxiv", "candidate_hosts": list(DEFAULT_ALLOWLISTS["arxiv"])})
+        loaded = list(dict.fromkeys([*metadata_sources, *(s["key"] for s in pdf_sources)]))
+        return {
+            "ok": True,
+            "dry_run": True,
+            "ref": ref.shape(),
+            "plan": {
+                "metadata_sources": metadata_sources,
+                "pdf_sources": pdf_sources,
+                "redirect_allowlists_loaded": loaded,
+                "candidate_hosts_are_upper_bound": True,
+                "target_pdf_path": None if metadata_only else str(self.store.pdf_path(ref)),
+                "target_metadata_path": str(self.store.metadata_path(ref)),
+                "would_append_provenance": True,
+            },
+            "rate_limit_budget": self._budget(),
+        }
+
+    async def graph(
+        self, ref_text: str, *, depth: int = 1, direction: str = "references"
+    ) -> dict[str, Any]:
+        """BFS over OpenAlex citations around a DOI (or an arXiv id's DataCite DOI)."""
+        from doiget.papers.graph import expand_citation_graph
+
+        if direction not in ("references", "citations", "both"):
+            raise DoigetError(
+                ErrorCode.INVALID_REF,
+                f"direction {direction!r} is not one of references, citations, both.",
+            )
+        ref = parse_ref(ref_text)
+        doi = ref.value if ref.kind == "doi" else f"10.48550/arxiv.{ref.value}"
+        result = await expand_citation_graph(
+            self.network.client("openalex"),
+            doi,
+            profile=self.runtime.profile,
+            mailto=self.runtime.settings.email,
+            depth=depth,
+            direction=direction,  # type: ignore[arg-type]
+        )
+        return result.to_dict()
+
+    # -- the local library ------------------------------------------------------
+
+    def _entry(self, ref_text: str) -> Entry:
+        ref = parse_ref(ref_text)
+        entry = self.store.entry(ref)
+        if entry is None:
+            raise DoigetError(
+                ErrorCode.NOT_FOUND,
+                f"{ref} is not in the library; fetch it first (doiget_fetch_paper or "
+                "doiget_metadata_only).",
+            )
+        return entry
+
+    def info(self, ref_text: str) -> dict[str, Any]:
+        """The stored metadata of one entry."""
+        entry = self._entry(ref_text)
+        return {
+            "ok": True,
+            "ref": entry.ref.canonical,
+            "key": entry.key,
+            "metadata": entry.document,
+            "metadata_path": str(entry.metadata_path),
+            "pdf_path": str(entry.pdf_path) if entry.has_pdf else None,
+        }
+
+    def pdf_path(self, ref_text: str) -> dict[str, Any]:
+        """The local path of the stored PDF (never read or sent)."""
+        entry = self._entry(ref_text)
+        if not entry.has_pdf:
+            raise DoigetError(
+                ErrorCode.NOT_FOUND,
+                f"{entry.ref} is stored without a PDF (metadata only); fetch it to get one.",
+            )
+        return {"ok": True, "ref": entry.ref.canonical, "path": str(entry.pdf_path)}
+
+    def search(self, query: str, limit: int = 20) -> dict[str, Any]:
+        """Search stored title, authors, venue, abstract and year."""
+        limit = _bounded_limit(limit)
+        results = self._fresh_index().search(query, limit)
+        return {"ok": True, "query": query, "count": len(results), "results": results}
+
+    def recent(self, limit: int = 20) -> dict[str, Any]:
+        """The most recently fetched entries."""
+        results = self._fresh_index().recent(_bounded_limit(limit))
+        return {"ok": True, "count": len(results), "results": results}
+
+    def reindex(self) -> dict[str, Any]:
+        """Rebuild the search index from the TOML files."""
+        report = self.index.rebuild()
+        self._index_checked = True
+        return {"ok": True, "indexed": report.indexed, "total": report.total}
+
+    def delete(self, ref_text: str) -> dict[str, Any]:
+        """Remove an entry's PDF, TOML and index row; record it. CLI only."""
+        entry = self._entry(ref_text)
+        with self.store.locked(entry.ref):
+            self._log("delete", entry.ref, result="ok", path=str(entry.metadata_path))
+            removed = self.store.delete(entry.ref)
+            self.index.remove(entry.key)
+        return {"ok": True, "ref": entry.ref.canonical, "removed": [str(p) for p in removed]}
+
+    def works(self, ref_texts: Sequence[str]) -> list[Any]:
+        """The stored Works of several refs (for exports), in the order given."""
+        if not ref_texts:
+            raise DoigetError(ErrorCode.INVALID_REF, "give at least one ref to export.")
+        return [self._entry(text).work for text in ref_texts]
+
+
+def _bounded_limit(limit: int) -> int:
+    if not 1 <= limit <= LIST_MAX:
+        raise DoigetError(ErrorCode.INVALID_REF, f"limit must be 1-{LIST_MAX}; got {limit}.")
+    return limit

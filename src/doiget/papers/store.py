@@ -1,0 +1,381 @@
+"""The paper store: ``<root>/<safekey>.pdf`` and ``<root>/.metadata/<safekey>.toml``.
+
+The TOML file is the source of truth for an entry; the search index is a cache of
+it. Writes are atomic, the PDF is in place before the metadata that points at it,
+and every write to one entry happens under that entry's lock file (5 s timeout), so
+two processes fetching the same ref leave one consistent entry.
+
+A user may edit any field of a TOML file by hand. doiget records a short hash of
+every value it writes (``[doiget.written]``); on a re-fetch a field whose current
+value no longer matches that hash is the user's and is left alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tomllib
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+import anyio
+import tomli_w
+from filelock import FileLock, Timeout
+
+from doiget.errors import DoigetError, ErrorCode
+from doiget.models import Author, Work
+from doiget.papers.atomic import move_into_place, write_atomic
+from doiget.refs import Ref, parse_ref
+
+SCHEMA_VERSION: Final = "1.0"
+LOCK_TIMEOUT_S: Final = 5.0
+
+# The bibliographic fields of the TOML file, in the order they are written.
+WORK_FIELDS: Final = (
+    "title",
+    "authors",
+    "year",
+    "doi",
+    "arxiv_id",
+    "abstract",
+    "venue",
+    "volume",
+    "issue",
+    "pages",
+    "type",
+    "publisher",
+    "issn",
+    "url",
+)
+
+
+def _value_hash(value: Any) -> str:
+    canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+def work_to_fields(work: Work) -> dict[str, Any]:
+    """The TOML bibliographic fields of ``work`` (empty ones left out: TOML has no null)."""
+    values: dict[str, Any] = {
+        "title": work.title,
+        "authors": [author.sort_name for author in work.authors if author.sort_name],
+        "year": work.year,
+        "doi": work.doi,
+        "arxiv_id": work.arxiv_id,
+        "abstract": work.abstract,
+        "venue": work.venue,
+        "volume": work.volume,
+        "issue": work.issue,
+        "pages": work.pages,
+        "type": work.type,
+        "publisher": work.publisher,
+        "issn": list(work.issn),
+        "url": work.url,
+    }
+    return {name: value for name, value in values.items() if value not in (None, "", [])}
+
+
+def _author_from_text(text: str) -> Author:
+    family, comma, given = text.partition(",")
+    if comma:
+        return Author(family=family.strip(), given=given.strip() or None)
+    return Author(literal=text.strip())
+
+
+def _text(value: Any) -> str | None:
+    return str(value) if value not in (None, "") else None
+
+
+def work_from_document(document: dict[str, Any]) -> Work:
+    """A Work built from a stored TOML document (for exports and listings)."""
+    meta = document.get("doiget", {}) if isinstance(document.get("doiget"), dict) else {}
+    authors = document.get("authors", [])
+    year = document.get("year")
+    issn = document.get("issn", [])
+    return Work(
+        source=str(meta.get("source", "store")),
+        title=_text(document.get("title")),
+        authors=tuple(_author_from_text(str(a)) for a in authors if isinstance(a, str)),
+        year=year if isinstance(year, int) else None,
+        doi=_text(document.get("doi")),
+        arxiv_id=_text(document.get("arxiv_id")),
+        abstract=_text(document.get("abstract")),
+        venue=_text(document.get("venue")),
+        volume=_text(document.get("volume")),
+        issue=_text(document.get("issue")),
+        pages=_text(document.get("pages")),
+        type=_text(document.get("type")),
+        publisher=_text(document.get("publisher")),
+        issn=tuple(str(i) for i in issn) if isinstance(issn, list) else (),
+        url=_text(document.get("url")),
+        license=_text(meta.get("license")),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One stored paper: its ref, key, paths and parsed TOML document."""
+
+    ref: Ref
+    key: str
+    metadata_path: Path
+    pdf_path: Path
+    document: dict[str, Any]
+
+    @property
+    def has_pdf(self) -> bool:
+        """Whether the TOML records a PDF and the file is there."""
+        return "pdf_path" in self.document and self.pdf_path.is_file()
+
+    @property
+    def work(self) -> Work:
+        """The entry's metadata as a Work."""
+        return work_from_document(self.document)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+class Store:
+    """Files of one library root. Cheap to build; touches the disk only when used."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.metadata_dir = root / ".metadata"
+
+    # -- paths ------------------------------------------------------------------
+
+    def pdf_path(self, ref: Ref) -> Path:
+        """Where the PDF of ``ref`` lives (whether or not it exists)."""
+        return self.root / f"{ref.safekey}.pdf"
+
+    def metadata_path(self, ref: Ref) -> Path:
+        """Where the TOML of ``ref`` lives."""
+        return self.metadata_dir / f"{ref.safekey}.toml"
+
+    def _lock_path(self, ref: Ref) -> Path:
+        return self.metadata_dir / f"{ref.safekey}.toml.lock"
+
+    # -- locking ----------------------------------------------------------------
+
+    def _file_lock(self, ref: Ref) -> FileLock:
+        try:
+            self.metadata_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise self._io_error("create the store directory", self.metadata_dir, exc) from exc
+        return FileLock(str(self._lock_path(ref)), timeout=LOCK_TIMEOUT_S, thread_local=False)
+
+    def _lock_timeout(self, ref: Ref) -> DoigetError:
+        return DoigetError(
+            ErrorCode.LOCK_TIMEOUT,
+            f"{ref} is being written by another doiget process (waited {LOCK_TIMEOUT_S:g} s); "
+            "try again in a moment.",
+        )
+
+    @contextmanager
+    def locked(self, ref: Ref) -> Iterator[None]:
+        """Hold the entry's lock (blocking, for the CLI's synchronous paths)."""
+        lock = self._file_lock(ref)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise self._lock_timeout(ref) from None
+        try:
+            yield
+        finally:
+            lock.release()
+
+    @asynccontextmanager
+    async def locked_async(self, ref: Ref) -> AsyncIterator[None]:
+        """Hold the entry's lock without blocking the event loop while waiting."""
+        lock = self._file_lock(ref)
+        try:
+            await anyio.to_thread.run_sync(lock.acquire)
+        except Timeout:
+            raise self._lock_timeout(ref) from None
+        try:
+            yield
+        finally:
+            lock.release()
+
+    # -- reading ----------------------------------------------------------------
+
+    def read_document(self, ref: Ref) -> dict[str, Any] | None:
+        """The parsed TOML of ``ref``, or None when it is not stored."""
+        return self.read_document_at(self.metadata_path(ref))
+
+    def read_document_at(self, path: Path) -> dict[str, Any] | None:
+        """Parse one TOML file, checking its schema version."""
+        try:
+            with path.open("rb") as handle:
+                document = tomllib.load(handle)
+        except FileNotFoundError:
+            return None
+        except tomllib.TOMLDecodeError as exc:
+            raise DoigetError(
+                ErrorCode.STORE_ERROR,
+                f"{path} is not valid TOML ({exc}); fix the hand edit or delete the file.",
+            ) from exc
+        except OSError as exc:
+            raise self._io_error("read", path, exc) from exc
+        version = str(document.get("schema_version", SCHEMA_VERSION))
+        major = version.split(".", 1)[0]
+        if not major.isdigit() or int(major) > int(SCHEMA_VERSION.split(".")[0]):
+            raise DoigetError(
+                ErrorCode.SCHEMA_TOO_NEW,
+                f"{path} has schema_version {version!r}; this doiget reads {SCHEMA_VERSION}. "
+                "Upgrade doiget to read it.",
+            )
+        return document
+
+    def entry(self, ref: Ref) -> Entry | None:
+        """The stored entry of ``ref``, or None."""
+        document = self.read_document(ref)
+        if document is None:
+            return None
+        return Entry(ref, ref.safekey, self.metadata_path(ref), self.pdf_path(ref), document)
+
+    def entry_at(self, path: Path) -> Entry | None:
+        """The entry whose TOML is ``path`` (None when its ids no longer parse)."""
+        document = self.read_document_at(path)
+        if document is None:
+            return None
+        ref = ref_of_document(document)
+        if ref is None:
+            return None
+        return Entry(ref, path.stem, path, self.root / f"{path.stem}.pdf", document)
+
+    def metadata_files(self) -> list[Path]:
+        """Every entry's TOML file."""
+        if not self.metadata_dir.is_dir():
+            return []
+        return sorted(self.metadata_dir.glob("*.toml"))
+
+    # -- writing ----------------------------------------------------------------
+
+    def write_metadata(
+        self,
+        ref: Ref,
+        work: Work,
+        *,
+        doiget_fields: dict[str, Any],
+        pdf: Path | None = None,
+    ) -> dict[str, Any]:
+        """Merge ``work`` into the entry's TOML and write it atomically. Hold the lock.
+
+        Fields the user edited by hand stay as they are; ``doiget_fields`` go to the
+        ``[doiget]`` table. Returns the document written.
+        """
+        existing = self.read_document(ref) or {}
+        meta_old = existing.get("doiget", {}) if isinstance(existing.get("doiget"), dict) else {}
+        written_old = meta_old.get("written", {}) if isinstance(meta_old.get("written"), dict) else {}
+        document: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
+        written: dict[str, str] = {}
+        fresh = work_to_fields(work)
+        for name in WORK_FIELDS:
+            current = existing.get(name)
+            user_owned = current is not None and written_old.get(name) != _value_hash(current)
+            if user_owned:
+                document[name] = current
+            elif name in fresh:
+                document[name] = fresh[name]
+                written[name] = _value_hash(fresh[name])
+            elif current is not None:
+                document[name] = current
+                written[name] = _value_hash(current)
+        for name, value in existing.items():
+            if name not in document and name != "doiget":
+                document[name] = value  # fields a user added: keep them
+        if pdf is not None:
+            document["pdf_path"] = str(pdf)
+        elif "pdf_path" in existing and Path(str(existing["pdf_path"])).is_file():
+            document["pdf_path"] = existing["pdf_path"]
+        else:
+            document.pop("pdf_path", None)
+        meta = {k: v for k, v in meta_old.items() if k != "written"}
+        meta.update({k: v for k, v in doiget_fields.items() if v is not None})
+        meta["fetched_at"] = _now()
+        meta["ref"] = ref.canonical
+        meta["written"] = written
+        document["doiget"] = meta
+        path = self.metadata_path(ref)
+        try:
+            write_atomic(path, tomli_w.dumps(document).encode("utf-8"))
+        except OSError as exc:
+            raise self._io_error("write", path, exc) from exc
+        return document
+
+    def place_pdf(self, ref: Ref, temp: Path) -> Path:
+        """Move a checked, fsynced temp PDF into the entry's place. Hold the lock."""
+        target = self.pdf_path(ref)
+        try:
+            move_into_place(temp, target)
+        except OSError as exc:
+            raise self._io_error("store the PDF at", target, exc) from exc
+        return target
+
+    def delete(self, ref: Ref) -> list[Path]:
+        """Remove the entry's PDF and TOML (metadata first). Hold the lock."""
+        removed: list[Path] = []
+        for path in (self.metadata_path(ref), self.pdf_path(ref)):
+            try:
+                path.unlink()
+                removed.append(path)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise self._io_error("delete", path, exc) from exc
+        return removed
+
+    def sweep_partials(self) -> list[Path]:
+        """Remove temp downloads left by doiget processes that no longer run.
+
+        A download is written to ``.doiget-<pid>-*.part`` beside its destination and
+        renamed into place only when complete; a process killed mid-download leaves
+        that file behind, and the next doiget start removes it.
+        """
+        removed: list[Path] = []
+        for path in self.root.glob(".doiget-*-*.part") if self.root.is_dir() else ():
+            pid_text = path.name.split("-")[1]
+            if pid_text.isdigit() and not _process_alive(int(pid_text)):
+                path.unlink(missing_ok=True)
+                removed.append(path)
+        return removed
+
+    @staticmethod
+    def _io_error(action: str, path: Path, exc: OSError) -> DoigetError:
+        return DoigetError(
+            ErrorCode.STORE_ERROR,
+            f"cannot {action} {path}: {exc.strerror or exc}; check DOIGET_STORE_ROOT "
+            "and its permissions.",
+        )
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def ref_of_document(document: dict[str, Any]) -> Ref | None:
+    """The ref a stored document is filed under: ``[doiget] ref``, else its DOI or arXiv id."""
+    meta = document.get("doiget")
+    candidates = [meta.get("ref")] if isinstance(meta, dict) else []
+    candidates += [document.get("doi"), document.get("arxiv_id")]
+    for value in candidates:
+        if isinstance(value, str) and value:
+            try:
+                return parse_ref(value)
+            except DoigetError:
+                continue
+    return None
