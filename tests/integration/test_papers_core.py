@@ -305,7 +305,7 @@ async def test_library_calls_info_pdf_path_delete_and_reindex(
     assert missing.value.code is ErrorCode.NOT_FOUND
     assert after["count"] == 0
     events = [row["event"] for row in read_rows(Path(doiget_env["DOIGET_LOG_PATH"]))]
-    assert events[-1] == "delete"
+    assert events[-2:] == ["delete", "session_end"]
 
 
 async def test_crossref_metadata_wins_over_unpaywall_when_both_answer(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import anyio
 
@@ -25,6 +25,9 @@ from doiget.papers.resolver import PdfCandidate, Resolution, Resolver, arxiv_ref
 from doiget.papers.store import Entry, Store, work_to_fields
 from doiget.refs import Ref, parse_ref
 from doiget.runtime import Runtime
+
+if TYPE_CHECKING:
+    from doiget.papers.graph import Direction
 
 logger = logging.getLogger("doiget.papers")
 
@@ -60,9 +63,10 @@ class Papers:
         self._index_checked = False
 
     async def aclose(self) -> None:
-        """Close network pools and the index."""
+        """Close network pools and the index; end the provenance session."""
         await self.network.aclose()
         self.index.close()
+        self.log.close()
 
     # -- helpers ----------------------------------------------------------------
 
@@ -357,14 +361,10 @@ class Papers:
         self, ref_text: str, *, depth: int = 1, direction: str = "references"
     ) -> dict[str, Any]:
         """BFS over OpenAlex citations around a DOI (or an arXiv id's DataCite DOI)."""
-        from doiget.papers.graph import expand_citation_graph
+        from doiget.papers.graph import check_graph_request, expand_citation_graph
 
-        if direction not in ("references", "citations", "both"):
-            raise DoigetError(
-                ErrorCode.INVALID_REF,
-                f"direction {direction!r} is not one of references, citations, both.",
-            )
         ref = parse_ref(ref_text)
+        check_graph_request(self.runtime.profile, depth, direction)
         doi = ref.value if ref.kind == "doi" else f"10.48550/arxiv.{ref.value}"
         result = await expand_citation_graph(
             self.network.client("openalex"),
@@ -372,7 +372,7 @@ class Papers:
             profile=self.runtime.profile,
             mailto=self.runtime.settings.email,
             depth=depth,
-            direction=direction,  # type: ignore[arg-type]
+            direction=cast("Direction", direction),
         )
         return result.to_dict()
 

@@ -1,0 +1,107 @@
+"""BibTeX export. Values are plain text with BibTeX/LaTeX specials escaped; UTF-8 is kept.
+
+Entries are assembled with bibtexparser's model and written by its writer, so the
+output is what bibtexparser (and BibTeX) read back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+import bibtexparser
+from bibtexparser.library import Library
+from bibtexparser.model import Entry, Field
+
+from doiget.cite.citekey import unique_citekeys
+from doiget.models import Author, Work
+
+# CSL item type -> BibTeX entry type.
+ENTRY_TYPES: Final = {
+    "article-journal": "article",
+    "paper-conference": "inproceedings",
+    "chapter": "incollection",
+    "book": "book",
+    "thesis": "phdthesis",
+    "report": "techreport",
+}
+_ESCAPES: Final = {
+    "\\": r"\textbackslash{}",
+    "{": r"\{",
+    "}": r"\}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+_TABLE: Final = str.maketrans(_ESCAPES)
+
+
+def escape(value: str) -> str:
+    """``value`` with every character that BibTeX or LaTeX would interpret escaped."""
+    return value.translate(_TABLE)
+
+
+def _name(author: Author) -> str:
+    if author.family:
+        family = escape(author.family)
+        # A family name of several words or with " and " must stay one unit.
+        if " and " in author.family.lower() or (not author.given and " " in author.family):
+            family = "{" + family + "}"
+        return f"{family}, {escape(author.given)}" if author.given else family
+    return "{" + escape(author.literal or "") + "}"
+
+
+def _entry_type(work: Work) -> str:
+    if work.type in ENTRY_TYPES:
+        return ENTRY_TYPES[work.type]
+    return "article" if work.venue else "misc"
+
+
+def bibtex_fields(work: Work) -> list[tuple[str, str]]:
+    """The (name, BibTeX value) pairs of one work, in the conventional order."""
+    entry_type = _entry_type(work)
+    venue_field = "booktitle" if entry_type in ("inproceedings", "incollection") else "journal"
+    raw: list[tuple[str, str | None]] = [
+        ("title", work.title),
+        (venue_field, work.venue),
+        ("year", str(work.year) if work.year else None),
+        ("volume", work.volume),
+        ("number", work.issue),
+        ("pages", work.pages.replace("--", "-").replace("-", "--") if work.pages else None),
+        ("publisher", work.publisher if entry_type != "article" else None),
+        ("issn", ", ".join(work.issn) if work.issn else None),
+        ("doi", work.doi),
+        ("url", work.url),
+    ]
+    if work.arxiv_id:
+        raw += [("eprint", work.arxiv_id), ("archiveprefix", "arXiv")]
+        raw += [("primaryclass", work.primary_category)]
+    if work.retracted:
+        raw.append(("note", "Retracted"))
+    fields = []
+    if work.authors:
+        fields.append(("author", " and ".join(_name(author) for author in work.authors)))
+    fields += [(name, escape(value)) for name, value in raw if value]
+    return fields
+
+
+def _library(works: Sequence[Work]) -> Library:
+    library = Library()
+    for work, key in zip(works, unique_citekeys(works), strict=True):
+        fields = [Field(name, value) for name, value in bibtex_fields(work)]
+        library.add(Entry(_entry_type(work), key, fields))
+    return library
+
+
+def to_bibtex_many(works: Sequence[Work]) -> str:
+    """One BibTeX document for several works (keys made unique within it)."""
+    return str(bibtexparser.write_string(_library(works)))
+
+
+def to_bibtex(work: Work) -> str:
+    """The BibTeX entry of one work."""
+    return to_bibtex_many([work])

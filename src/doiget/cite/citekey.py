@@ -1,0 +1,69 @@
+"""Stable citation keys: ``authorYEARfirstword`` in lower-case ASCII (``makris2014developing``)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from typing import Final
+
+from doiget.models import Work
+
+_STOPWORDS: Final = frozenset(
+    "a an the on of in for and to with from by at as is are be via towards toward".split()
+)
+_WORD: Final = re.compile(r"[a-z0-9]+")
+
+
+def ascii_fold(value: str) -> str:
+    """Lower-case ASCII letters and digits of ``value`` (accents dropped: Müller -> muller)."""
+    decomposed = unicodedata.normalize("NFKD", value.replace("ß", "ss"))
+    return decomposed.encode("ascii", "ignore").decode().lower()
+
+
+def _author_part(work: Work) -> str:
+    first = work.first_author
+    if first is None:
+        return "anon"
+    name = first.family or (first.literal or "").split(" ")[0]
+    folded = "".join(_WORD.findall(ascii_fold(name)))
+    return folded or "anon"
+
+
+def _title_part(work: Work) -> str:
+    for word in _WORD.findall(ascii_fold(work.title or "")):
+        if word not in _STOPWORDS:
+            return word
+    return ""
+
+
+def citekey(work: Work) -> str:
+    """The key for one work; the same work always gets the same key."""
+    year = str(work.year) if work.year else "nd"
+    return f"{_author_part(work)}{year}{_title_part(work)}"
+
+
+def unique_citekeys(works: Iterable[Work]) -> list[str]:
+    """Keys for several works, with ``a``, ``b``, ... appended where two would clash."""
+    keys = [citekey(work) for work in works]
+    totals = {key: keys.count(key) for key in keys}
+    seen: dict[str, int] = {}
+    out = []
+    for key in keys:
+        if totals[key] == 1:
+            out.append(key)
+            continue
+        index = seen.get(key, 0)
+        seen[key] = index + 1
+        out.append(key + _suffix(index))
+    return out
+
+
+def _suffix(index: int) -> str:
+    """a, b, ..., z, aa, ab, ... for the n-th clash."""
+    letters = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        letters = chr(ord("a") + rest) + letters
+    return letters

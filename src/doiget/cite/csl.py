@@ -1,0 +1,63 @@
+"""CSL-JSON export: the item format citation processors (citeproc, Zotero, pandoc) read.
+
+:data:`SCHEMA_PATH` is the JSON Schema the output is validated against in the tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from doiget.cite.citekey import unique_citekeys
+from doiget.models import Author, Work
+
+SCHEMA_PATH: Final = Path(__file__).with_name("csl-data.schema.json")
+
+
+def _name(author: Author) -> dict[str, str]:
+    if author.family:
+        name = {"family": author.family}
+        if author.given:
+            name["given"] = author.given
+        return name
+    return {"literal": author.literal or ""}
+
+
+def _date(work: Work) -> dict[str, Any] | None:
+    parts: list[int] = []
+    for piece in (work.issued or "").split("T", 1)[0].split("-")[:3]:
+        if not piece.isdigit():
+            break
+        parts.append(int(piece))
+    if not parts and work.year:
+        parts = [work.year]
+    return {"date-parts": [parts]} if parts else None
+
+
+def to_csl(work: Work, item_id: str) -> dict[str, Any]:
+    """One CSL-JSON item (empty fields left out)."""
+    item: dict[str, Any] = {
+        "id": item_id,
+        "type": work.type or "article",
+        "title": work.title,
+        "author": [_name(author) for author in work.authors if author.family or author.literal],
+        "issued": _date(work),
+        "container-title": work.venue,
+        "volume": work.volume,
+        "issue": work.issue,
+        "page": work.pages,
+        "publisher": work.publisher,
+        "ISSN": work.issn[0] if work.issn else None,
+        "DOI": work.doi,
+        "URL": work.url,
+        "abstract": work.abstract,
+        "number": f"arXiv:{work.arxiv_id}" if work.arxiv_id and not work.doi else None,
+        "note": "Retracted" if work.retracted else None,
+    }
+    return {key: value for key, value in item.items() if value not in (None, "", [])}
+
+
+def to_csl_many(works: Sequence[Work]) -> list[dict[str, Any]]:
+    """CSL-JSON items for several works, with their citekeys as ids."""
+    return [to_csl(work, key) for work, key in zip(works, unique_citekeys(works), strict=True)]

@@ -1,0 +1,164 @@
+"""Crossref: ``/works/{doi}`` — the authoritative bibliographic record of a DOI."""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+from urllib.parse import quote
+
+from doiget.models import Author, UpdateNotice, Work
+from doiget.net.client import SourceClient
+from doiget.sources.markup import plain_text
+from doiget.sources.shape import (
+    bare_doi,
+    bare_orcid,
+    expect_dict,
+    first_text,
+    integer,
+    items,
+    mapping,
+    parse_or_drift,
+    text,
+)
+
+API_BASE: Final = "https://api.crossref.org/works/"
+
+# Crossref work types as CSL item types (anything else is "article").
+CSL_TYPES: Final = {
+    "journal-article": "article-journal",
+    "proceedings-article": "paper-conference",
+    "book-chapter": "chapter",
+    "book-part": "chapter",
+    "book-section": "chapter",
+    "book": "book",
+    "monograph": "book",
+    "edited-book": "book",
+    "reference-book": "book",
+    "posted-content": "article",
+    "dissertation": "thesis",
+    "report": "report",
+    "report-component": "report",
+    "dataset": "dataset",
+    "reference-entry": "entry",
+    "standard": "standard",
+    "peer-review": "review",
+}
+
+
+_VERSION_RANK: Final = {"vor": 0, "am": 1, "unspecified": 2}
+
+
+def doi_path(doi: str) -> str:
+    """A DOI escaped for a URL path ('/' and ':' kept, as the APIs expect)."""
+    return quote(doi, safe="/:;()")
+
+
+def date_parts(value: Any) -> tuple[int | None, str | None]:
+    """(year, ISO date) from a Crossref date object ``{"date-parts": [[2012, 3, 21]]}``."""
+    parts = mapping(value).get("date-parts")
+    if not isinstance(parts, list) or not parts or not isinstance(parts[0], list):
+        return None, None
+    numbers = [integer(part) for part in parts[0][:3]]
+    if not numbers or numbers[0] is None:
+        return None, None
+    iso = f"{numbers[0]:04d}"
+    for number in numbers[1:]:
+        if number is None:
+            break
+        iso += f"-{number:02d}"
+    return numbers[0], iso
+
+
+def _author(item: dict[str, Any]) -> Author | None:
+    family, given = text(item.get("family")), text(item.get("given"))
+    orcid = bare_orcid(item.get("ORCID"))
+    if family:
+        return Author(family=family, given=given, orcid=orcid)
+    literal = text(item.get("name")) or given
+    return Author(literal=literal, orcid=orcid) if literal else None
+
+
+def _notices(message: dict[str, Any]) -> tuple[UpdateNotice, ...]:
+    notices: list[UpdateNotice] = []
+    directions: tuple[Literal["update-to", "updated-by"], ...] = ("update-to", "updated-by")
+    for direction in directions:
+        for item in items(message.get(direction)):
+            kind = text(item.get("type"))
+            if kind:
+                notices.append(
+                    UpdateNotice(
+                        kind=kind,
+                        direction=direction,
+                        doi=bare_doi(item.get("DOI")),
+                        date=date_parts(item.get("updated"))[1],
+                        label=text(item.get("label")),
+                    )
+                )
+    return tuple(notices)
+
+
+def _license(message: dict[str, Any]) -> str | None:
+    """The licence of the version of record if stated; text-mining licences are not it."""
+    ranked = sorted(
+        (item for item in items(message.get("license")) if item.get("content-version") != "tdm"),
+        key=lambda item: _VERSION_RANK.get(str(item.get("content-version")), 3),
+    )
+    return next((url for item in ranked if (url := text(item.get("URL")))), None)
+
+
+def _links(message: dict[str, Any]) -> list[dict[str, str]]:
+    links = []
+    for item in items(message.get("link")):
+        url = text(item.get("URL"))
+        if url:
+            links.append(
+                {
+                    "url": url,
+                    "content_type": text(item.get("content-type")) or "unspecified",
+                    "intended_application": text(item.get("intended-application")) or "unspecified",
+                }
+            )
+    return links
+
+
+def parse_work(data: Any) -> Work:
+    """A Work from a ``/works/{doi}`` response (``{"message": {...}}``)."""
+    message = expect_dict(expect_dict(data, "a response").get("message"), "a message")
+    year, issued = date_parts(message.get("issued"))
+    if year is None:
+        for key in ("published", "published-print", "published-online", "created"):
+            year, issued = date_parts(message.get(key))
+            if year is not None:
+                break
+    authors = tuple(a for item in items(message.get("author")) if (a := _author(item)))
+    updates = _notices(message)
+    kind = text(message.get("type"))
+    links = _links(message)
+    abstract = message.get("abstract")
+    return Work(
+        source="crossref",
+        title=first_text(message.get("title")),
+        authors=authors,
+        year=year,
+        issued=issued,
+        doi=bare_doi(message.get("DOI")),
+        abstract=plain_text(abstract) if isinstance(abstract, str) else None,
+        venue=first_text(message.get("container-title")),
+        volume=text(message.get("volume")),
+        issue=text(message.get("issue")),
+        pages=text(message.get("page")),
+        type=CSL_TYPES.get(kind or "", "article") if kind else None,
+        publisher=text(message.get("publisher")),
+        issn=tuple(i for value in message.get("ISSN") or [] if (i := text(value))),
+        url=text(message.get("URL")),
+        license=_license(message),
+        updates=updates,
+        cited_by_count=integer(message.get("is-referenced-by-count")),
+        extra={"links": links} if links else {},
+    )
+
+
+async def get_work(client: SourceClient, doi: str, mailto: str | None) -> Work:
+    """Crossref's record of ``doi`` (NOT_FOUND when Crossref does not know it)."""
+    params = {"mailto": mailto} if mailto else None
+    data = await client.get_json(API_BASE + doi_path(doi), params=params)
+    return parse_or_drift(client, parse_work, data)

@@ -1,0 +1,24 @@
+"""Splitting a display name ("Jerry C. Hu", "Ludwig van Beethoven") into family/given."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from doiget.models import Author
+
+# Lower-case particles that belong to the family name when they precede it.
+_PARTICLES: Final = frozenset(
+    {"van", "von", "der", "den", "de", "del", "della", "di", "da", "du", "la", "le", "dos", "das", "ter", "ten"}
+)
+
+
+def author_from_name(name: str, orcid: str | None = None) -> Author:
+    """An Author from a display name ('Given Family'); anything odd stays a literal name."""
+    name = " ".join(name.split())
+    tokens = name.split(" ")
+    if len(tokens) == 1 or "," in name:
+        return Author(literal=name, orcid=orcid)
+    start = len(tokens) - 1
+    while start > 1 and tokens[start - 1].lower() in _PARTICLES:
+        start -= 1
+    return Author(family=" ".join(tokens[start:]), given=" ".join(tokens[:start]), orcid=orcid)
