@@ -187,13 +187,14 @@ class ReplayUpstream:
         *,
         content_type: str | None = None,
         query: Mapping[str, str] | None = None,
+        status: int = 200,
         **kw: Any,
     ) -> bytes:
         """Answer with the bytes of ``tests/fixtures/<name>``; return those bytes."""
         body = (FIXTURES / name).read_bytes()
         ctype = content_type or _guess_type(name)
         headers = {"Content-Type": ctype, **kw.pop("headers", {})}
-        self.route(host, path, Reply(200, body, headers, **kw), query=query)
+        self.route(host, path, Reply(status, body, headers, **kw), query=query)
         return body
 
     def redirect(self, host: str, path: str, location: str, status: int = 302) -> None:

@@ -17,6 +17,7 @@ from doiget.sources.shape import (
     items,
     mapping,
     parse_or_drift,
+    strings,
     text,
 )
 
@@ -148,7 +149,7 @@ def parse_work(data: Any) -> Work:
         pages=text(message.get("page")),
         type=CSL_TYPES.get(kind or "", "article") if kind else None,
         publisher=text(message.get("publisher")),
-        issn=tuple(i for value in message.get("ISSN") or [] if (i := text(value))),
+        issn=strings(message.get("ISSN")),
         url=text(message.get("URL")),
         license=_license(message),
         updates=updates,

@@ -17,6 +17,7 @@ from doiget.sources.shape import (
     items,
     mapping,
     parse_or_drift,
+    strings,
     text,
 )
 
@@ -67,7 +68,7 @@ def parse_article(data: Any) -> Work:
         pages=_pages(bibjson),
         type="article-journal",
         publisher=text(journal.get("publisher")),
-        issn=tuple(i for value in issns or [] if (i := text(value))),
+        issn=strings(issns),
         url=text(fulltext[0].get("url")) if fulltext else None,
         license=next((t for item in licences if (t := text(item.get("type")))), None),
         pdf_url=pdf_url,

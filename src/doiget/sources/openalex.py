@@ -17,6 +17,7 @@ from doiget.sources.shape import (
     items,
     mapping,
     parse_or_drift,
+    strings,
     text,
 )
 
@@ -102,7 +103,7 @@ def parse_work(data: Any) -> Work:
         pages=_pages(biblio),
         type=CSL_TYPES.get(kind or "", "article") if kind else None,
         publisher=text(venue.get("host_organization_name")),
-        issn=tuple(i for value in venue.get("issn") or [] if (i := text(value))),
+        issn=strings(venue.get("issn")),
         url=text(primary.get("landing_page_url")),
         license=text(best.get("license")),
         pdf_url=text(best.get("pdf_url")),

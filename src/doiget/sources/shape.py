@@ -58,6 +58,12 @@ def first_text(value: Any) -> str | None:
     return text(value)
 
 
+def strings(value: Any) -> tuple[str, ...]:
+    """The usable strings of a list (or of a lone string); anything else gives ()."""
+    values = value if isinstance(value, list) else [value]
+    return tuple(found for item in values if (found := text(item)))
+
+
 def items(value: Any) -> list[dict[str, Any]]:
     """The objects of a list; anything else in it (or a non-list) is skipped."""
     if not isinstance(value, list):
