@@ -8,7 +8,7 @@ every request; the script counts breaches of the limits as the upstream saw them
     python benchmarks/batch_rate.py                  # 100 DOIs, 150 ms latency
     python benchmarks/batch_rate.py --dois 20 --latency 0.05
 
-Target (DESIGN §8): wall ≤ 1.1 × (requests ÷ 5 per s); zero breaches of 5/s,
+Target (DESIGN §8): wall <= 1.1 x (requests / 5 per s); zero breaches of 5/s,
 200 ms per source and 5 in flight.
 """
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import itertools
 import json
 import sys
 import tempfile
@@ -27,11 +28,11 @@ import anyio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from replay import FIXTURES, ReplayUpstream, Reply  # noqa: E402
-
 from doiget.net.network import Network  # noqa: E402
 from doiget.papers.service import Papers  # noqa: E402
 from doiget.runtime import load_runtime  # noqa: E402
+
+from replay import FIXTURES, ReplayUpstream, Reply  # noqa: E402
 
 CROSSREF_TEMPLATE = "crossref/works-10.1073_pnas.1414271111.json"
 UNPAYWALL_TEMPLATE = "unpaywall/v2-10.1038_nature12373.json"
@@ -49,22 +50,34 @@ def route_dois(upstream: ReplayUpstream, count: int, latency: float) -> list[str
         work = copy.deepcopy(crossref)
         work["message"]["DOI"] = doi
         upstream.route(
-            "api.crossref.org", f"/works/{doi}",
-            Reply(200, json.dumps(work).encode(), {"Content-Type": "application/json"},
-                  delay=latency),
+            "api.crossref.org",
+            f"/works/{doi}",
+            Reply(
+                200, json.dumps(work).encode(), {"Content-Type": "application/json"}, delay=latency
+            ),
         )
         record = copy.deepcopy(unpaywall)
-        location = {"url_for_pdf": f"https://europepmc.org/bench/{number}.pdf",
-                    "url": f"https://europepmc.org/bench/{number}", "license": "cc-by",
-                    "host_type": "repository", "version": "publishedVersion"}
+        location = {
+            "url_for_pdf": f"https://europepmc.org/bench/{number}.pdf",
+            "url": f"https://europepmc.org/bench/{number}",
+            "license": "cc-by",
+            "host_type": "repository",
+            "version": "publishedVersion",
+        }
         record.update(doi=doi, best_oa_location=location, oa_locations=[location])
         upstream.route(
-            "api.unpaywall.org", f"/v2/{doi}",
-            Reply(200, json.dumps(record).encode(), {"Content-Type": "application/json"},
-                  delay=latency),
+            "api.unpaywall.org",
+            f"/v2/{doi}",
+            Reply(
+                200,
+                json.dumps(record).encode(),
+                {"Content-Type": "application/json"},
+                delay=latency,
+            ),
         )
         upstream.route(
-            "europepmc.org", f"/bench/{number}.pdf",
+            "europepmc.org",
+            f"/bench/{number}.pdf",
             Reply(200, pdf, {"Content-Type": "application/pdf"}, delay=latency),
         )
     return dois
@@ -77,7 +90,7 @@ def window_breaches(times: list[float], limit: int, window: float) -> int:
 
 def gap_breaches(times: list[float], gap: float) -> int:
     ordered = sorted(times)
-    return sum(1 for a, b in zip(ordered, ordered[1:], strict=False) if b - a < gap)
+    return sum(1 for a, b in itertools.pairwise(ordered) if b - a < gap)
 
 
 def main() -> None:
@@ -119,13 +132,20 @@ def main() -> None:
     for request in requests:
         per_host.setdefault(request.host, []).append(request.started)
     gap = sum(gap_breaches(times, 0.2) for times in per_host.values())
-    print(f"{args.dois} DOIs, {args.latency * 1000:.0f} ms injected latency; "
-          f"fetched {summary['ok']} ok, {summary['failed']} failed")  # type: ignore[index]
+    print(
+        f"{args.dois} DOIs, {args.latency * 1000:.0f} ms injected latency; "
+        f"fetched {summary['ok']} ok, {summary['failed']} failed"
+    )  # type: ignore[index]
     print()
-    print("| requests | floor s (req ÷ 5/s) | wall s | wall ÷ floor | >5 in 1 s | <200 ms same source | max in flight |")
+    print(
+        "| requests | floor s (req / 5/s) | wall s | wall / floor | >5 in 1 s "
+        "| <200 ms same source | max in flight |"
+    )
     print("|---|---|---|---|---|---|---|")
-    print(f"| {len(requests)} | {floor:.1f} | {wall:.1f} | {wall / floor:.3f} | "
-          f"{window_breaches(starts, 5, 1.0)} | {gap} | {max_in_flight} |")
+    print(
+        f"| {len(requests)} | {floor:.1f} | {wall:.1f} | {wall / floor:.3f} | "
+        f"{window_breaches(starts, 5, 1.0)} | {gap} | {max_in_flight} |"
+    )
 
 
 if __name__ == "__main__":

@@ -27,13 +27,80 @@ from doiget.papers.store import SCHEMA_VERSION, Store, work_to_fields
 from doiget.refs import Ref
 
 TOPIC_WORDS = (
-    "quantum neural protein graph learning climate ocean tensor genome bayesian sparse "
-    "retrieval language model transformer protein folding lattice gauge cosmology galaxy "
-    "dark matter enzyme catalysis soil carbon microbiome epidemic vaccine policy market "
-    "inference causal robust optimal control stochastic diffusion imaging cortex memory "
-    "synthesis polymer battery electrolyte solar photonic laser spin topology knot"
-).split()
-SYLLABLES = "ka lo mi ne ru sa ti vo ze pa qu dr st ph on ex al in er".split()
+    "quantum",
+    "neural",
+    "protein",
+    "graph",
+    "learning",
+    "climate",
+    "ocean",
+    "tensor",
+    "genome",
+    "bayesian",
+    "sparse",
+    "retrieval",
+    "language",
+    "model",
+    "transformer",
+    "protein",
+    "folding",
+    "lattice",
+    "gauge",
+    "cosmology",
+    "galaxy",
+    "dark",
+    "matter",
+    "enzyme",
+    "catalysis",
+    "soil",
+    "carbon",
+    "microbiome",
+    "epidemic",
+    "vaccine",
+    "policy",
+    "market",
+    "inference",
+    "causal",
+    "robust",
+    "optimal",
+    "control",
+    "stochastic",
+    "diffusion",
+    "imaging",
+    "cortex",
+    "memory",
+    "synthesis",
+    "polymer",
+    "battery",
+    "electrolyte",
+    "solar",
+    "photonic",
+    "laser",
+    "spin",
+    "topology",
+    "knot",
+)
+SYLLABLES = (
+    "ka",
+    "lo",
+    "mi",
+    "ne",
+    "ru",
+    "sa",
+    "ti",
+    "vo",
+    "ze",
+    "pa",
+    "qu",
+    "dr",
+    "st",
+    "ph",
+    "on",
+    "ex",
+    "al",
+    "in",
+    "er",
+)
 
 
 def vocabulary(size: int, seed: int) -> list[str]:
@@ -53,7 +120,19 @@ def words(rng: random.Random, count: int) -> str:
     return " ".join(rng.choices(WORDS, cum_weights=CUMULATIVE, k=count))
 
 
-FAMILIES = "Smith Garcia Müller Nakamura Okafor Ivanova Chen Kumar Dubois Rossi Kowalski".split()
+FAMILIES = (
+    "Smith",
+    "Garcia",
+    "Müller",
+    "Nakamura",
+    "Okafor",
+    "Ivanova",
+    "Chen",
+    "Kumar",
+    "Dubois",
+    "Rossi",
+    "Kowalski",
+)
 VENUES = ("Nature", "Physical Review E", "PLOS ONE", "NeurIPS", "Cell", "Science", "JMLR")
 
 
@@ -143,8 +222,10 @@ def main() -> None:
         reopened.close()
 
     print(f"entries: {report.total:,}  (writing the TOML files took {populate_s:.1f} s)")
-    print(f"index rebuild from TOML: {rebuild_s:.2f} s; reopen + freshness check: "
-          f"{open_s * 1000:.0f} ms (resynced: {fresh is not None})")
+    print(
+        f"index rebuild from TOML: {rebuild_s:.2f} s; reopen + freshness check: "
+        f"{open_s * 1000:.0f} ms (resynced: {fresh is not None})"
+    )
     print()
     print("| call | p50 ms | p95 ms | max ms | mean hits | target p50 |")
     print("|---|---|---|---|---|---|")

@@ -20,7 +20,9 @@ def command(*args: str) -> list[str]:
     return [sys.executable, "-m", "doiget", *args]
 
 
-def doiget(*args: str, env: dict[str, str], stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def doiget(
+    *args: str, env: dict[str, str], stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run doiget to completion and capture its output."""
     return subprocess.run(
         command(*args),

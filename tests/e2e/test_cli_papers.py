@@ -26,7 +26,15 @@ def test_fetch_then_library_commands_speak_one_json_object_per_line(
     assert fetched.returncode == 0, fetched.stderr
     (result,) = json_lines(fetched.stdout)
     assert result["ok"] is True and Path(result["path"]).read_bytes() == served
-    assert set(result) >= {"ref", "source", "resolver_profile", "path", "license", "size_bytes", "schema_version"}
+    assert set(result) >= {
+        "ref",
+        "source",
+        "resolver_profile",
+        "path",
+        "license",
+        "size_bytes",
+        "schema_version",
+    }
 
     found = json_lines(doiget("--json", "search", "thermometry", env=doiget_env).stdout)[0]
     assert found["results"][0]["ref"] == NATURE
@@ -36,7 +44,9 @@ def test_fetch_then_library_commands_speak_one_json_object_per_line(
     assert path.stdout.strip() == result["path"]
     recent = json_lines(doiget("recent", "--json", env=doiget_env).stdout)[0]
     assert recent["count"] == 1
-    plan = json_lines(doiget("fetch", "2104.12255", "--dry-run", "--json", env=doiget_env).stdout)[0]
+    plan = json_lines(doiget("fetch", "2104.12255", "--dry-run", "--json", env=doiget_env).stdout)[
+        0
+    ]
     assert plan["plan"]["pdf_sources"][0]["key"] == "arxiv"
     audit = doiget("audit-log", "--verify", "--json", env=doiget_env)
     assert audit.returncode == 0 and json_lines(audit.stdout)[0]["ok"] is True
@@ -57,8 +67,10 @@ def test_sigkill_mid_download_leaves_no_partial_pdf_and_no_dangling_metadata(
     upstream.route("europepmc.org", "/articles/pmc4221854", slow)
     store = Path(doiget_env["DOIGET_STORE_ROOT"])
     process = subprocess.Popen(
-        command("fetch", NATURE), env=clean_env(doiget_env),
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        command("fetch", NATURE),
+        env=clean_env(doiget_env),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 30
     while not list(store.glob(".doiget-*.part")) and time.monotonic() < deadline:
@@ -83,13 +95,17 @@ def test_two_processes_fetching_one_ref_leave_one_consistent_entry(
     route_nature(upstream)
     pdf = (FIXTURES / JOSE_PDF).read_bytes()
     upstream.route(
-        "europepmc.org", "/articles/pmc4221854",
+        "europepmc.org",
+        "/articles/pmc4221854",
         Reply(200, pdf, {"Content-Type": "application/pdf"}, trickle=0.005),
     )
     runs = [
         subprocess.Popen(
-            command("--json", "fetch", NATURE), env=clean_env(doiget_env),
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            command("--json", "fetch", NATURE),
+            env=clean_env(doiget_env),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for _ in range(2)
     ]

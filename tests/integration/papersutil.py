@@ -6,12 +6,12 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from netutil import FAST_RETRY
-from replay import ReplayUpstream, Reply
-
 from doiget.net.network import Network
 from doiget.papers.service import Papers
 from doiget.runtime import load_runtime
+
+from netutil import FAST_RETRY
+from replay import ReplayUpstream, Reply
 
 STUB_PDF = "pdf/colrev-SrivastavaShainesh2015-stub.pdf"
 JOSE_PDF = "pdf/openquestion-jose-paper.pdf"
@@ -24,7 +24,9 @@ PNAS = "10.1073/pnas.1414271111"
 CLOSED = "10.1023/a:1007154515475"
 
 CROSSREF_DOWN = Reply(503, b"Service Unavailable")
-LOGIN_PAGE = Reply(200, b"<!DOCTYPE html><html><body>Sign in</body></html>", {"Content-Type": "text/html"})
+LOGIN_PAGE = Reply(
+    200, b"<!DOCTYPE html><html><body>Sign in</body></html>", {"Content-Type": "text/html"}
+)
 
 
 def make_papers(env: dict[str, str]) -> Papers:
@@ -58,7 +60,9 @@ def route_physreve(upstream: ReplayUpstream) -> bytes:
 def route_jns(upstream: ReplayUpstream) -> bytes:
     """Unpaywall's PDF URL is a doi.org link that redirects to the publisher's PDF."""
     upstream.route("api.crossref.org", f"/works/{JNS}", CROSSREF_DOWN)
-    upstream.fixture("api.unpaywall.org", f"/v2/{JNS}", "unpaywall/v2-10.1016_j.jns.2020.116832.json")
+    upstream.fixture(
+        "api.unpaywall.org", f"/v2/{JNS}", "unpaywall/v2-10.1016_j.jns.2020.116832.json"
+    )
     target = "https://www.sciencedirect.com/science/article/pii/S0022510X20301696/pdfft"
     upstream.redirect("doi.org", f"/{JNS}", target)
     return upstream.fixture(
@@ -68,8 +72,12 @@ def route_jns(upstream: ReplayUpstream) -> bytes:
 
 def route_pnas(upstream: ReplayUpstream) -> None:
     """Crossref metadata; the only OA PDF is on a host off the allowlist."""
-    upstream.fixture("api.crossref.org", f"/works/{PNAS}", "crossref/works-10.1073_pnas.1414271111.json")
-    upstream.fixture("api.unpaywall.org", f"/v2/{PNAS}", "unpaywall/v2-10.1073_pnas.1414271111.json")
+    upstream.fixture(
+        "api.crossref.org", f"/works/{PNAS}", "crossref/works-10.1073_pnas.1414271111.json"
+    )
+    upstream.fixture(
+        "api.unpaywall.org", f"/v2/{PNAS}", "unpaywall/v2-10.1073_pnas.1414271111.json"
+    )
 
 
 def route_closed(upstream: ReplayUpstream) -> None:

@@ -6,6 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+
+from doiget.errors import DenialReason, DoigetError, ErrorCode
+from doiget.net.client import SourceClient
+from doiget.papers.provenance import read_rows, verify
+from doiget.refs import parse_ref
+
 from papersutil import (
     CLOSED,
     JNS,
@@ -23,11 +29,6 @@ from papersutil import (
     route_pnas,
 )
 from replay import FIXTURES, ReplayUpstream, Reply
-
-from doiget.errors import DenialReason, DoigetError, ErrorCode
-from doiget.net.client import SourceClient
-from doiget.papers.provenance import read_rows, verify
-from doiget.refs import parse_ref
 
 
 def unpaywall_fixture(name: str) -> dict:
@@ -73,7 +74,9 @@ async def test_arxiv_old_style_is_fetched_end_to_end(
     assert result["ok"] is True
     assert Path(result["path"]).read_bytes() == served
     assert Path(result["path"]).name == "arxiv_quant-ph_0201082v1.pdf"
-    document = read_toml(Path(doiget_env["DOIGET_STORE_ROOT"]) / ".metadata" / "arxiv_quant-ph_0201082v1.toml")
+    document = read_toml(
+        Path(doiget_env["DOIGET_STORE_ROOT"]) / ".metadata" / "arxiv_quant-ph_0201082v1.toml"
+    )
     assert document["title"].startswith("Quantum Computers and Quantum Computer Languages")
     assert verify(Path(doiget_env["DOIGET_LOG_PATH"])).ok
 
@@ -99,7 +102,9 @@ async def test_real_dois_are_fetched_end_to_end(
     assert result["ok"] is True, result
     assert Path(result["path"]).read_bytes() == served
     recorded = unpaywall_fixture(fixture)
-    document = read_toml(Path(doiget_env["DOIGET_STORE_ROOT"]) / ".metadata" / f"{Path(result['path']).stem}.toml")
+    document = read_toml(
+        Path(doiget_env["DOIGET_STORE_ROOT"]) / ".metadata" / f"{Path(result['path']).stem}.toml"
+    )
     assert document["title"] == recorded["title"]
     assert document["authors"][0].split(",")[0] == recorded["z_authors"][0]["family"]
     assert document["year"] == recorded["year"]
@@ -145,7 +150,9 @@ async def test_all_candidates_blocked_fails_with_the_denial_and_keeps_metadata(
     assert error.denial is not None
     assert error.denial.reason is DenialReason.REDIRECT_NOT_IN_ALLOWLIST
     assert error.denial.attempted == "www.pnas.org"
-    document = read_toml(Path(doiget_env["DOIGET_STORE_ROOT"]) / ".metadata" / "doi_10.1073_pnas.1414271111.toml")
+    document = read_toml(
+        Path(doiget_env["DOIGET_STORE_ROOT"]) / ".metadata" / "doi_10.1073_pnas.1414271111.toml"
+    )
     assert document["title"].startswith("Developing functional musculoskeletal tissues")
     assert document["venue"] == "Proceedings of the National Academy of Sciences"
     assert "pdf_path" not in document
@@ -163,7 +170,9 @@ async def test_closed_access_is_no_oa_available_with_metadata_stored(
     finally:
         await papers.aclose()
     assert caught.value.code is ErrorCode.NO_OA_AVAILABLE
-    document = read_toml(Path(doiget_env["DOIGET_STORE_ROOT"]) / ".metadata" / "doi_10.1023_a_1007154515475.toml")
+    document = read_toml(
+        Path(doiget_env["DOIGET_STORE_ROOT"]) / ".metadata" / "doi_10.1023_a_1007154515475.toml"
+    )
     assert document["authors"][0] == "Adak, Subrata"
     assert document["year"] == 2001
 
@@ -180,7 +189,9 @@ async def test_crossref_404_is_not_found_and_nothing_is_stored(
     finally:
         await papers.aclose()
     assert caught.value.code is ErrorCode.NOT_FOUND
-    assert not (Path(doiget_env["DOIGET_STORE_ROOT"]) / ".metadata" / "doi_10.1371_notarealdoi.toml").exists()
+    assert not (
+        Path(doiget_env["DOIGET_STORE_ROOT"]) / ".metadata" / "doi_10.1371_notarealdoi.toml"
+    ).exists()
     assert upstream.requests_to("api.unpaywall.org") == []
 
 
@@ -227,7 +238,10 @@ async def test_metadata_only_and_dry_runs_never_reach_the_pdf_download(
     assert plan["ref"] == {"doi": NATURE}
     assert plan["rate_limit_budget"] == {"global_per_sec": 5.0, "per_source_min_gap_ms": 200}
     assert result["ok"] is True
-    assert result["oa_url"] == "https://dash.harvard.edu/bitstream/1/12285462/1/Nanometer-Scale%20Thermometry.pdf"
+    assert (
+        result["oa_url"]
+        == "https://dash.harvard.edu/bitstream/1/12285462/1/Nanometer-Scale%20Thermometry.pdf"
+    )
     assert result["metadata"]["title"] == "Nanometre-scale thermometry in a living cell"
     assert "europepmc.org" not in [request.host for request in upstream.requests]
     assert not list(Path(doiget_env["DOIGET_STORE_ROOT"]).glob("*.pdf"))
@@ -321,3 +335,20 @@ async def test_crossref_metadata_wins_over_unpaywall_when_both_answer(
     assert result["metadata"]["authors"][0] == "Makris, Eleftherios A."
     assert result["metadata"]["year"] == 2014
     assert not Path(doiget_env["DOIGET_STORE_ROOT"]).exists()
+
+
+async def test_unwritable_provenance_log_stops_the_fetch_before_any_pdf_request(
+    upstream: ReplayUpstream, doiget_env: dict[str, str], tmp_path: Path
+) -> None:
+    route_nature(upstream)
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    papers = make_papers({**doiget_env, "DOIGET_LOG_PATH": str(blocker / "provenance.jsonl")})
+    try:
+        with pytest.raises(DoigetError) as failed:
+            await papers.fetch(NATURE)
+    finally:
+        await papers.aclose()
+    assert failed.value.code is ErrorCode.LOG_ERROR
+    assert upstream.requests_to("europepmc.org") == []
+    assert not list(Path(doiget_env["DOIGET_STORE_ROOT"]).glob("*.pdf"))

@@ -6,13 +6,14 @@ import logging
 from pathlib import Path
 
 import pytest
-from netutil import make_network
-from papersutil import PNAS, make_papers, route_pnas
-from replay import ReplayUpstream, Reply
 
 from doiget.errors import DenialReason, DoigetError, ErrorCode
 from doiget.papers.provenance import read_rows
 from doiget.sources import arxiv, crossref
+
+from netutil import make_network
+from papersutil import PNAS, make_papers, route_pnas
+from replay import ReplayUpstream, Reply
 
 S2_KEY = "s2-secret-key-0123456789"
 
@@ -37,12 +38,17 @@ async def test_arxiv_unknown_id_is_not_found_and_bad_id_is_invalid_ref(
     upstream: ReplayUpstream, doiget_env: dict[str, str]
 ) -> None:
     upstream.fixture(
-        "export.arxiv.org", "/api/query", "arxiv/id_list-0000.0000-empty.atom",
+        "export.arxiv.org",
+        "/api/query",
+        "arxiv/id_list-0000.0000-empty.atom",
         query={"id_list": "0000.0000", "max_results": "1"},
     )
     upstream.fixture(
-        "export.arxiv.org", "/api/query", "arxiv/id_list-abc-error400.atom",
-        query={"id_list": "abc", "max_results": "1"}, status=400,
+        "export.arxiv.org",
+        "/api/query",
+        "arxiv/id_list-abc-error400.atom",
+        query={"id_list": "abc", "max_results": "1"},
+        status=400,
     )
     network = make_network(doiget_env)
     try:
@@ -68,7 +74,7 @@ async def test_enabled_optional_sources_fill_gaps_and_the_s2_key_stays_secret(
         f"/graph/v1/paper/DOI:{PNAS}",
         "semanticscholar/paper-DOI_10.1073_pnas.1414271111.json",
     )
-    upstream.json("doaj.org", f'/api/search/articles/doi:%22{PNAS}%22', {"total": 0, "results": []})
+    upstream.json("doaj.org", f"/api/search/articles/doi:%22{PNAS}%22", {"total": 0, "results": []})
     env = {
         **doiget_env,
         "DOIGET_ENABLE_OPENALEX": "1",
@@ -114,7 +120,9 @@ async def test_a_failing_optional_source_does_not_sink_the_resolution(
     upstream: ReplayUpstream, doiget_env: dict[str, str]
 ) -> None:
     route_pnas(upstream)
-    upstream.route("api.openalex.org", f"/works/doi:{PNAS}", Reply(200, b"<html>maintenance</html>"))
+    upstream.route(
+        "api.openalex.org", f"/works/doi:{PNAS}", Reply(200, b"<html>maintenance</html>")
+    )
     papers = make_papers({**doiget_env, "DOIGET_ENABLE_OPENALEX": "1"})
     try:
         result = await papers.resolve(PNAS)

@@ -16,7 +16,7 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -89,11 +89,13 @@ class Recorded:
 class _Route:
     replies: list[Reply]
     served: int = 0
+    answer: Callable[[dict[str, str]], Reply] | None = None
 
-    def next_reply(self) -> Reply:
-        reply = self.replies[min(self.served, len(self.replies) - 1)]
+    def next_reply(self, query: dict[str, str]) -> Reply:
         self.served += 1
-        return reply
+        if self.answer is not None:
+            return self.answer(query)
+        return self.replies[min(self.served - 1, len(self.replies) - 1)]
 
 
 class ReplayUpstream:
@@ -172,6 +174,11 @@ class ReplayUpstream:
         with self._lock:
             self._routes[key] = _Route(list(replies) or [Reply()])
 
+    def responder(self, host: str, path: str, answer: Callable[[dict[str, str]], Reply]) -> None:
+        """Answer ``host`` + ``path`` with whatever ``answer(query)`` returns."""
+        with self._lock:
+            self._routes[(host.lower(), path, None)] = _Route([], answer=answer)
+
     def json(self, host: str, path: str, data: Any, *, status: int = 200, **kw: Any) -> None:
         """Answer with ``data`` serialised as JSON."""
         query = kw.pop("query", None)
@@ -213,7 +220,7 @@ class ReplayUpstream:
         with self._lock:
             route = self._routes.get((host, path, tuple(sorted(query.items()))))
             route = route or self._routes.get((host, path, None))
-            return route.next_reply() if route else None
+            return route.next_reply(query) if route else None
 
     def _enter(self) -> None:
         with self._lock:

@@ -20,31 +20,85 @@ LATEX = LatexNodes2Text()
 MANY = tuple(Author(family=f"Author{n:03d}", given=f"G. {n}") for n in range(200))
 
 TEN = [
-    Work("crossref", title="Nanometre-scale thermometry in a living cell",
-         authors=(Author("Kucsko", "G."), Author("Maurer", "P. C.")), year=2013,
-         venue="Nature", volume="500", issue="7460", pages="54-58", doi="10.1038/nature12373",
-         type="article-journal"),
-    Work("crossref", title="Über die Möglichkeit — eine Studie",
-         authors=(Author("Müller", "Jürgen"), Author("Ødegård", "Åse"), Author("Ñúñez", "José")),
-         year=2020, venue="Zeitschrift für Physik", type="article-journal"),
-    Work("crossref", title="The $\\alpha$-helix & {DNA}: 50% of #1 cases_x ~ \\emph{in vivo}",
-         authors=(Author("Smith", "A."),), year=2019, venue="J. Chem. & Phys.", type="article-journal"),
-    Work("crossref", title="A study with two hundred authors", authors=MANY, year=2021,
-         venue="Physical Review Letters", type="article-journal", pages="012001"),
-    Work("crossref", title="Guidelines on hand hygiene",
-         authors=(Author(literal="World Health Organization"), Author(literal="Smith and Sons Ltd")),
-         year=2009, publisher="WHO Press", type="report"),
-    Work("arxiv", title="Heat-bath random walks with Markov bases",
-         authors=(Author("Stanley", "Caprice"), Author("Windisch", "Tobias")), year=2016,
-         arxiv_id="1605.08386v1", primary_category="math.CO", type="article"),
-    Work("crossref", title="Κβαντική πληροφορία και υπολογισμός",
-         authors=(Author("Αθανασίου", "Κυριάκος"),), year=2018, venue="Φυσική", type="article-journal"),
-    Work("crossref", title="Proceedings paper on {braces} and \"quotes\"",
-         authors=(Author("van Beethoven", "Ludwig"),), year=2022, venue="Proc. of Things",
-         type="paper-conference"),
-    Work("crossref", title="Retracted: a flawed result", authors=(Author("Doe", "J."),), year=2015,
-         venue="Journal of Errors", type="article-journal",
-         updates=(UpdateNotice("retraction", "updated-by", "10.1000/r"),)),
+    Work(
+        "crossref",
+        title="Nanometre-scale thermometry in a living cell",
+        authors=(Author("Kucsko", "G."), Author("Maurer", "P. C.")),
+        year=2013,
+        venue="Nature",
+        volume="500",
+        issue="7460",
+        pages="54-58",
+        doi="10.1038/nature12373",
+        type="article-journal",
+    ),
+    Work(
+        "crossref",
+        title="Über die Möglichkeit — eine Studie",
+        authors=(Author("Müller", "Jürgen"), Author("Ødegård", "Åse"), Author("Ñúñez", "José")),
+        year=2020,
+        venue="Zeitschrift für Physik",
+        type="article-journal",
+    ),
+    Work(
+        "crossref",
+        title="The $\\alpha$-helix & {DNA}: 50% of #1 cases_x ~ \\emph{in vivo}",
+        authors=(Author("Smith", "A."),),
+        year=2019,
+        venue="J. Chem. & Phys.",
+        type="article-journal",
+    ),
+    Work(
+        "crossref",
+        title="A study with two hundred authors",
+        authors=MANY,
+        year=2021,
+        venue="Physical Review Letters",
+        type="article-journal",
+        pages="012001",
+    ),
+    Work(
+        "crossref",
+        title="Guidelines on hand hygiene",
+        authors=(Author(literal="World Health Organization"), Author(literal="Smith and Sons Ltd")),
+        year=2009,
+        publisher="WHO Press",
+        type="report",
+    ),
+    Work(
+        "arxiv",
+        title="Heat-bath random walks with Markov bases",
+        authors=(Author("Stanley", "Caprice"), Author("Windisch", "Tobias")),
+        year=2016,
+        arxiv_id="1605.08386v1",
+        primary_category="math.CO",
+        type="article",
+    ),
+    Work(
+        "crossref",
+        title="Κβαντική πληροφορία και υπολογισμός",
+        authors=(Author("Αθανασίου", "Κυριάκος"),),
+        year=2018,
+        venue="Φυσική",
+        type="article-journal",
+    ),
+    Work(
+        "crossref",
+        title='Proceedings paper on {braces} and "quotes"',
+        authors=(Author("van Beethoven", "Ludwig"),),
+        year=2022,
+        venue="Proc. of Things",
+        type="paper-conference",
+    ),
+    Work(
+        "crossref",
+        title="Retracted: a flawed result",
+        authors=(Author("Doe", "J."),),
+        year=2015,
+        venue="Journal of Errors",
+        type="article-journal",
+        updates=(UpdateNotice("retraction", "updated-by", "10.1000/r"),),
+    ),
     Work("crossref", title=None, authors=(), year=None, doi="10.1000/untitled"),
 ]
 
@@ -98,7 +152,10 @@ def test_bibtex_also_parses_with_pybtex() -> None:
 def test_entry_types_and_arxiv_fields() -> None:
     text = to_bibtex_many(TEN)
     assert text.count("@article{") == 6
-    assert "@inproceedings{beethoven" not in text and "@inproceedings{vanbeethoven2022proceedings," in text
+    assert (
+        "@inproceedings{beethoven" not in text
+        and "@inproceedings{vanbeethoven2022proceedings," in text
+    )
     assert "@techreport{" in text and "@misc{stanley2016heat," in text
     assert "eprint = {1605.08386v1}" in text and "archiveprefix = {arXiv}" in text
     assert "pages = {54--58}" in text
@@ -114,9 +171,13 @@ def test_escape_covers_every_special_character() -> None:
 def test_citekeys_are_stable_ascii_and_unique() -> None:
     assert citekey(TEN[0]) == "kucsko2013nanometre"
     assert citekey(TEN[1]) == "muller2020uber"
-    assert citekey(TEN[9]) == "anon"  + "nd"
+    assert citekey(TEN[9]) == "anon" + "nd"
     twins = [TEN[0], TEN[0], TEN[0]]
-    assert unique_citekeys(twins) == ["kucsko2013nanometrea", "kucsko2013nanometreb", "kucsko2013nanometrec"]
+    assert unique_citekeys(twins) == [
+        "kucsko2013nanometrea",
+        "kucsko2013nanometreb",
+        "kucsko2013nanometrec",
+    ]
     assert to_bibtex(TEN[0]) == to_bibtex(TEN[0])
 
 
@@ -132,7 +193,14 @@ def test_csl_json_is_valid_against_the_schema() -> None:
     assert items[8]["note"] == "Retracted"
 
 
-@pytest.mark.parametrize("broken", [{"id": "x"}, {"id": "x", "type": "novel"}, {"id": "x", "type": "book", "author": [{"given": "A"}]}])
+@pytest.mark.parametrize(
+    "broken",
+    [
+        {"id": "x"},
+        {"id": "x", "type": "novel"},
+        {"id": "x", "type": "book", "author": [{"given": "A"}]},
+    ],
+)
 def test_csl_schema_rejects_invalid_items(broken: dict) -> None:
     schema = json.loads(SCHEMA_PATH.read_text())
     with pytest.raises(jsonschema.ValidationError):

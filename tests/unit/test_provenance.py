@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import multiprocessing
-import os
 from pathlib import Path
 
 import pytest
@@ -18,7 +18,9 @@ from doiget.papers.provenance import GENESIS, ProvenanceLog, log_files, read_row
 def write_rows(path: Path, count: int, **kw: int) -> ProvenanceLog:
     log = ProvenanceLog(path, **kw)
     for number in range(count):
-        log.append("fetch", ref=f"10.1000/{number}", source="oa-publisher", result="ok", size=number)
+        log.append(
+            "fetch", ref=f"10.1000/{number}", source="oa-publisher", result="ok", size=number
+        )
     return log
 
 
@@ -26,9 +28,15 @@ def test_rows_chain_from_genesis_and_verify(tmp_path: Path) -> None:
     path = tmp_path / "log.jsonl"
     write_rows(path, 3).close()
     rows = list(read_rows(path))
-    assert [row["event"] for row in rows] == ["session_start", "fetch", "fetch", "fetch", "session_end"]
+    assert [row["event"] for row in rows] == [
+        "session_start",
+        "fetch",
+        "fetch",
+        "fetch",
+        "session_end",
+    ]
     assert rows[0]["prev_hash"] == GENESIS
-    for previous, row in zip(rows, rows[1:], strict=False):
+    for previous, row in itertools.pairwise(rows):
         assert row["prev_hash"] == previous["this_hash"]
         assert row["this_hash"] == row_hash(row)
     assert [row["seq"] for row in rows] == list(range(5))

@@ -6,13 +6,14 @@ import json
 from typing import Any
 
 import pytest
-from replay import FIXTURES
 
 from doiget.errors import DoigetError, ErrorCode
 from doiget.sources import arxiv, crossref, doaj, openalex, semantic_scholar, unpaywall
 from doiget.sources.markup import plain_text
 from doiget.sources.names import author_from_name
 from doiget.sources.shape import ShapeError
+
+from replay import FIXTURES
 
 
 def recorded(name: str) -> Any:
@@ -60,7 +61,11 @@ def test_crossref_work_fields_and_correction_notice() -> None:
     assert work.type == "article-journal" and work.issn == ("1932-6203",)
     assert work.license == "http://creativecommons.org/licenses/by/4.0/"
     (notice,) = work.updates
-    assert (notice.kind, notice.direction, notice.date) == ("correction", "updated-by", "2012-05-08")
+    assert (notice.kind, notice.direction, notice.date) == (
+        "correction",
+        "updated-by",
+        "2012-05-08",
+    )
     assert not work.retracted  # a correction is not a retraction
 
 
@@ -87,7 +92,9 @@ def test_crossref_broken_skeleton_is_a_shape_error(data: Any) -> None:
 
 
 def test_crossref_mistyped_optional_fields_are_tolerated() -> None:
-    data = {"message": {"title": "no list", "author": "x", "issued": {"date-parts": "?"}, "ISSN": 5}}
+    data = {
+        "message": {"title": "no list", "author": "x", "issued": {"date-parts": "?"}, "ISSN": 5}
+    }
     work = crossref.parse_work(data)
     assert (work.title, work.authors, work.year) == ("no list", (), None)
 
@@ -111,15 +118,23 @@ def test_unpaywall_closed_record_has_no_candidates() -> None:
 
 def test_openalex_work_with_abstract_ids_and_references() -> None:
     work = openalex.parse_work(recorded("openalex/works-doi-10.1073_pnas.1414271111.json"))
-    assert (work.openalex_id, work.doi, work.pmid) == ("W2109415576", "10.1073/pnas.1414271111", "25349395")
+    assert (work.openalex_id, work.doi, work.pmid) == (
+        "W2109415576",
+        "10.1073/pnas.1414271111",
+        "25349395",
+    )
     assert work.abstract and work.abstract.startswith("Significance")
     assert work.authors[0].orcid == "0000-0003-4136-4620"
-    assert len(work.referenced_ids) == 73 and all(ref.startswith("W") for ref in work.referenced_ids)
+    assert len(work.referenced_ids) == 73 and all(
+        ref.startswith("W") for ref in work.referenced_ids
+    )
     assert work.venue == "Proceedings of the National Academy of Sciences"
 
 
 def test_openalex_list_and_inverted_index() -> None:
-    works = openalex.parse_results(recorded("openalex/works-filter-cites-W2741809807-page1-per50.json"))
+    works = openalex.parse_results(
+        recorded("openalex/works-filter-cites-W2741809807-page1-per50.json")
+    )
     assert len(works) == 50 and all(work.openalex_id for work in works)
     assert openalex.abstract_from_index({"world": [1], "hello": [0]}) == "hello world"
     with pytest.raises(ShapeError):
@@ -127,7 +142,9 @@ def test_openalex_list_and_inverted_index() -> None:
 
 
 def test_semantic_scholar_paper() -> None:
-    work = semantic_scholar.parse_paper(recorded("semanticscholar/paper-DOI_10.1073_pnas.1414271111.json"))
+    work = semantic_scholar.parse_paper(
+        recorded("semanticscholar/paper-DOI_10.1073_pnas.1414271111.json")
+    )
     assert (work.doi, work.pmid, work.year) == ("10.1073/pnas.1414271111", "25349395", 2014)
     assert work.pages == "E4832-E4841" and work.type == "article-journal"
     assert work.authors[3].sort_name == "Hu, Jerry C."
@@ -157,5 +174,8 @@ def test_display_names_split_with_particles(name: str, family: str, given: str) 
 
 
 def test_markup_is_reduced_to_text() -> None:
-    jats = "<jats:title>Abstract</jats:title><jats:p>One <jats:italic>two</jats:italic>.</jats:p><jats:p>Three.</jats:p>"
+    jats = (
+        "<jats:title>Abstract</jats:title><jats:p>One <jats:italic>two</jats:italic>.</jats:p>"
+        "<jats:p>Three.</jats:p>"
+    )
     assert plain_text(jats) == "One two. Three."

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-import bibtexparser
+from bibtexparser.entrypoint import write_string
 from bibtexparser.library import Library
 from bibtexparser.model import Entry, Field
 
@@ -99,7 +99,7 @@ def _library(works: Sequence[Work]) -> Library:
 
 def to_bibtex_many(works: Sequence[Work]) -> str:
     """One BibTeX document for several works (keys made unique within it)."""
-    return str(bibtexparser.write_string(_library(works)))
+    return write_string(_library(works))
 
 
 def to_bibtex(work: Work) -> str:

@@ -10,15 +10,36 @@ from typing import Final
 from doiget.models import Work
 
 _STOPWORDS: Final = frozenset(
-    "a an the on of in for and to with from by at as is are be via towards toward".split()
+    [
+        "a",
+        "an",
+        "the",
+        "on",
+        "of",
+        "in",
+        "for",
+        "and",
+        "to",
+        "with",
+        "from",
+        "by",
+        "at",
+        "as",
+        "is",
+        "are",
+        "be",
+        "via",
+        "towards",
+        "toward",
+    ]
 )
 _WORD: Final = re.compile(r"[a-z0-9]+")
 
 
 def ascii_fold(value: str) -> str:
     """Lower-case ASCII letters and digits of ``value`` (accents dropped: Müller -> muller)."""
-    decomposed = unicodedata.normalize("NFKD", value.replace("ß", "ss"))
-    return decomposed.encode("ascii", "ignore").decode().lower()
+    decomposed: str = unicodedata.normalize("NFKD", value.replace("ß", "ss"))
+    return decomposed.encode("ascii", "ignore").decode("ascii").lower()
 
 
 def _author_part(work: Work) -> str:
@@ -31,10 +52,8 @@ def _author_part(work: Work) -> str:
 
 
 def _title_part(work: Work) -> str:
-    for word in _WORD.findall(ascii_fold(work.title or "")):
-        if word not in _STOPWORDS:
-            return word
-    return ""
+    words: list[str] = _WORD.findall(ascii_fold(work.title or ""))
+    return next((word for word in words if word not in _STOPWORDS), "")
 
 
 def citekey(work: Work) -> str:

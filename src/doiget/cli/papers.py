@@ -110,7 +110,9 @@ def _show_listing(ctx: typer.Context, json_output: bool, result: dict[str, Any])
 
 
 @handles_errors
-def fetch(ctx: typer.Context, ref: RefArg, dry_run: DryRun = False, json_output: JsonFlag = False) -> None:
+def fetch(
+    ctx: typer.Context, ref: RefArg, dry_run: DryRun = False, json_output: JsonFlag = False
+) -> None:
     """Resolve a ref and download its Open Access PDF into the library."""
     if dry_run:
         _show_result(ctx, json_output, _sync(ctx, lambda p: p.plan(ref)))
@@ -137,9 +139,7 @@ def resolve(ctx: typer.Context, ref: RefArg, json_output: JsonFlag = False) -> N
 
 def _read_refs(source: str) -> list[str]:
     text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
-    return [
-        line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")
-    ]
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
 
 
 @handles_errors
@@ -180,7 +180,10 @@ def batch(
             if row["ok"]:
                 out.print(f"[green]ok[/]     {row['ref']} -> {row['path']}")
             else:
-                out.print(f"[red]failed[/] {row['ref']}: {row['error']['code']}: {row['error']['message']}")
+                out.print(
+                    f"[red]failed[/] {row['ref']}: "
+                    f"{row['error']['code']}: {row['error']['message']}"
+                )
         summary = result["summary"]
         out.print(f"{summary['ok']} of {summary['total']} fetched")
     if result["summary"]["failed"]:
@@ -246,9 +249,7 @@ def graph(
     ctx: typer.Context,
     ref: RefArg,
     depth: Annotated[int, typer.Option(min=1, max=3, help="BFS depth (1-3).")] = 1,
-    direction: Annotated[
-        str, typer.Option(help="references, citations or both.")
-    ] = "references",
+    direction: Annotated[str, typer.Option(help="references, citations or both.")] = "references",
     json_output: JsonFlag = False,
 ) -> None:
     """Expand the citation graph around a DOI through OpenAlex (needs DOIGET_ENABLE_OPENALEX)."""
@@ -259,8 +260,11 @@ def graph(
     table = Table("depth", "openalex", "year", "title", "doi")
     for node in result["nodes"]:
         table.add_row(
-            str(node["depth"]), node["openalex_id"], str(node.get("year") or ""),
-            (node.get("title") or "")[:70], node.get("doi") or "",
+            str(node["depth"]),
+            node["openalex_id"],
+            str(node.get("year") or ""),
+            (node.get("title") or "")[:70],
+            node.get("doi") or "",
         )
     out.print(table)
     note = " (truncated by the caps)" if result["truncated"] else ""

@@ -25,7 +25,7 @@ def write_atomic(path: Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(name, path)
+        Path(name).replace(path)
     except BaseException:
         Path(name).unlink(missing_ok=True)
         raise
@@ -34,5 +34,5 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 def move_into_place(temp: Path, path: Path) -> None:
     """Rename an already-fsynced temp file onto ``path`` (same directory) durably."""
-    os.replace(temp, path)
+    temp.replace(path)
     fsync_dir(path.parent)

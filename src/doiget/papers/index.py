@@ -58,7 +58,15 @@ END;
 _COLUMNS: Final = ", ".join(
     f"entries.{name}"
     for name in (
-        "key", "ref", "doi", "arxiv_id", "title", "authors", "venue", "year", "fetched_at",
+        "key",
+        "ref",
+        "doi",
+        "arxiv_id",
+        "title",
+        "authors",
+        "venue",
+        "year",
+        "fetched_at",
         "pdf_path",
     )
 )
@@ -296,7 +304,8 @@ class LibraryIndex:
         db = self._connect()
         try:
             rows = db.execute(
-                f"SELECT {_COLUMNS}, bm25(entries_fts, 10.0, 5.0, 3.0, 1.0, 2.0) AS score "
+                # _COLUMNS is a constant; the user's text only ever binds as a parameter.
+                f"SELECT {_COLUMNS}, bm25(entries_fts, 10.0, 5.0, 3.0, 1.0, 2.0) AS score "  # noqa: S608
                 "FROM entries_fts JOIN entries ON entries.id = entries_fts.rowid "
                 "WHERE entries_fts MATCH ? ORDER BY score LIMIT ?",
                 (expression, limit),
@@ -310,7 +319,7 @@ class LibraryIndex:
         db = self._connect()
         try:
             rows = db.execute(
-                f"SELECT {_COLUMNS} FROM entries ORDER BY fetched_at DESC, id DESC LIMIT ?",
+                f"SELECT {_COLUMNS} FROM entries ORDER BY fetched_at DESC, id DESC LIMIT ?",  # noqa: S608
                 (limit,),
             ).fetchall()
         except sqlite3.Error as exc:

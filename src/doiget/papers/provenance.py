@@ -20,6 +20,7 @@ import os
 import re
 import uuid
 from collections.abc import Iterator
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -124,10 +125,8 @@ class ProvenanceLog:
         if not self._started:
             return
         self._started = False
-        try:
+        with suppress(DoigetError):
             self._write("session_end", {"result": "ok"})
-        except DoigetError:
-            pass
 
     def _write(self, event: str, fields: dict[str, Any]) -> dict[str, Any]:
         unknown = set(fields) - set(ROW_FIELDS)
@@ -162,7 +161,9 @@ class ProvenanceLog:
                 last = json.loads(line)
                 return int(last["seq"]) + 1, str(last["this_hash"]), torn
             except (ValueError, KeyError, TypeError) as exc:
-                raise OSError(0, f"its last row is unreadable ({exc}); run audit-log --verify") from exc
+                raise OSError(
+                    0, f"its last row is unreadable ({exc}); run audit-log --verify"
+                ) from exc
         return 0, GENESIS, torn
 
     def _append_locked(self, event: str, fields: dict[str, Any]) -> dict[str, Any]:
@@ -201,7 +202,7 @@ class ProvenanceLog:
     def _rotate(self) -> None:
         numbers = [int(file.name.rsplit(".", 1)[1]) for file in log_files(self.path)[:-1]]
         target = self.path.with_name(f"{self.path.name}.{max(numbers, default=0) + 1}")
-        os.replace(self.path, target)
+        self.path.replace(target)
         fsync_dir(self.path.parent)
 
 
@@ -218,7 +219,9 @@ class VerifyReport:
     reason: str | None = None
 
 
-def _check_row(raw: bytes, expected_prev: str, expected_seq: int) -> tuple[dict[str, Any] | None, str | None]:
+def _check_row(
+    raw: bytes, expected_prev: str, expected_seq: int
+) -> tuple[dict[str, Any] | None, str | None]:
     try:
         row = json.loads(raw)
     except ValueError:
@@ -226,7 +229,10 @@ def _check_row(raw: bytes, expected_prev: str, expected_seq: int) -> tuple[dict[
     if not isinstance(row, dict):
         return None, "the row is not a JSON object"
     if row.get("prev_hash") != expected_prev:
-        return row, "prev_hash does not match the previous row's hash (a row was removed or reordered)"
+        return (
+            row,
+            "prev_hash does not match the previous row's hash (a row was removed or reordered)",
+        )
     if row.get("this_hash") != row_hash(row):
         return row, "this_hash does not match the row's content (the row was edited)"
     if row.get("seq") != expected_seq:
@@ -242,7 +248,9 @@ def verify(path: Path) -> VerifyReport:
         try:
             data = file.read_bytes()
         except OSError as exc:
-            return VerifyReport(False, count, len(files), count, str(file), None, f"unreadable: {exc}")
+            return VerifyReport(
+                False, count, len(files), count, str(file), None, f"unreadable: {exc}"
+            )
         lines = data.split(b"\n")
         if lines and lines[-1] == b"":
             lines.pop()

@@ -37,7 +37,9 @@ LIST_MAX: Final = 100
 Progress = Callable[[int, int, dict[str, Any]], Awaitable[None] | None]
 
 
-def envelope(ref_text: str, call_result: dict[str, Any] | DoigetError, *, batch: bool = False) -> dict[str, Any]:
+def envelope(
+    ref_text: str, call_result: dict[str, Any] | DoigetError, *, batch: bool = False
+) -> dict[str, Any]:
     """A success dict as is, or an error as ``{ok: false, ref, error}``."""
     if isinstance(call_result, DoigetError):
         return {"ok": False, "ref": ref_text, "error": call_result.to_dict(denial_always=batch)}
@@ -151,9 +153,17 @@ class Papers:
         ref = parse_ref(ref_text)
         resolution = await self._resolve_logged(ref)
         async with self.store.locked_async(ref):
-            self._log("metadata_only", ref, source=resolution.source, result="ok",
-                      license=resolution.license, path=str(self.store.metadata_path(ref)))
-            self.store.write_metadata(ref, resolution.work, doiget_fields=self._doiget_fields(resolution))
+            self._log(
+                "metadata_only",
+                ref,
+                source=resolution.source,
+                result="ok",
+                license=resolution.license,
+                path=str(self.store.metadata_path(ref)),
+            )
+            self.store.write_metadata(
+                ref, resolution.work, doiget_fields=self._doiget_fields(resolution)
+            )
             self._index_entry(ref)
         return self._metadata_result(resolution)
 
@@ -166,13 +176,19 @@ class Papers:
             try:
                 return await self._try_candidate(ref, resolution, candidate)
             except DoigetError as error:
-                if error.code in (ErrorCode.LOG_ERROR, ErrorCode.STORE_ERROR, ErrorCode.LOCK_TIMEOUT):
+                if error.code in (
+                    ErrorCode.LOG_ERROR,
+                    ErrorCode.STORE_ERROR,
+                    ErrorCode.LOCK_TIMEOUT,
+                ):
                     raise
                 failures.append(error)
                 self._log_failure("fetch", ref, error, candidate.client)
         # No PDF: keep what we learned, so the metadata is not lost.
         async with self.store.locked_async(ref):
-            self.store.write_metadata(ref, resolution.work, doiget_fields=self._doiget_fields(resolution))
+            self.store.write_metadata(
+                ref, resolution.work, doiget_fields=self._doiget_fields(resolution)
+            )
             self._index_entry(ref)
         raise self._no_pdf_error(ref, resolution, failures)
 
@@ -180,7 +196,11 @@ class Papers:
         self, ref: Ref, resolution: Resolution, failures: list[DoigetError]
     ) -> DoigetError:
         if not resolution.candidates:
-            hint = "" if self.runtime.settings.email else " Set DOIGET_EMAIL so Unpaywall can be asked."
+            hint = (
+                ""
+                if self.runtime.settings.email
+                else " Set DOIGET_EMAIL so Unpaywall can be asked."
+            )
             return DoigetError(
                 ErrorCode.NO_OA_AVAILABLE,
                 f"no Open Access copy of {ref} is known; its metadata was stored.{hint}",
@@ -208,11 +228,25 @@ class Papers:
             source = "arxiv" if candidate.client == "arxiv" else "oa-publisher"
             license_text = candidate.license or resolution.license
             target = self.store.pdf_path(ref)
-            self._log("fetch", ref, source=source, result="ok", license=license_text,
-                      size=pdf.size_bytes, detail=pdf.url)
+            self._log(
+                "fetch",
+                ref,
+                source=source,
+                result="ok",
+                license=license_text,
+                size=pdf.size_bytes,
+                detail=pdf.url,
+            )
             async with self.store.locked_async(ref):
-                self._log("store_write", ref, source=source, result="ok", license=license_text,
-                          size=pdf.size_bytes, path=str(target))
+                self._log(
+                    "store_write",
+                    ref,
+                    source=source,
+                    result="ok",
+                    license=license_text,
+                    size=pdf.size_bytes,
+                    path=str(target),
+                )
                 self.store.place_pdf(ref, pdf.path)
                 self.store.write_metadata(
                     ref,
@@ -337,9 +371,14 @@ class Papers:
         if not metadata_only:
             if arxiv_ref_for(ref) is None:
                 pdf_sources.append(
-                    {"key": "oa-publisher", "candidate_hosts": list(DEFAULT_ALLOWLISTS["oa-publisher"])}
+                    {
+                        "key": "oa-publisher",
+                        "candidate_hosts": list(DEFAULT_ALLOWLISTS["oa-publisher"]),
+                    }
                 )
-            pdf_sources.append({"key": "arxiv", "candidate_hosts": list(DEFAULT_ALLOWLISTS["arxiv"])})
+            pdf_sources.append(
+                {"key": "arxiv", "candidate_hosts": list(DEFAULT_ALLOWLISTS["arxiv"])}
+            )
         loaded = list(dict.fromkeys([*metadata_sources, *(s["key"] for s in pdf_sources)]))
         return {
             "ok": True,

@@ -274,7 +274,9 @@ class Store:
         """
         existing = self.read_document(ref) or {}
         meta_old = existing.get("doiget", {}) if isinstance(existing.get("doiget"), dict) else {}
-        written_old = meta_old.get("written", {}) if isinstance(meta_old.get("written"), dict) else {}
+        written_old = (
+            meta_old.get("written", {}) if isinstance(meta_old.get("written"), dict) else {}
+        )
         document: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
         written: dict[str, str] = {}
         fresh = work_to_fields(work)

@@ -1,1 +1,1 @@
-"""Upstream sources: each talks to one upstream through its net client and parses into doiget.models."""
+"""Upstream sources: each talks to one upstream through its client, parsing into doiget.models."""

@@ -104,7 +104,9 @@ def parse_feed(body: bytes) -> list[Work]:
 
 async def get_work(client: SourceClient, arxiv_id: str) -> Work:
     """The arXiv record of one id; NOT_FOUND when arXiv has none."""
-    fetched = await client.get(API_URL, params={"id_list": arxiv_id, "max_results": 1}, accept_status=(400,))
+    fetched = await client.get(
+        API_URL, params={"id_list": arxiv_id, "max_results": 1}, accept_status=(400,)
+    )
     works = parse_or_drift(client, parse_feed, fetched.content)
     if fetched.status == 400 and not works:
         raise DoigetError(ErrorCode.INVALID_REF, f"arXiv refused the id {arxiv_id!r}.")

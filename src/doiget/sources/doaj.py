@@ -26,7 +26,11 @@ API_BASE: Final = "https://doaj.org/api/search/articles/"
 
 def _identifier(bibjson: dict[str, Any], kind: str) -> str | None:
     return next(
-        (text(item.get("id")) for item in items(bibjson.get("identifier")) if item.get("type") == kind),
+        (
+            text(item.get("id"))
+            for item in items(bibjson.get("identifier"))
+            if item.get("type") == kind
+        ),
         None,
     )
 
@@ -44,7 +48,11 @@ def parse_article(data: Any) -> Work:
     licences = items(journal.get("license")) or items(bibjson.get("license"))
     fulltext = [item for item in items(bibjson.get("link")) if item.get("type") == "fulltext"]
     pdf_url = next(
-        (text(item.get("url")) for item in fulltext if "pdf" in str(item.get("content_type")).lower()),
+        (
+            text(item.get("url"))
+            for item in fulltext
+            if "pdf" in str(item.get("content_type")).lower()
+        ),
         None,
     )
     issns = journal.get("issns") or [_identifier(bibjson, "pissn"), _identifier(bibjson, "eissn")]

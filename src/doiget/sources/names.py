@@ -8,7 +8,24 @@ from doiget.models import Author
 
 # Lower-case particles that belong to the family name when they precede it.
 _PARTICLES: Final = frozenset(
-    {"van", "von", "der", "den", "de", "del", "della", "di", "da", "du", "la", "le", "dos", "das", "ter", "ten"}
+    {
+        "van",
+        "von",
+        "der",
+        "den",
+        "de",
+        "del",
+        "della",
+        "di",
+        "da",
+        "du",
+        "la",
+        "le",
+        "dos",
+        "das",
+        "ter",
+        "ten",
+    }
 )
 
 

@@ -85,7 +85,9 @@ def parse_work(data: Any) -> Work:
     biblio = mapping(work.get("biblio"))
     kind = text(work.get("type"))
     pmid = text(ids.get("pmid"))
-    referenced = tuple(ref for value in work.get("referenced_works") or [] if (ref := short_id(value)))
+    referenced = tuple(
+        ref for value in work.get("referenced_works") or [] if (ref := short_id(value))
+    )
     retracted = work.get("is_retracted")
     return Work(
         source="openalex",
