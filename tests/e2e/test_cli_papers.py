@@ -144,3 +144,33 @@ def test_tampered_provenance_row_is_reported_by_audit_log(
     report = json_lines(done.stdout)[0]
     assert report["ok"] is False
     assert report["first_broken"] == target
+
+
+def test_exports_and_graph_from_the_command_line(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    route_nature(upstream)
+    assert doiget("fetch", NATURE, env=doiget_env).returncode == 0
+    bib = doiget("bib", NATURE, env=doiget_env)
+    assert bib.returncode == 0, bib.stderr
+    assert bib.stdout.startswith("@article{kucsko2013nanometre,")
+    assert "journal = {Nature}" in bib.stdout
+    items = json_lines(doiget("csl", NATURE, "--json", env=doiget_env).stdout)[0]["items"]
+    assert items[0]["DOI"] == NATURE and items[0]["type"] == "article-journal"
+    missing = doiget("bib", NATURE, "10.1000/not-stored", "--json", env=doiget_env)
+    assert missing.returncode != 0
+    assert json.loads(missing.stderr.strip().splitlines()[-1])["error"]["code"] == "NOT_FOUND"
+
+    denied = doiget("graph", NATURE, "--json", env=doiget_env)
+    assert json.loads(denied.stderr.strip().splitlines()[-1])["error"]["code"] == "CAPABILITY_DENIED"
+    upstream.fixture(
+        "api.openalex.org", f"/works/doi:{NATURE}", "openalex/works-W2741809807-2026.json"
+    )
+    upstream.fixture(
+        "api.openalex.org", "/works", "openalex/works-filter-cites-W2741809807-page1-per50.json"
+    )
+    env = {**doiget_env, "DOIGET_ENABLE_OPENALEX": "1"}
+    graph = doiget("graph", NATURE, "--direction", "citations", "--json", env=env)
+    assert graph.returncode == 0, graph.stderr
+    result = json_lines(graph.stdout)[0]
+    assert result["count"] == 21 and result["truncated"] is True

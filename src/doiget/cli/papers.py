@@ -61,6 +61,7 @@ def _sync(ctx: typer.Context, work: Callable[[Papers], T]) -> T:
         return work(papers)
     finally:
         papers.index.close()
+        papers.log.close()
 
 
 def _show_result(ctx: typer.Context, json_output: bool, result: dict[str, Any]) -> None:
@@ -223,25 +224,18 @@ def pdf_path(ctx: typer.Context, ref: RefArg, json_output: JsonFlag = False) -> 
 @handles_errors
 def bib(ctx: typer.Context, refs: RefsArg, json_output: JsonFlag = False) -> None:
     """BibTeX for stored entries."""
-    from doiget.cite.bibtex import to_bibtex_many
-
-    text = to_bibtex_many(_sync(ctx, lambda p: p.works(refs)))
-    if wants_json(ctx, json_output):
-        emit_json({"ok": True, "count": len(refs), "bibtex": text})
-    else:
-        typer.echo(text)
+    result = _sync(ctx, lambda p: p.bibtex(refs))
+    emit_json(result) if wants_json(ctx, json_output) else typer.echo(result["bibtex"])
 
 
 @handles_errors
 def csl(ctx: typer.Context, refs: RefsArg, json_output: JsonFlag = False) -> None:
     """CSL-JSON for stored entries."""
-    from doiget.cite.csl import to_csl_many
-
-    items = to_csl_many(_sync(ctx, lambda p: p.works(refs)))
+    result = _sync(ctx, lambda p: p.csl(refs))
     if wants_json(ctx, json_output):
-        emit_json({"ok": True, "count": len(items), "items": items})
+        emit_json(result)
     else:
-        out.print_json(data=items)
+        out.print_json(data=result["items"])
 
 
 @handles_errors

@@ -16,6 +16,7 @@ import anyio
 
 from doiget.errors import DoigetError, ErrorCode
 from doiget.health import SCHEMA_VERSION
+from doiget.models import Work
 from doiget.net.allowlist import DEFAULT_ALLOWLISTS
 from doiget.net.network import Network
 from doiget.net.ratelimit import HARD_CODED
@@ -476,11 +477,29 @@ class Papers:
             self.index.remove(entry.key)
         return {"ok": True, "ref": entry.ref.canonical, "removed": [str(p) for p in removed]}
 
-    def works(self, ref_texts: Sequence[str]) -> list[Any]:
+    def works(self, ref_texts: Sequence[str]) -> list[Work]:
         """The stored Works of several refs (for exports), in the order given."""
         if not ref_texts:
             raise DoigetError(ErrorCode.INVALID_REF, "give at least one ref to export.")
+        if len(ref_texts) > LIST_MAX:
+            raise DoigetError(
+                ErrorCode.INVALID_REF, f"export at most {LIST_MAX} refs at once; split the list."
+            )
         return [self._entry(text).work for text in ref_texts]
+
+    def bibtex(self, ref_texts: Sequence[str]) -> dict[str, Any]:
+        """BibTeX for stored entries (keys unique within the document)."""
+        from doiget.cite.bibtex import to_bibtex_many
+
+        works = self.works(ref_texts)
+        return {"ok": True, "count": len(works), "bibtex": to_bibtex_many(works)}
+
+    def csl(self, ref_texts: Sequence[str]) -> dict[str, Any]:
+        """CSL-JSON items for stored entries."""
+        from doiget.cite.csl import to_csl_many
+
+        items = to_csl_many(self.works(ref_texts))
+        return {"ok": True, "count": len(items), "items": items}
 
 
 def _bounded_limit(limit: int) -> int:
