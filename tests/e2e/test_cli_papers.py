@@ -162,7 +162,9 @@ def test_exports_and_graph_from_the_command_line(
     assert json.loads(missing.stderr.strip().splitlines()[-1])["error"]["code"] == "NOT_FOUND"
 
     denied = doiget("graph", NATURE, "--json", env=doiget_env)
-    assert json.loads(denied.stderr.strip().splitlines()[-1])["error"]["code"] == "CAPABILITY_DENIED"
+    assert (
+        json.loads(denied.stderr.strip().splitlines()[-1])["error"]["code"] == "CAPABILITY_DENIED"
+    )
     upstream.fixture(
         "api.openalex.org", f"/works/doi:{NATURE}", "openalex/works-W2741809807-2026.json"
     )
