@@ -5,9 +5,10 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import os
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
@@ -43,11 +44,14 @@ def wants_json(ctx: typer.Context, local_flag: bool) -> bool:
     return local_flag or state(ctx).json
 
 
-def runtime(ctx: typer.Context) -> Runtime:
-    """Load settings and profile once, print the banner to stderr, configure logging."""
+def runtime(ctx: typer.Context, overrides: Mapping[str, str] | None = None) -> Runtime:
+    """Load settings and profile once, print the banner to stderr, configure logging.
+
+    ``overrides`` are command-line options that stand in for their environment variable.
+    """
     cli = state(ctx)
     if cli.runtime is None:
-        cli.runtime = load_runtime()
+        cli.runtime = load_runtime({**os.environ, **overrides} if overrides else None)
         logging.basicConfig(
             stream=sys.stderr,
             level=cli.runtime.settings.log_level,

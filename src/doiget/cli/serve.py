@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import anyio
 import typer
 
 from doiget.cli.output import handles_errors, runtime
-from doiget.errors import DoigetError, ErrorCode
+from doiget.config import KNOWN_TOOLSETS
 
 
 @handles_errors
-def serve(ctx: typer.Context) -> None:
+def serve(
+    ctx: typer.Context,
+    toolsets: Annotated[
+        str | None,
+        typer.Option(
+            "--toolsets",
+            help=f"Comma list of toolsets to serve ({', '.join(KNOWN_TOOLSETS)}); "
+            "default DOIGET_TOOLSETS, else all.",
+        ),
+    ] = None,
+) -> None:
     """Run the MCP server over stdio (stdout carries JSON-RPC frames only)."""
-    runtime(ctx)
-    raise DoigetError(
-        ErrorCode.INTERNAL_ERROR,
-        "the MCP server is not part of this build yet; use the command line "
-        "(doiget --help) meanwhile.",
-    )
+    from doiget.server.app import serve_stdio
+
+    overrides = {"DOIGET_TOOLSETS": toolsets} if toolsets is not None else None
+    anyio.run(serve_stdio, runtime(ctx, overrides))

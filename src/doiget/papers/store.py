@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import tomllib
 from collections.abc import AsyncIterator, Iterator
@@ -31,6 +32,8 @@ from doiget.errors import DoigetError, ErrorCode
 from doiget.models import Author, Work
 from doiget.papers.atomic import move_into_place, write_atomic
 from doiget.refs import Ref, parse_ref
+
+logger = logging.getLogger("doiget.papers")
 
 SCHEMA_VERSION: Final = "1.0"
 LOCK_TIMEOUT_S: Final = 5.0
@@ -250,6 +253,17 @@ class Store:
         if ref is None:
             return None
         return Entry(ref, path.stem, path, self.root / f"{path.stem}.pdf", document)
+
+    def entries(self) -> Iterator[Entry]:
+        """Every readable entry, in key order (unreadable files are skipped and logged)."""
+        for path in self.metadata_files():
+            try:
+                entry = self.entry_at(path)
+            except DoigetError as error:
+                logger.warning("skipping %s: %s", path.name, error.message)
+                continue
+            if entry is not None:
+                yield entry
 
     def metadata_files(self) -> list[Path]:
         """Every entry's TOML file."""

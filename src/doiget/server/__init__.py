@@ -1,0 +1,1 @@
+"""The MCP face of doiget: toolsets, input validation and the stdio server."""

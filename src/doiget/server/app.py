@@ -1,0 +1,251 @@
+"""The MCP server: toolsets registered on the SDK's low-level server, served over stdio.
+
+Every tool call is validated against its inputSchema, run, and answered with the
+result as structuredContent plus the same JSON as text; ``ok: false`` sets isError.
+No exception crosses the JSON-RPC boundary, and the stdio transport owns stdout, so
+only JSON-RPC frames ever reach it (logs and the banner go to stderr).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import signal
+from collections.abc import Mapping
+from typing import Any, Final
+
+import anyio
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+
+from doiget import __version__
+from doiget.errors import DoigetError, ErrorCode
+from doiget.runtime import Runtime
+from doiget.server.lifecycle import GRACE_SECONDS, draining
+from doiget.server.toolset import Result, Toolset, ToolSpec
+from doiget.server.validation import validate_arguments
+
+logger = logging.getLogger("doiget.server")
+
+INSTRUCTIONS: Final = (
+    "doiget finds, resolves, fetches and cites scholarly papers. Call "
+    "doiget_capability_profile first to learn which sources this instance may use. Refs are "
+    "DOIs ('10.1234/abc') or arXiv ids ('2401.12345'). Every result is { ok: true, ... } or "
+    "{ ok: false, error: { code, message } }; the message says what to do next."
+)
+RESOURCE_PAGE: Final = 500
+RESOURCE_NOT_FOUND: Final = -32002
+
+
+def build_toolsets(runtime: Runtime) -> list[Toolset]:
+    """The toolsets the settings select (papers is the only one so far)."""
+    from doiget.server.papers_tools import papers_toolset
+
+    factories = {"papers": papers_toolset}
+    return [factories[name](runtime) for name in runtime.settings.toolsets if name in factories]
+
+
+class _Call:
+    """Progress reporting for one tool call (silent when the client sent no token)."""
+
+    def __init__(self, ctx: ServerRequestContext[Any]) -> None:
+        self._ctx = ctx
+        meta: Mapping[str, Any] = ctx.meta or {}
+        self._token = meta.get("progress_token", meta.get("progressToken"))
+
+    async def progress(self, done: int, total: int, message: str) -> None:
+        if self._token is None:
+            return
+        try:
+            await self._ctx.session.send_progress_notification(
+                self._token,
+                float(done),
+                float(total),
+                message,
+                related_request_id=str(self._ctx.request_id),
+            )
+        except Exception:  # a closed client must not fail the work itself
+            logger.debug("progress notification not delivered", exc_info=True)
+
+
+def _tool_result(result: Result) -> types.CallToolResult:
+    text = json.dumps(result, ensure_ascii=False, default=str)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=result,
+        is_error=result.get("ok") is False,
+    )
+
+
+def _error_result(error: DoigetError, spec: ToolSpec | None, arguments: Any) -> Result:
+    result: Result = {"ok": False}
+    ref = (
+        arguments.get(spec.ref_field)
+        if spec and spec.ref_field and isinstance(arguments, dict)
+        else None
+    )
+    if isinstance(ref, str):
+        result["ref"] = ref
+    result["error"] = error.to_dict()
+    return result
+
+
+class DoigetServer:
+    """Routes MCP requests to the tools and resources of the selected toolsets."""
+
+    def __init__(self, runtime: Runtime, toolsets: list[Toolset]) -> None:
+        self.runtime = runtime
+        self.toolsets = toolsets
+        self.tools: dict[str, ToolSpec] = {
+            spec.name: spec for toolset in toolsets for spec in toolset.tools
+        }
+
+    def build(self) -> Server[Any]:
+        """The SDK server with doiget's handlers."""
+        return Server(
+            "doiget",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            on_list_tools=self.list_tools,
+            on_call_tool=self.call_tool,
+            on_list_resources=self.list_resources,
+            on_read_resource=self.read_resource,
+        )
+
+    async def close(self) -> None:
+        """Close every toolset (network pools, index, provenance session)."""
+        for toolset in self.toolsets:
+            if toolset.close is not None:
+                try:
+                    await toolset.close()
+                except Exception:
+                    logger.exception("closing the %s toolset failed", toolset.name)
+
+    # -- tools --------------------------------------------------------------------
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[_tool(spec) for spec in self.tools.values()])
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        spec = self.tools.get(params.name)
+        arguments = params.arguments
+        try:
+            if spec is None:
+                raise DoigetError(
+                    ErrorCode.INVALID_REF,
+                    f"there is no tool {params.name[:80]!r}; call tools/list for the tools "
+                    "this server offers.",
+                )
+            valid = validate_arguments(spec.name, spec.input_schema, arguments)
+            return _tool_result(await spec.handler(valid, _Call(ctx)))
+        except DoigetError as error:
+            return _tool_result(_error_result(error, spec, arguments))
+        except Exception as exc:
+            logger.exception("tool %s failed unexpectedly", params.name)
+            internal = DoigetError(
+                ErrorCode.INTERNAL_ERROR,
+                f"doiget failed unexpectedly ({type(exc).__name__}); the details are in its "
+                "log (stderr). Retry once; report it if it persists.",
+            )
+            return _tool_result(_error_result(internal, spec, arguments))
+
+    # -- resources ----------------------------------------------------------------
+
+    async def list_resources(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        items = []
+        for toolset in self.toolsets:
+            if toolset.list_resources is not None:
+                items += await toolset.list_resources()
+        cursor = params.cursor if params is not None else None
+        start = int(cursor) if cursor and cursor.isdigit() else 0
+        page = items[start : start + RESOURCE_PAGE]
+        more = start + RESOURCE_PAGE < len(items)
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    uri=item.uri,
+                    name=item.name,
+                    title=item.title,
+                    mime_type=item.mime_type,
+                    size=item.size,
+                )
+                for item in page
+            ],
+            next_cursor=str(start + RESOURCE_PAGE) if more else None,
+        )
+
+    async def read_resource(
+        self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        for toolset in self.toolsets:
+            if toolset.read_resource is None:
+                continue
+            body = await toolset.read_resource(uri)
+            if body is None:
+                continue
+            if body.data is not None:
+                blob = base64.b64encode(body.data).decode("ascii")
+                content: Any = types.BlobResourceContents(
+                    uri=uri, mime_type=body.mime_type, blob=blob
+                )
+            else:
+                content = types.TextResourceContents(
+                    uri=uri, mime_type=body.mime_type, text=body.text or ""
+                )
+            return types.ReadResourceResult(contents=[content])
+        raise MCPError(
+            RESOURCE_NOT_FOUND,
+            f"no resource {uri[:200]}; list resources to see the stored papers.",
+        )
+
+
+def _tool(spec: ToolSpec) -> types.Tool:
+    return types.Tool(
+        name=spec.name,
+        description=spec.description,
+        input_schema=dict(spec.input_schema),
+        output_schema=dict(spec.output_schema),
+        annotations=types.ToolAnnotations(
+            read_only_hint=spec.hints.read_only,
+            destructive_hint=spec.hints.destructive,
+            idempotent_hint=spec.hints.idempotent,
+            open_world_hint=spec.hints.open_world,
+        ),
+    )
+
+
+async def _stop_on_sigterm(scope: anyio.CancelScope) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+        async for _ in signals:
+            logger.info("SIGTERM: shutting down")
+            scope.cancel()
+            return
+
+
+async def serve_stdio(runtime: Runtime) -> None:
+    """Serve until stdin closes or SIGTERM arrives, then close everything cleanly."""
+    app = DoigetServer(runtime, build_toolsets(runtime))
+    server = app.build()
+    try:
+        async with (
+            stdio_server() as (stdin, stdout),
+            draining(stdin, stdout) as (read_stream, write_stream),
+            anyio.create_task_group() as tasks,
+        ):
+            tasks.start_soon(_stop_on_sigterm, tasks.cancel_scope)
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+            tasks.cancel_scope.cancel()
+    finally:
+        with anyio.move_on_after(GRACE_SECONDS, shield=True):
+            await app.close()

@@ -1,0 +1,90 @@
+"""How a toolset plugs into the server: tool specs with handlers, plus optional resources.
+
+A toolset is plain data plus async callables, so building one costs nothing: the
+heavy parts it calls (network, store, PDF libraries) are imported on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+Result = dict[str, Any]
+
+
+class ToolCall(Protocol):
+    """What a tool handler may use besides its arguments."""
+
+    async def progress(self, done: int, total: int, message: str) -> None:
+        """Report progress (a no-op unless the client asked for it)."""
+
+
+Handler = Callable[[Mapping[str, Any], ToolCall], Awaitable[Result]]
+
+
+@dataclass(frozen=True)
+class Hints:
+    """MCP tool annotations, stated for every tool."""
+
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+    open_world: bool
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One MCP tool: its contract and the coroutine that serves it."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    output_schema: Mapping[str, Any]
+    hints: Hints
+    handler: Handler
+    ref_field: str | None = "ref"  # echoed as ``ref`` in an error envelope
+
+
+@dataclass(frozen=True)
+class ResourceItem:
+    """One readable resource."""
+
+    uri: str
+    name: str
+    title: str | None
+    mime_type: str
+    size: int | None = None
+
+
+@dataclass(frozen=True)
+class ResourceBody:
+    """A read resource: text or bytes."""
+
+    uri: str
+    mime_type: str
+    text: str | None = None
+    data: bytes | None = None
+
+
+@dataclass
+class Toolset:
+    """A named group of tools (and resources) selected by ``--toolsets``."""
+
+    name: str
+    tools: Sequence[ToolSpec]
+    list_resources: Callable[[], Awaitable[list[ResourceItem]]] | None = None
+    read_resource: Callable[[str], Awaitable[ResourceBody | None]] | None = None
+    close: Callable[[], Awaitable[None]] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+SECTIONS = ("WHEN TO USE:", "INPUTS:", "OUTPUTS:", "COSTS:", "SIDE EFFECTS:", "LIMITS:")
+
+
+def describe(
+    *, when: str, inputs: str, outputs: str, costs: str, side_effects: str, limits: str
+) -> str:
+    """A tool description in the six-section format agents are told to expect."""
+    parts = (when, inputs, outputs, costs, side_effects, limits)
+    return "\n".join(f"{head} {body}" for head, body in zip(SECTIONS, parts, strict=True))
