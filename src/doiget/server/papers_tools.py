@@ -216,8 +216,10 @@ def papers_toolset(runtime: Runtime) -> Toolset:
     ref_dry = _input({"ref": REF_SCHEMA, "dry_run": DRY_RUN_SCHEMA}, ("ref",))
     refs_only = _input({"refs": REFS_SCHEMA}, ("refs",))
     nothing = _input({})
+    # ``ref`` is the text given, or the parsed RefShape object in a dry-run plan.
+    either_ref = {"type": ["string", "object"]}
     fetched = {
-        "ref": _STR,
+        "ref": either_ref,
         "source": _STR,
         "resolver_profile": _STR,
         "path": _STR,
@@ -226,7 +228,7 @@ def papers_toolset(runtime: Runtime) -> Toolset:
         "schema_version": _STR,
     }
     metadata = {
-        "ref": _STR,
+        "ref": either_ref,
         "source": _STR,
         "resolver_profile": _STR,
         "license": _STR,
