@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import os
 import signal
 from collections.abc import Mapping
 from typing import Any, Final
@@ -225,27 +226,42 @@ def _tool(spec: ToolSpec) -> types.Tool:
     )
 
 
-async def _stop_on_sigterm(scope: anyio.CancelScope) -> None:
-    with anyio.open_signal_receiver(signal.SIGTERM) as signals:
-        async for _ in signals:
-            logger.info("SIGTERM: shutting down")
-            scope.cancel()
-            return
+class _Sigterm:
+    """Turns SIGTERM into a cancelled server, and remembers that it came."""
+
+    def __init__(self) -> None:
+        self.received = False
+
+    async def watch(self, scope: anyio.CancelScope) -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+            async for _ in signals:
+                logger.info("SIGTERM: shutting down")
+                self.received = True
+                scope.cancel()
+                return
 
 
 async def serve_stdio(runtime: Runtime) -> None:
     """Serve until stdin closes or SIGTERM arrives, then close everything cleanly."""
     app = DoigetServer(runtime, build_toolsets(runtime))
     server = app.build()
+    sigterm = _Sigterm()
     try:
-        async with (
-            stdio_server() as (stdin, stdout),
-            draining(stdin, stdout) as (read_stream, write_stream),
-            anyio.create_task_group() as tasks,
-        ):
-            tasks.start_soon(_stop_on_sigterm, tasks.cancel_scope)
-            await server.run(read_stream, write_stream, server.create_initialization_options())
-            tasks.cancel_scope.cancel()
+        async with stdio_server() as (stdin, stdout):
+            async with (
+                draining(stdin, stdout) as (read_stream, write_stream),
+                anyio.create_task_group() as tasks,
+            ):
+                tasks.start_soon(sigterm.watch, tasks.cancel_scope)
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+                tasks.cancel_scope.cancel()
+            if sigterm.received:
+                # In-flight calls have unwound (temp files gone, locks released). The SDK's
+                # stdin reader would wait for an EOF that may never come, so finish here.
+                with anyio.move_on_after(GRACE_SECONDS, shield=True):
+                    await app.close()
+                logging.shutdown()
+                os._exit(0)
     finally:
         with anyio.move_on_after(GRACE_SECONDS, shield=True):
             await app.close()

@@ -112,8 +112,9 @@ class PapersTools:
         return self._papers
 
     async def close(self) -> None:
-        if self._papers is not None:
-            await self._papers.aclose()
+        papers, self._papers = self._papers, None
+        if papers is not None:
+            await papers.aclose()
 
     # -- handlers ---------------------------------------------------------------
 
