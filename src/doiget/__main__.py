@@ -1,5 +1,5 @@
-"""``python -m doiget`` runs the command line."""
+"""``python -m doiget`` runs the program."""
 
-from doiget.cli.main import run
+from doiget.entry import main
 
-run()
+main()

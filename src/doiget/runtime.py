@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -34,3 +36,13 @@ def load_runtime(environ: Mapping[str, str] | None = None) -> Runtime:
     """
     env = os.environ if environ is None else environ
     return Runtime(settings=load_settings(env), profile=CapabilityProfile.from_env(env))
+
+
+def start_logging(runtime: Runtime) -> None:
+    """Send log records to stderr at the configured level and print the banner there."""
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=runtime.settings.log_level,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    print(runtime.banner(), file=sys.stderr, flush=True)

@@ -48,7 +48,3 @@ app.command("serve")(serve)
 for _name, _command in PAPERS_COMMANDS.items():
     app.command(_name)(_command)
 
-
-def run() -> None:
-    """Console-script entry point."""
-    app()

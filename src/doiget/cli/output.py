@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import logging
 import os
 import sys
 import traceback
@@ -15,7 +14,7 @@ from typing import Any, ParamSpec, TypeVar
 import typer
 
 from doiget.errors import DoigetError, ErrorCode
-from doiget.runtime import Runtime, load_runtime
+from doiget.runtime import Runtime, load_runtime, start_logging
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -52,12 +51,7 @@ def runtime(ctx: typer.Context, overrides: Mapping[str, str] | None = None) -> R
     cli = state(ctx)
     if cli.runtime is None:
         cli.runtime = load_runtime({**os.environ, **overrides} if overrides else None)
-        logging.basicConfig(
-            stream=sys.stderr,
-            level=cli.runtime.settings.log_level,
-            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        )
-        typer.echo(cli.runtime.banner(), err=True)
+        start_logging(cli.runtime)
     return cli.runtime
 
 

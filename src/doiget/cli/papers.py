@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import anyio
 import typer
@@ -28,7 +28,9 @@ from doiget.cli.output import (
     wants_json,
 )
 from doiget.errors import DoigetError, ErrorCode
-from doiget.papers.service import Papers
+
+if TYPE_CHECKING:  # the papers core (network, store) loads only when a command runs
+    from doiget.papers.service import Papers
 
 T = TypeVar("T")
 
@@ -43,8 +45,14 @@ RefsArg = Annotated[list[str], typer.Argument(help="DOIs or arXiv ids of stored 
 out = Console()
 
 
+def _papers(ctx: typer.Context) -> Papers:
+    from doiget.papers.service import Papers
+
+    return Papers(runtime(ctx))
+
+
 def _run(ctx: typer.Context, work: Callable[[Papers], Awaitable[T]]) -> T:
-    papers = Papers(runtime(ctx))
+    papers = _papers(ctx)
 
     async def main() -> T:
         try:
@@ -56,7 +64,7 @@ def _run(ctx: typer.Context, work: Callable[[Papers], Awaitable[T]]) -> T:
 
 
 def _sync(ctx: typer.Context, work: Callable[[Papers], T]) -> T:
-    papers = Papers(runtime(ctx))
+    papers = _papers(ctx)
     try:
         return work(papers)
     finally:
