@@ -47,4 +47,3 @@ app.command("health")(health)
 app.command("serve")(serve)
 for _name, _command in PAPERS_COMMANDS.items():
     app.command(_name)(_command)
-
