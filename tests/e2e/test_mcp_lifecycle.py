@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from doiget.papers.provenance import verify
 
 from cliutil import clean_env, command
@@ -152,8 +154,9 @@ def wait_for_download_start(store: Path, process: subprocess.Popen[bytes]) -> No
     assert list(store.glob(".doiget-*.part")), "the download never started"
 
 
-def test_end_of_input_during_a_slow_fetch_exits_cleanly(
-    upstream: ReplayUpstream, doiget_env: dict[str, str]
+@pytest.mark.parametrize("stop", ["end-of-input", "sigterm"])
+def test_stopping_during_a_slow_fetch_exits_cleanly(
+    stop: str, upstream: ReplayUpstream, doiget_env: dict[str, str]
 ) -> None:
     slow_nature(upstream)
     store = Path(doiget_env["DOIGET_STORE_ROOT"])
@@ -161,26 +164,11 @@ def test_end_of_input_during_a_slow_fetch_exits_cleanly(
     process.stdin.write(frames(("doiget_fetch_paper", {"ref": NATURE})))  # type: ignore[union-attr]
     process.stdin.flush()  # type: ignore[union-attr]
     wait_for_download_start(store, process)
-    process.stdin.close()  # type: ignore[union-attr]
+    if stop == "sigterm":
+        process.send_signal(signal.SIGTERM)
+    else:
+        process.stdin.close()  # type: ignore[union-attr]
     process.wait(timeout=30)  # a hang guard; the server allows in-flight work 5 s
-    stdout = process.stdout.read()  # type: ignore[union-attr]
-    assert process.returncode == 0
-    responses(stdout)
-    no_partial_files(store)
-    assert verify(Path(doiget_env["DOIGET_LOG_PATH"])).ok
-
-
-def test_sigterm_during_a_slow_fetch_exits_cleanly(
-    upstream: ReplayUpstream, doiget_env: dict[str, str]
-) -> None:
-    slow_nature(upstream)
-    store = Path(doiget_env["DOIGET_STORE_ROOT"])
-    process = spawn(doiget_env)
-    process.stdin.write(frames(("doiget_fetch_paper", {"ref": NATURE})))  # type: ignore[union-attr]
-    process.stdin.flush()  # type: ignore[union-attr]
-    wait_for_download_start(store, process)
-    process.send_signal(signal.SIGTERM)
-    process.wait(timeout=30)
     assert process.returncode == 0
     responses(process.stdout.read())  # type: ignore[union-attr]
     no_partial_files(store)
