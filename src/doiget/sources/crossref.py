@@ -69,12 +69,13 @@ def date_parts(value: Any) -> tuple[int | None, str | None]:
     return numbers[0], iso
 
 
-def _author(item: dict[str, Any]) -> Author | None:
+def author(item: dict[str, Any]) -> Author | None:
+    """A Crossref-shaped author object (Unpaywall's z_authors share the shape)."""
     family, given = text(item.get("family")), text(item.get("given"))
     orcid = bare_orcid(item.get("ORCID"))
     if family:
         return Author(family=family, given=given, orcid=orcid)
-    literal = text(item.get("name")) or given
+    literal = text(item.get("raw_author_name")) or text(item.get("name")) or given
     return Author(literal=literal, orcid=orcid) if literal else None
 
 
@@ -130,7 +131,7 @@ def parse_work(data: Any) -> Work:
             year, issued = date_parts(message.get(key))
             if year is not None:
                 break
-    authors = tuple(a for item in items(message.get("author")) if (a := _author(item)))
+    authors = tuple(a for item in items(message.get("author")) if (a := author(item)))
     updates = _notices(message)
     kind = text(message.get("type"))
     links = _links(message)

@@ -8,7 +8,7 @@ from urllib.parse import quote
 from doiget.errors import DoigetError, ErrorCode
 from doiget.models import Work
 from doiget.net.client import SourceClient
-from doiget.sources.names import author_from_name
+from doiget.sources.names import authors_from_named
 from doiget.sources.shape import (
     bare_doi,
     expect_dict,
@@ -61,11 +61,7 @@ def parse_article(data: Any) -> Work:
     return Work(
         source="doaj",
         title=text(bibjson.get("title")),
-        authors=tuple(
-            author_from_name(name)
-            for item in items(bibjson.get("author"))
-            if (name := text(item.get("name")))
-        ),
+        authors=authors_from_named(bibjson.get("author")),
         year=year,
         issued=(f"{year:04d}-{month:02d}" if month else f"{year:04d}") if year else None,
         doi=bare_doi(_identifier(bibjson, "doi")),

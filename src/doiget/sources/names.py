@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from doiget.models import Author
+from doiget.sources.shape import items, text
 
 # Lower-case particles that belong to the family name when they precede it.
 _PARTICLES: Final = frozenset(
@@ -39,3 +40,10 @@ def author_from_name(name: str, orcid: str | None = None) -> Author:
     while start > 1 and tokens[start - 1].lower() in _PARTICLES:
         start -= 1
     return Author(family=" ".join(tokens[start:]), given=" ".join(tokens[:start]), orcid=orcid)
+
+
+def authors_from_named(value: Any) -> tuple[Author, ...]:
+    """Authors from a list of ``{"name": "Given Family", ...}`` objects (S2, DOAJ)."""
+    return tuple(
+        author_from_name(name) for item in items(value) if (name := text(item.get("name")))
+    )

@@ -7,12 +7,11 @@ from urllib.parse import quote
 
 from doiget.models import Work
 from doiget.net.client import SourceClient
-from doiget.sources.names import author_from_name
+from doiget.sources.names import authors_from_named
 from doiget.sources.shape import (
     bare_doi,
     expect_dict,
     integer,
-    items,
     mapping,
     parse_or_drift,
     text,
@@ -45,11 +44,7 @@ def parse_paper(data: Any) -> Work:
     return Work(
         source="s2",
         title=text(paper.get("title")),
-        authors=tuple(
-            author_from_name(name)
-            for item in items(paper.get("authors"))
-            if (name := text(item.get("name")))
-        ),
+        authors=authors_from_named(paper.get("authors")),
         year=integer(paper.get("year")),
         issued=text(paper.get("publicationDate")),
         doi=bare_doi(external.get("DOI")),

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from doiget.models import Author, Location, OpenAccess, Work
+from doiget.models import Location, OpenAccess, Work
 from doiget.net.client import SourceClient
-from doiget.sources.crossref import CSL_TYPES, doi_path
+from doiget.sources.crossref import CSL_TYPES, author, doi_path
 from doiget.sources.shape import (
     bare_doi,
-    bare_orcid,
     expect_dict,
     integer,
     items,
@@ -48,15 +47,6 @@ def parse_open_access(data: Any) -> OpenAccess:
     )
 
 
-def _author(item: dict[str, Any]) -> Author | None:
-    family, given = text(item.get("family")), text(item.get("given"))
-    orcid = bare_orcid(item.get("ORCID"))
-    if family:
-        return Author(family=family, given=given, orcid=orcid)
-    literal = text(item.get("raw_author_name")) or text(item.get("name")) or given
-    return Author(literal=literal, orcid=orcid) if literal else None
-
-
 def parse_work(data: Any) -> Work:
     """The bibliographic part of an Unpaywall record."""
     record = expect_dict(data, "a record")
@@ -67,7 +57,7 @@ def parse_work(data: Any) -> Work:
     return Work(
         source="unpaywall",
         title=text(record.get("title")),
-        authors=tuple(a for item in items(record.get("z_authors")) if (a := _author(item))),
+        authors=tuple(a for item in items(record.get("z_authors")) if (a := author(item))),
         year=integer(record.get("year")),
         issued=published,
         doi=bare_doi(record.get("doi")),
