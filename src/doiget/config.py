@@ -24,6 +24,8 @@ from doiget.secret import Secret
 APP_NAME = "doiget"
 KNOWN_TOOLSETS = ("papers", "scholar", "library", "web")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+SCHOLAR_CACHE_TTL_DEFAULT = 600.0
+SCHOLAR_CACHE_TTL_MAX = 86_400.0
 
 # Every environment variable doiget reads, with what it means. The README's table is
 # written from this list; `doiget config` prints it.
@@ -35,6 +37,8 @@ ENV_VARS: dict[str, str] = {
     "DOIGET_EMAIL": "contact address for Unpaywall and Crossref's polite pool",
     "DOIGET_TOOLSETS": "comma list of enabled toolsets: papers,scholar,library,web (default all)",
     "DOIGET_LOG_LEVEL": "stderr log level: DEBUG, INFO, WARNING (default), ERROR",
+    "DOIGET_SCHOLAR_CACHE_TTL": "seconds a scholar search or lookup answer is reused "
+    "(default 600; 0 turns the cache off)",
     "DOIGET_ENABLE_OPENALEX": "presence lets papers resolution consult OpenAlex",
     "DOIGET_ENABLE_S2": "presence lets papers resolution consult Semantic Scholar",
     "DOIGET_ENABLE_DOAJ": "presence lets papers resolution consult DOAJ",
@@ -72,6 +76,7 @@ class Settings:
     email: str | None = None
     toolsets: tuple[str, ...] = KNOWN_TOOLSETS
     log_level: str = "WARNING"
+    scholar_cache_ttl: float = SCHOLAR_CACHE_TTL_DEFAULT
     host_map: HostMap = field(default_factory=HostMap)
     ca_bundle: Path | None = None
     semantic_scholar_api_key: Secret | None = None
@@ -134,6 +139,21 @@ def _ca_bundle(raw: str | None) -> Path | None:
     return path
 
 
+def _cache_ttl(raw: Any) -> float:
+    if raw is None:
+        return SCHOLAR_CACHE_TTL_DEFAULT
+    try:
+        seconds = float(raw)
+    except (TypeError, ValueError):
+        seconds = -1.0
+    if not 0 <= seconds <= SCHOLAR_CACHE_TTL_MAX:
+        raise _refuse(
+            f"DOIGET_SCHOLAR_CACHE_TTL={raw!r}; use seconds from 0 (no cache) to "
+            f"{SCHOLAR_CACHE_TTL_MAX:.0f}."
+        )
+    return seconds
+
+
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """Read the environment (default ``os.environ``) and config.toml into Settings."""
     env = os.environ if environ is None else environ
@@ -183,6 +203,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         email=pick("DOIGET_EMAIL", "email") or None,
         toolsets=_toolsets(pick("DOIGET_TOOLSETS", "toolsets")),
         log_level=log_level,
+        scholar_cache_ttl=_cache_ttl(pick("DOIGET_SCHOLAR_CACHE_TTL", "scholar_cache_ttl")),
         host_map=host_map,
         ca_bundle=_ca_bundle(env.get("DOIGET_CA_BUNDLE")),
         semantic_scholar_api_key=_secret(env.get("SEMANTIC_SCHOLAR_API_KEY")),

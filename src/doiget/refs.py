@@ -21,6 +21,11 @@ RefKind = Literal["doi", "arxiv"]
 MAX_REF_LENGTH = 256
 SAFEKEY_MAX_BYTES = 192
 
+# The narrower ref form MCP tools accept (papers spec §4): a DOI of plain characters or
+# an unversioned new-style arXiv id. Results that point an agent at doiget_fetch_paper
+# offer a ref only in this form.
+MCP_REF_PATTERN = r"^(10\.\d{4,9}/[A-Za-z0-9._/()-]+|arXiv:\d{4}\.\d{4,5}|\d{4}\.\d{4,5})$"
+
 ACCEPTED_FORMS = (
     "a DOI ('10.1234/abc', optionally prefixed 'doi:', 'https://doi.org/' or "
     "'http://dx.doi.org/'), a new-style arXiv id ('2401.12345', '2401.12345v2', "
@@ -49,6 +54,8 @@ _ARXIV_PREFIXES = (
 # never white space or control characters.
 _DOI = re.compile(r"10\.\d{4,9}/[^\s\x00-\x1f\x7f]+")
 _ARXIV_NEW = re.compile(r"(?P<id>\d{4}\.\d{4,5})(?:v(?P<version>[1-9]\d{0,3}))?")
+_ARXIV_DOI = re.compile(r"10\.48550/arxiv\.(.+)", re.IGNORECASE)
+_MCP_REF = re.compile(MCP_REF_PATTERN)
 _ARXIV_OLD = re.compile(
     r"(?P<archive>[a-z]+(?:-[a-z]+)*)(?:\.(?P<subject>[a-z]{2}))?/(?P<number>\d{7})"
     r"(?:v(?P<version>[1-9]\d{0,3}))?",
@@ -164,3 +171,51 @@ def safekey(ref: Ref) -> str:
         digest = hashlib.sha256(raw_id.encode("utf-8")).hexdigest()[:8]
         key = f"{key[:SAFEKEY_MAX_BYTES]}_{digest}"
     return key
+
+
+def arxiv_ref_for(ref: Ref) -> Ref | None:
+    """The arXiv ref behind an arXiv DataCite DOI, or the ref itself when it is arXiv."""
+    if ref.kind == "arxiv":
+        return ref
+    match = _ARXIV_DOI.fullmatch(ref.value)
+    if match:
+        try:
+            return parse_ref(match.group(1))
+        except DoigetError:
+            return None
+    return None
+
+
+def parse_arxiv_id(raw: str) -> Ref:
+    """An arXiv ref from any arXiv form (id, ``arXiv:`` id, abs/pdf link, 10.48550 DOI).
+
+    Anything else, a DOI of another registrant included, is ``INVALID_REF``.
+    """
+    try:
+        ref = arxiv_ref_for(parse_ref(raw))
+    except DoigetError:
+        ref = None
+    if ref is None:
+        shown = raw if len(raw) <= 80 else raw[:77] + "..."
+        raise DoigetError(
+            ErrorCode.INVALID_REF,
+            f"{shown!r} is not an arXiv id; use '2301.12345', '2301.12345v2', "
+            "'arXiv:2301.12345', 'hep-th/9901001' or an arxiv.org/abs link.",
+        )
+    return ref
+
+
+def fetchable_ref(doi: str | None, arxiv_id: str | None, *, prefer: RefKind = "doi") -> str | None:
+    """A ref doiget_fetch_paper accepts for a work, or None when it has no such form.
+
+    arXiv ids lose their version (the tool takes the latest); old-style arXiv ids and
+    DOIs with characters outside the MCP pattern have no such form.
+    """
+    candidates: list[str] = []
+    if arxiv_id:
+        match = _ARXIV_NEW.fullmatch(arxiv_id.removeprefix("arXiv:"))
+        if match:
+            candidates.append(f"arXiv:{match.group('id')}")
+    if doi:
+        candidates.insert(0 if prefer == "doi" else len(candidates), doi.lower())
+    return next((ref for ref in candidates if _MCP_REF.fullmatch(ref)), None)

@@ -6,10 +6,14 @@ import logging
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from doiget.capability import CapabilityProfile
 from doiget.config import Settings, load_settings
+
+if TYPE_CHECKING:
+    from doiget.net.network import Network
 
 
 @dataclass(frozen=True)
@@ -18,6 +22,17 @@ class Runtime:
 
     settings: Settings
     profile: CapabilityProfile
+    # The process's one Network (built on first use), so every toolset's requests pass
+    # the same rate gate: two gates would each allow the full rate.
+    _network: list[Network] = field(default_factory=list, compare=False, repr=False)
+
+    def network(self) -> Network:
+        """The process-wide :class:`~doiget.net.network.Network`, built on first use."""
+        if not self._network:
+            from doiget.net.network import Network
+
+            self._network.append(Network(self.settings))
+        return self._network[0]
 
     def banner(self) -> str:
         """The one-line stderr start-up banner, with the test seam when it is set."""

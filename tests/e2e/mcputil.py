@@ -30,12 +30,28 @@ PAPERS_TOOLS = {
 }
 
 
+SCHOLAR_TOOLS = {
+    "search_arxiv",
+    "get_arxiv_paper",
+    "arxiv_to_bibtex",
+    "search_semantic_scholar",
+    "get_semantic_scholar_paper",
+    "get_paper_citations",
+    "semantic_scholar_to_bibtex",
+    "search_pubmed",
+    "get_pubmed_paper",
+    "pubmed_to_bibtex",
+}
+
+
 @asynccontextmanager
-async def mcp_session(env: dict[str, str], *args: str) -> AsyncIterator[ClientSession]:
-    """An initialised client session with ``doiget serve --toolsets papers``."""
+async def mcp_session(
+    env: dict[str, str], *args: str, toolsets: str = "papers"
+) -> AsyncIterator[ClientSession]:
+    """An initialised client session with ``doiget serve --toolsets <toolsets>``."""
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "doiget", "serve", "--toolsets", "papers", *args],
+        args=["-m", "doiget", "serve", "--toolsets", toolsets, *args],
         env=clean_env(env),
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:

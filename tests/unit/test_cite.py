@@ -157,7 +157,7 @@ def test_entry_types_and_arxiv_fields() -> None:
         and "@inproceedings{vanbeethoven2022proceedings," in text
     )
     assert "@techreport{" in text and "@misc{stanley2016heat," in text
-    assert "eprint = {1605.08386v1}" in text and "archiveprefix = {arXiv}" in text
+    assert "eprint = {1605.08386v1}" in text and "archivePrefix = {arXiv}" in text
     assert "pages = {54--58}" in text
     assert "note = {Retracted}" in text
 

@@ -13,7 +13,7 @@ from bibtexparser.entrypoint import write_string
 from bibtexparser.library import Library
 from bibtexparser.model import Entry, Field
 
-from doiget.cite.citekey import unique_citekeys
+from doiget.cite.citekey import citekey, unique_citekeys
 from doiget.models import Author, Work
 
 # CSL item type -> BibTeX entry type.
@@ -38,6 +38,10 @@ _ESCAPES: Final = {
     "^": r"\textasciicircum{}",
 }
 _TABLE: Final = str.maketrans(_ESCAPES)
+# Fields that BibTeX styles print verbatim (\url, \doi, eprint links): LaTeX escapes
+# would corrupt them, so only the characters that could unbalance the entry change.
+VERBATIM_FIELDS: Final = frozenset({"url", "doi", "eprint"})
+_VERBATIM_TABLE: Final = str.maketrans({"{": "%7B", "}": "%7D", "\\": "%5C"})
 
 
 def escape(value: str) -> str:
@@ -61,7 +65,7 @@ def _entry_type(work: Work) -> str:
     return "article" if work.venue else "misc"
 
 
-def bibtex_fields(work: Work) -> list[tuple[str, str]]:
+def bibtex_fields(work: Work, *, with_abstract: bool = False) -> list[tuple[str, str]]:
     """The (name, BibTeX value) pairs of one work, in the conventional order."""
     entry_type = _entry_type(work)
     venue_field = "booktitle" if entry_type in ("inproceedings", "incollection") else "journal"
@@ -78,22 +82,36 @@ def bibtex_fields(work: Work) -> list[tuple[str, str]]:
         ("url", work.url),
     ]
     if work.arxiv_id:
-        raw += [("eprint", work.arxiv_id), ("archiveprefix", "arXiv")]
-        raw += [("primaryclass", work.primary_category)]
+        raw += [("eprint", work.arxiv_id), ("archivePrefix", "arXiv")]
+        raw += [("primaryClass", work.primary_category)]
+    if work.pmid:
+        raw.append(("pmid", work.pmid))
     if work.retracted:
         raw.append(("note", "Retracted"))
+    if with_abstract:
+        raw.append(("abstract", work.abstract))
     fields = []
     if work.authors:
         fields.append(("author", " and ".join(_name(author) for author in work.authors)))
-    fields += [(name, escape(value)) for name, value in raw if value]
+    fields += [
+        (name, value.translate(_VERBATIM_TABLE) if name in VERBATIM_FIELDS else escape(value))
+        for name, value in raw
+        if value
+    ]
     return fields
+
+
+def _entry(work: Work, key: str, *, with_abstract: bool = False) -> Entry:
+    fields = [
+        Field(name, value) for name, value in bibtex_fields(work, with_abstract=with_abstract)
+    ]
+    return Entry(_entry_type(work), key, fields)
 
 
 def _library(works: Sequence[Work]) -> Library:
     library = Library()
     for work, key in zip(works, unique_citekeys(works), strict=True):
-        fields = [Field(name, value) for name, value in bibtex_fields(work)]
-        library.add(Entry(_entry_type(work), key, fields))
+        library.add(_entry(work, key))
     return library
 
 
@@ -102,6 +120,8 @@ def to_bibtex_many(works: Sequence[Work]) -> str:
     return write_string(_library(works))
 
 
-def to_bibtex(work: Work) -> str:
-    """The BibTeX entry of one work."""
-    return to_bibtex_many([work])
+def to_bibtex(work: Work, *, key: str | None = None, with_abstract: bool = False) -> str:
+    """The BibTeX entry of one work: key ``authorYEARword`` unless ``key`` is given."""
+    library = Library()
+    library.add(_entry(work, key or citekey(work), with_abstract=with_abstract))
+    return write_string(library)

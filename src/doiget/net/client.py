@@ -206,6 +206,10 @@ class SourceClient:
             max_bytes=JSON_CAP_BYTES,
             accept_status=accept_status,
         )
+        return self.json_of(fetched)
+
+    def json_of(self, fetched: Fetched) -> Any:
+        """The JSON document in ``fetched``; a body that is not JSON is ``schema_drift``."""
         try:
             return json.loads(fetched.content)
         except ValueError as exc:

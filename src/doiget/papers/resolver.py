@@ -20,14 +20,13 @@ from doiget.config import Settings
 from doiget.errors import DoigetError, ErrorCode
 from doiget.models import OpenAccess, Work, merge_works
 from doiget.net.network import Network
-from doiget.refs import Ref, parse_ref
+from doiget.refs import Ref, arxiv_ref_for
 from doiget.sources import arxiv, crossref, doaj, openalex, semantic_scholar, unpaywall
 
 logger = logging.getLogger("doiget.papers")
 
 T = TypeVar("T")
 
-_ARXIV_DOI: Final = re.compile(r"10\.48550/arxiv\.(.+)", re.IGNORECASE)
 _ARXIV_URL: Final = re.compile(r"arxiv\.org/(?:abs|pdf)/([^?#]+?)(?:\.pdf)?$", re.IGNORECASE)
 
 
@@ -63,19 +62,6 @@ class Resolution:
     def oa_url(self) -> str | None:
         """The first OA PDF URL known, reported but never followed by metadata-only calls."""
         return self.candidates[0].url if self.candidates else None
-
-
-def arxiv_ref_for(ref: Ref) -> Ref | None:
-    """The arXiv ref behind an arXiv DataCite DOI, or the ref itself when it is arXiv."""
-    if ref.kind == "arxiv":
-        return ref
-    match = _ARXIV_DOI.fullmatch(ref.value)
-    if match:
-        try:
-            return parse_ref(match.group(1))
-        except DoigetError:
-            return None
-    return None
 
 
 def _arxiv_id_in(url: str | None) -> str | None:

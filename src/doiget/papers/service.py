@@ -22,9 +22,9 @@ from doiget.net.network import Network
 from doiget.net.ratelimit import HARD_CODED
 from doiget.papers.index import LibraryIndex
 from doiget.papers.provenance import ProvenanceLog
-from doiget.papers.resolver import PdfCandidate, Resolution, Resolver, arxiv_ref_for
+from doiget.papers.resolver import PdfCandidate, Resolution, Resolver
 from doiget.papers.store import Entry, Store, work_to_fields
-from doiget.refs import Ref, parse_ref
+from doiget.refs import Ref, arxiv_ref_for, parse_ref
 from doiget.runtime import Runtime
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ class Papers:
     def __init__(self, runtime: Runtime, network: Network | None = None) -> None:
         self.runtime = runtime
         settings = runtime.settings
-        self.network = network or Network(settings)
+        self.network = network or runtime.network()
         self.store = Store(settings.store_root)
         self.index = LibraryIndex(self.store)
         self.log = ProvenanceLog(settings.log_path)

@@ -9,7 +9,6 @@ only JSON-RPC frames ever reach it (logs and the banner go to stderr).
 from __future__ import annotations
 
 import base64
-import json
 import logging
 import os
 import signal
@@ -26,27 +25,24 @@ from mcp.shared.exceptions import MCPError
 from doiget import __version__
 from doiget.errors import DoigetError, ErrorCode
 from doiget.runtime import Runtime
+from doiget.server.envelopes import PAPERS_ENVELOPE, Rendered
 from doiget.server.lifecycle import GRACE_SECONDS, draining
-from doiget.server.toolset import Result, Toolset, ToolSpec
+from doiget.server.toolset import Toolset, ToolSpec
 from doiget.server.validation import validate_arguments
 
 logger = logging.getLogger("doiget.server")
 
-INSTRUCTIONS: Final = (
-    "doiget finds, resolves, fetches and cites scholarly papers. Call "
-    "doiget_capability_profile first to learn which sources this instance may use. Refs are "
-    "DOIs ('10.1234/abc') or arXiv ids ('2401.12345'). Every result is { ok: true, ... } or "
-    "{ ok: false, error: { code, message } }; the message says what to do next."
-)
+INSTRUCTIONS: Final = "doiget finds, resolves, fetches and cites scholarly papers."
 RESOURCE_PAGE: Final = 500
 RESOURCE_NOT_FOUND: Final = -32002
 
 
 def build_toolsets(runtime: Runtime) -> list[Toolset]:
-    """The toolsets the settings select (papers is the only one so far)."""
+    """The toolsets the settings select (those built so far: papers, scholar)."""
     from doiget.server.papers_tools import papers_toolset
+    from doiget.server.scholar_tools import scholar_toolset
 
-    factories = {"papers": papers_toolset}
+    factories = {"papers": papers_toolset, "scholar": scholar_toolset}
     return [factories[name](runtime) for name in runtime.settings.toolsets if name in factories]
 
 
@@ -73,26 +69,12 @@ class _Call:
             logger.debug("progress notification not delivered", exc_info=True)
 
 
-def _tool_result(result: Result) -> types.CallToolResult:
-    text = json.dumps(result, ensure_ascii=False, default=str)
+def _tool_result(rendered: Rendered) -> types.CallToolResult:
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)],
-        structured_content=result,
-        is_error=result.get("ok") is False,
+        content=[types.TextContent(type="text", text=rendered.text)],
+        structured_content=rendered.structured,
+        is_error=rendered.is_error,
     )
-
-
-def _error_result(error: DoigetError, spec: ToolSpec | None, arguments: Any) -> Result:
-    result: Result = {"ok": False}
-    ref = (
-        arguments.get(spec.ref_field)
-        if spec and spec.ref_field and isinstance(arguments, dict)
-        else None
-    )
-    if isinstance(ref, str):
-        result["ref"] = ref
-    result["error"] = error.to_dict()
-    return result
 
 
 class DoigetServer:
@@ -110,7 +92,9 @@ class DoigetServer:
         return Server(
             "doiget",
             version=__version__,
-            instructions=INSTRUCTIONS,
+            instructions=" ".join(
+                [INSTRUCTIONS, *(toolset.instructions for toolset in self.toolsets)]
+            ),
             on_list_tools=self.list_tools,
             on_call_tool=self.call_tool,
             on_list_resources=self.list_resources,
@@ -137,6 +121,7 @@ class DoigetServer:
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         spec = self.tools.get(params.name)
+        envelope = spec.envelope if spec is not None else PAPERS_ENVELOPE
         arguments = params.arguments
         try:
             if spec is None:
@@ -146,9 +131,9 @@ class DoigetServer:
                     "this server offers.",
                 )
             valid = validate_arguments(spec.name, spec.input_schema, arguments)
-            return _tool_result(await spec.handler(valid, _Call(ctx)))
+            return _tool_result(envelope.success(await spec.handler(valid, _Call(ctx))))
         except DoigetError as error:
-            return _tool_result(_error_result(error, spec, arguments))
+            return _tool_result(envelope.failure(error, spec, arguments))
         except Exception as exc:
             logger.exception("tool %s failed unexpectedly", params.name)
             internal = DoigetError(
@@ -156,7 +141,7 @@ class DoigetServer:
                 f"doiget failed unexpectedly ({type(exc).__name__}); the details are in its "
                 "log (stderr). Retry once; report it if it persists.",
             )
-            return _tool_result(_error_result(internal, spec, arguments))
+            return _tool_result(envelope.failure(internal, spec, arguments))
 
     # -- resources ----------------------------------------------------------------
 

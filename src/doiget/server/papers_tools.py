@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from doiget.health import check_health
+from doiget.refs import MCP_REF_PATTERN
 from doiget.runtime import Runtime
 from doiget.server.toolset import (
     Hints,
@@ -33,7 +34,7 @@ REF_SCHEMA: Final = {
     "type": "string",
     "minLength": 7,
     "maxLength": 256,
-    "pattern": r"^(10\.\d{4,9}/[A-Za-z0-9._/()-]+|arXiv:\d{4}\.\d{4,5}|\d{4}\.\d{4,5})$",
+    "pattern": MCP_REF_PATTERN,
 }
 REFS_SCHEMA: Final = {"type": "array", "items": REF_SCHEMA, "minItems": 1, "maxItems": 100}
 DRY_RUN_SCHEMA: Final = {"type": "boolean", "default": False}
@@ -510,6 +511,10 @@ def papers_toolset(runtime: Runtime) -> Toolset:
     return Toolset(
         "papers",
         specs,
+        instructions="Call doiget_capability_profile first to learn which sources this instance "
+        "may use. Refs are DOIs ('10.1234/abc') or arXiv ids ('2401.12345'). Every doiget_* "
+        "result is { ok: true, ... } or { ok: false, error: { code, message } }; the message "
+        "says what to do next.",
         list_resources=tools.list_resources,
         read_resource=tools.read_resource,
         close=tools.close,

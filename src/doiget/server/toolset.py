@@ -10,6 +10,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from doiget.server.envelopes import PAPERS_ENVELOPE, Envelope
+
 Result = dict[str, Any]
 
 
@@ -20,7 +22,8 @@ class ToolCall(Protocol):
         """Report progress (a no-op unless the client asked for it)."""
 
 
-Handler = Callable[[Mapping[str, Any], ToolCall], Awaitable[Result]]
+# A handler returns what its envelope renders: a result object, a list or a string.
+Handler = Callable[[Mapping[str, Any], ToolCall], Awaitable[Any]]
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,7 @@ class ToolSpec:
     hints: Hints
     handler: Handler
     ref_field: str | None = "ref"  # echoed as ``ref`` in an error envelope
+    envelope: Envelope = PAPERS_ENVELOPE
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,7 @@ class Toolset:
 
     name: str
     tools: Sequence[ToolSpec]
+    instructions: str = ""  # joined into the server instructions agents read at start
     list_resources: Callable[[], Awaitable[list[ResourceItem]]] | None = None
     read_resource: Callable[[str], Awaitable[ResourceBody | None]] | None = None
     close: Callable[[], Awaitable[None]] | None = None

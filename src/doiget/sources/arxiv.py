@@ -1,13 +1,16 @@
-"""arXiv: the Atom feed of the export API (``/api/query?id_list=``).
+"""arXiv: the Atom feed of the export API (``/api/query``), by id or by search.
 
-A feed with no entry means the id is unknown (NOT_FOUND); arXiv reports a malformed
-id as an entry titled "Error" whose id points at ``/api/errors`` (INVALID_REF).
+A feed with no entry means the id is unknown (NOT_FOUND) or the search matched
+nothing; arXiv reports a malformed id or query as an entry titled "Error" whose id
+points at ``/api/errors`` (INVALID_REF).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Final
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, Literal
 
 from lxml import etree
 
@@ -16,6 +19,7 @@ from doiget.models import Work
 from doiget.net.client import SourceClient
 from doiget.sources.names import author_from_name
 from doiget.sources.shape import ShapeError, bare_doi, parse_or_drift, text
+from doiget.sources.xmldoc import parse_xml
 
 API_URL: Final = "https://export.arxiv.org/api/query"
 PDF_BASE: Final = "https://arxiv.org/pdf/"
@@ -25,7 +29,17 @@ _NS: Final = {
     "opensearch": "http://a9.com/-/spec/opensearch/1.1/",
 }
 _ABS_ID: Final = re.compile(r"arxiv\.org/abs/(.+)$")
-_PARSER: Final = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
+
+SortBy = Literal["relevance", "lastUpdatedDate", "submittedDate"]
+SORT_BY: Final[tuple[SortBy, ...]] = ("relevance", "lastUpdatedDate", "submittedDate")
+# A query that already speaks the API's syntax (field prefixes, boolean operators) is
+# sent as written; free text is turned into it.
+_FIELD_PREFIX: Final = re.compile(
+    r"\b(?:ti|au|abs|co|jr|cat|rn|id|all|submittedDate|lastUpdatedDate):", re.IGNORECASE
+)
+_OPERATOR: Final = re.compile(r"(?:^|\s)(?:AND|OR|ANDNOT)(?:\s|$)")
+_TERM: Final = re.compile(r'"([^"]+)"|(\S+)')
+_PLAIN_WORD: Final = re.compile(r"[\w.+-]+")
 
 
 def pdf_url_for(arxiv_id: str) -> str:
@@ -83,10 +97,7 @@ def _entry_work(entry: etree._Element) -> Work:
 
 def parse_feed(body: bytes) -> list[Work]:
     """Every work in an arXiv Atom feed. Raises INVALID_REF for arXiv's error entries."""
-    try:
-        root = etree.fromstring(body, _PARSER)
-    except etree.XMLSyntaxError as exc:
-        raise ShapeError(f"returned a feed that is not XML ({exc})") from exc
+    root = parse_xml(body, "a feed")
     if root.tag != f"{{{_NS['atom']}}}feed":
         raise ShapeError("returned XML that is not an Atom feed")
     works = []
@@ -96,7 +107,7 @@ def parse_feed(body: bytes) -> list[Work]:
             message = _child_text(entry, "atom:summary") or "the id was refused"
             raise DoigetError(
                 ErrorCode.INVALID_REF,
-                f"arXiv refused the id: {message}. Use e.g. 2401.12345 or hep-th/9901001.",
+                f"arXiv refused the request: {message}.",
             )
         works.append(_entry_work(entry))
     return works
@@ -115,3 +126,73 @@ async def get_work(client: SourceClient, arxiv_id: str) -> Work:
             ErrorCode.NOT_FOUND, f"arXiv has no paper {arxiv_id}; check the id and version."
         )
     return works[0]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchFilters:
+    """What narrows an arXiv search besides its words."""
+
+    author: str | None = None
+    start_year: int | None = None
+    end_year: int | None = None
+
+
+def _term(field: str, value: str) -> str:
+    value = value.replace('"', " ").strip()
+    return f"{field}:{value}" if _PLAIN_WORD.fullmatch(value) else f'{field}:"{value}"'
+
+
+def _free_text(query: str) -> str:
+    """Free text as the API's syntax: every word (or quoted phrase) in any field, ANDed."""
+    terms = [_term("all", phrase or word) for phrase, word in _TERM.findall(query)]
+    return " AND ".join(term for term in terms if term.split(":", 1)[1].strip('"'))
+
+
+def build_query(query: str, filters: SearchFilters, this_year: int) -> str:
+    """The ``search_query`` for ``query`` with the author and year filters applied.
+
+    The author filter ANDs ``au:`` for each name part of two or more letters (arXiv
+    stores names as written, "Geoffrey E. Hinton", so a quoted full name would miss
+    them). Years become a ``submittedDate`` range, both ends inclusive.
+    """
+    query = " ".join(query.split())
+    advanced = bool(_FIELD_PREFIX.search(query) or _OPERATOR.search(query))
+    parts: list[str] = []
+    body = query if advanced else _free_text(query)
+    if body:
+        parts.append(f"({body})" if advanced else body)
+    if filters.author:
+        names = [part for part in re.split(r"[\s.,]+", filters.author) if len(part) >= 2]
+        parts += [_term("au", name) for name in names]
+    if filters.start_year is not None or filters.end_year is not None:
+        start = filters.start_year if filters.start_year is not None else 1991
+        end = filters.end_year if filters.end_year is not None else this_year
+        parts.append(f"submittedDate:[{start:04d}01010000 TO {end:04d}12312359]")
+    if not parts:
+        raise DoigetError(ErrorCode.INVALID_REF, "the query has no words to search for.")
+    return " AND ".join(parts)
+
+
+async def search(
+    client: SourceClient, search_query: str, max_results: int, sort_by: SortBy
+) -> Sequence[Work]:
+    """The first ``max_results`` works matching ``search_query``, in arXiv's order.
+
+    ``relevance`` is sent as arXiv's relevance ranking (descending); the two date
+    orders list the newest first.
+    """
+    fetched = await client.get(
+        API_URL,
+        params={
+            "search_query": search_query,
+            "start": 0,
+            "max_results": max_results,
+            "sortBy": sort_by,
+            "sortOrder": "descending",
+        },
+        accept_status=(400,),
+    )
+    works = parse_or_drift(client, parse_feed, fetched.content)
+    if fetched.status == 400 and not works:
+        raise DoigetError(ErrorCode.INVALID_REF, "arXiv refused the query.")
+    return works

@@ -1,0 +1,1 @@
+"""The scholar core: search and look up papers on arXiv, Semantic Scholar and PubMed."""

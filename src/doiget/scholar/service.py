@@ -1,0 +1,243 @@
+"""The scholar core: one call per tool, shared by the MCP tools and ``doiget scholar``.
+
+Every call checks its input (INVALID_REF naming the problem), answers from the
+short-lived cache when the same call was answered recently, and otherwise asks its
+upstream through the process's one :class:`~doiget.net.network.Network`, whose rate
+gate holds arXiv to 1 request per 3 s, Semantic Scholar to 1/s and PubMed to 3/s
+(more with a key). Results come back in the shapes of :mod:`doiget.scholar.shapes`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from dataclasses import dataclass
+from typing import Any, Final
+
+from doiget.cite.bibtex import to_bibtex
+from doiget.errors import DoigetError, ErrorCode
+from doiget.models import Work
+from doiget.net.network import Network
+from doiget.refs import parse_arxiv_id
+from doiget.runtime import Runtime
+from doiget.scholar import shapes
+from doiget.scholar.cache import AnswerCache
+from doiget.sources import arxiv, pubmed, semantic_scholar
+from doiget.sources.pubmed import EutilsIdentity, PubmedArticle
+from doiget.sources.semantic_scholar import S2Paper
+
+MAX_RESULTS: Final = 100
+DEFAULT_RESULTS: Final = 10
+MAX_QUERY_LENGTH: Final = 1000
+MIN_YEAR: Final = 1900
+MAX_YEAR: Final = 2100
+_PMID: Final = re.compile(r"[0-9]{1,10}")
+
+
+def _invalid(message: str) -> DoigetError:
+    return DoigetError(ErrorCode.INVALID_REF, message)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRequest:
+    """A checked search: words, how many results, and an optional year range."""
+
+    query: str
+    max_results: int = DEFAULT_RESULTS
+    start_year: int | None = None
+    end_year: int | None = None
+
+    def __post_init__(self) -> None:
+        query = " ".join(self.query.split()) if isinstance(self.query, str) else ""
+        if not query:
+            raise _invalid("query is empty; give the words to search for.")
+        if len(query) > MAX_QUERY_LENGTH:
+            raise _invalid(f"query is longer than {MAX_QUERY_LENGTH} characters.")
+        object.__setattr__(self, "query", query)
+        if not 1 <= self.max_results <= MAX_RESULTS:
+            raise _invalid(f"maxResults must be from 1 to {MAX_RESULTS} (got {self.max_results}).")
+        for name, year in (("startYear", self.start_year), ("endYear", self.end_year)):
+            if year is not None and not MIN_YEAR <= year <= MAX_YEAR:
+                raise _invalid(f"{name} must be a year from {MIN_YEAR} to {MAX_YEAR} (got {year}).")
+        if (
+            self.start_year is not None
+            and self.end_year is not None
+            and self.start_year > self.end_year
+        ):
+            raise _invalid(
+                f"startYear ({self.start_year}) is after endYear ({self.end_year}); "
+                "swap them or drop one."
+            )
+
+    @property
+    def key(self) -> tuple[str, int, int | None, int | None]:
+        """Every parameter that shapes the answer, for the cache."""
+        return (self.query, self.max_results, self.start_year, self.end_year)
+
+
+def check_pmid(pmid: str) -> str:
+    """A PMID as digits, or INVALID_REF."""
+    value = pmid.strip() if isinstance(pmid, str) else ""
+    if not _PMID.fullmatch(value):
+        raise _invalid(f"pmid must be the digits of a PubMed id, e.g. '29106400' (got {pmid!r}).")
+    return value
+
+
+def _s2_year(request: SearchRequest) -> str | None:
+    start, end = request.start_year, request.end_year
+    if start is None and end is None:
+        return None
+    if start == end:
+        return str(start)
+    return f"{start if start is not None else ''}-{end if end is not None else ''}"
+
+
+class Scholar:
+    """Search and lookup across arXiv, Semantic Scholar and PubMed for one process."""
+
+    def __init__(self, runtime: Runtime, network: Network | None = None) -> None:
+        self.settings = runtime.settings
+        self.network = network or runtime.network()
+        self.cache = AnswerCache(self.settings.scholar_cache_ttl)
+
+    async def aclose(self) -> None:
+        """Close the network's connection pools."""
+        await self.network.aclose()
+
+    def _s2_key(self) -> str | None:
+        key = self.settings.semantic_scholar_api_key
+        return key.reveal() if key is not None else None
+
+    def _eutils(self) -> EutilsIdentity:
+        key = self.settings.pubmed_api_key
+        return EutilsIdentity(
+            email=self.settings.pubmed_email or self.settings.email,
+            api_key=key.reveal() if key is not None else None,
+        )
+
+    # -- arXiv --------------------------------------------------------------------
+
+    async def search_arxiv(
+        self,
+        request: SearchRequest,
+        *,
+        author: str | None = None,
+        sort_by: str = "relevance",
+    ) -> list[dict[str, Any]]:
+        """arXiv search results, in the order arXiv ranks them for ``sort_by``."""
+        order = next((known for known in arxiv.SORT_BY if known == sort_by), None)
+        if order is None:
+            raise _invalid(f"sortBy must be one of {', '.join(arxiv.SORT_BY)} (got {sort_by!r}).")
+        author = " ".join(author.split()) if author else None
+        filters = arxiv.SearchFilters(author, request.start_year, request.end_year)
+        search_query = arxiv.build_query(
+            request.query, filters, datetime.datetime.now(datetime.UTC).year
+        )
+        client = self.network.client("arxiv")
+        works = await self.cache.get_or_fetch(
+            ("arxiv.search", search_query, request.max_results, order),
+            lambda: arxiv.search(client, search_query, request.max_results, order),
+        )
+        return [shapes.arxiv_paper(work) for work in works]
+
+    async def _arxiv_work(self, arxiv_id: str) -> Work:
+        ref = parse_arxiv_id(arxiv_id)
+        client = self.network.client("arxiv")
+        return await self.cache.get_or_fetch(
+            ("arxiv.get", ref.canonical), lambda: arxiv.get_work(client, ref.canonical)
+        )
+
+    async def get_arxiv_paper(self, arxiv_id: str) -> dict[str, Any]:
+        """One arXiv paper by id (any arXiv form; the latest version unless one is given)."""
+        return shapes.arxiv_paper(await self._arxiv_work(arxiv_id))
+
+    async def arxiv_to_bibtex(self, arxiv_id: str) -> str:
+        """A BibTeX entry with eprint, archivePrefix and primaryClass."""
+        return to_bibtex(await self._arxiv_work(arxiv_id), with_abstract=True)
+
+    # -- Semantic Scholar -----------------------------------------------------------
+
+    async def search_semantic_scholar(self, request: SearchRequest) -> list[dict[str, Any]]:
+        """Semantic Scholar relevance search results."""
+        client = self.network.client("s2")
+        year = _s2_year(request)
+        papers = await self.cache.get_or_fetch(
+            ("s2.search", *request.key),
+            lambda: semantic_scholar.search(
+                client, request.query, request.max_results, year, self._s2_key()
+            ),
+        )
+        return [shapes.s2_paper(paper) for paper in papers]
+
+    async def _s2_paper(self, identifier: str) -> S2Paper:
+        paper_id = semantic_scholar.api_paper_id(identifier)
+        client = self.network.client("s2")
+        return await self.cache.get_or_fetch(
+            ("s2.paper", paper_id),
+            lambda: semantic_scholar.get_paper(client, paper_id, self._s2_key()),
+        )
+
+    async def get_semantic_scholar_paper(self, identifier: str) -> dict[str, Any]:
+        """One Semantic Scholar paper by S2 id, DOI, arXiv id or prefixed external id."""
+        return shapes.s2_paper(await self._s2_paper(identifier))
+
+    async def get_paper_citations(
+        self, paper_id: str, max_results: int = DEFAULT_RESULTS
+    ) -> list[dict[str, Any]]:
+        """Papers citing ``paper_id``, as many as asked (pages followed as needed)."""
+        if not 1 <= max_results <= MAX_RESULTS:
+            raise _invalid(f"maxResults must be from 1 to {MAX_RESULTS} (got {max_results}).")
+        api_id = semantic_scholar.api_paper_id(paper_id)
+        client = self.network.client("s2")
+        papers = await self.cache.get_or_fetch(
+            ("s2.citations", api_id, max_results),
+            lambda: semantic_scholar.citations(client, api_id, max_results, self._s2_key()),
+        )
+        return [shapes.s2_paper(paper) for paper in papers]
+
+    async def semantic_scholar_to_bibtex(self, identifier: str) -> str:
+        """A BibTeX entry for one Semantic Scholar paper."""
+        paper = await self._s2_paper(identifier)
+        return to_bibtex(paper.to_work(), with_abstract=True)
+
+    # -- PubMed ---------------------------------------------------------------------
+
+    async def search_pubmed(self, request: SearchRequest) -> list[dict[str, Any]]:
+        """PubMed results by relevance (esearch, then efetch for the records)."""
+        client = self.network.client("pubmed")
+        identity = self._eutils()
+
+        async def run() -> list[PubmedArticle]:
+            hits = await pubmed.search_ids(
+                client,
+                request.query,
+                request.max_results,
+                (request.start_year, request.end_year),
+                identity,
+            )
+            return await pubmed.fetch_articles(client, hits.ids[: request.max_results], identity)
+
+        articles = await self.cache.get_or_fetch(("pubmed.search", *request.key), run)
+        return [shapes.pubmed_paper(article) for article in articles]
+
+    async def _pubmed_article(self, pmid: str) -> PubmedArticle:
+        pmid = check_pmid(pmid)
+        client = self.network.client("pubmed")
+        identity = self._eutils()
+
+        async def run() -> PubmedArticle:
+            found = await pubmed.fetch_articles(client, [pmid], identity)
+            if not found:
+                raise DoigetError(ErrorCode.NOT_FOUND, f"PubMed has no record {pmid}.")
+            return found[0]
+
+        return await self.cache.get_or_fetch(("pubmed.paper", pmid), run)
+
+    async def get_pubmed_paper(self, pmid: str) -> dict[str, Any]:
+        """One PubMed record by PMID."""
+        return shapes.pubmed_paper(await self._pubmed_article(pmid))
+
+    async def pubmed_to_bibtex(self, pmid: str) -> str:
+        """A BibTeX entry keyed ``pmid<PMID>``."""
+        article = await self._pubmed_article(pmid)
+        return to_bibtex(article.to_work(), key=f"pmid{article.pmid}", with_abstract=True)

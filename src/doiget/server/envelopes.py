@@ -1,0 +1,89 @@
+"""How each toolset's results and errors look on the wire (DESIGN §2).
+
+An envelope turns a handler's return value, or the :class:`DoigetError` it raised,
+into the structured content, the text and the isError flag of one MCP tool result.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from doiget.errors import DenialReason, DoigetError, ErrorCode
+
+if TYPE_CHECKING:
+    from doiget.server.toolset import ToolSpec
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """One tool result: structuredContent, the text content and isError."""
+
+    structured: dict[str, Any]
+    text: str
+    is_error: bool
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+class Envelope(Protocol):
+    """Renders a toolset's results and failures."""
+
+    def success(self, value: Any) -> Rendered:
+        """A handler's return value as a tool result."""
+
+    def failure(self, error: DoigetError, spec: ToolSpec | None, arguments: Any) -> Rendered:
+        """A failure of the call as a tool result."""
+
+
+class PapersEnvelope:
+    """``{ok: true, ...}`` or ``{ok: false, ref?, error: {code, message, denial_context?}}``."""
+
+    def success(self, value: Any) -> Rendered:
+        return Rendered(value, _json(value), value.get("ok") is False)
+
+    def failure(self, error: DoigetError, spec: ToolSpec | None, arguments: Any) -> Rendered:
+        result: dict[str, Any] = {"ok": False}
+        field = spec.ref_field if spec else None
+        ref = arguments.get(field) if field and isinstance(arguments, dict) else None
+        if isinstance(ref, str):
+            result["ref"] = ref
+        result["error"] = error.to_dict()
+        return Rendered(result, _json(result), True)
+
+
+class ScholarEnvelope:
+    """spec/scholar-api.md: the JSON (or BibTeX text) itself; errors ``{"error": "..."}``.
+
+    Arrays and strings are wrapped as ``{"result": ...}`` in structuredContent, while
+    the text keeps the spec's form: the JSON array, or the BibTeX as plain text.
+    """
+
+    def success(self, value: Any) -> Rendered:
+        if isinstance(value, str):
+            return Rendered({"result": value}, value, False)
+        if isinstance(value, list):
+            return Rendered({"result": value}, _json(value), False)
+        return Rendered(value, _json(value), False)
+
+    def failure(self, error: DoigetError, spec: ToolSpec | None, arguments: Any) -> Rendered:
+        body = {"error": scholar_error_text(error)}
+        return Rendered(body, _json(body), True)
+
+
+def scholar_error_text(error: DoigetError) -> str:
+    """The spec's error string for ``error``: its class first, then what to do."""
+    if error.code is ErrorCode.NOT_FOUND:
+        return "Paper not found"
+    if error.code is ErrorCode.INVALID_REF:
+        return f"Invalid parameter: {error.message}"
+    if error.denial is not None and error.denial.reason is DenialReason.SCHEMA_DRIFT:
+        return f"Failed to parse response: {error.message}"
+    return f"API error: {error.message}"
+
+
+PAPERS_ENVELOPE = PapersEnvelope()
+SCHOLAR_ENVELOPE = ScholarEnvelope()
