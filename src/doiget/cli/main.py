@@ -9,6 +9,7 @@ import typer
 from doiget import __version__
 from doiget.cli.output import JSON_OPTION_HELP, CliState
 from doiget.cli.papers import COMMANDS as PAPERS_COMMANDS
+from doiget.cli.scholar import scholar_app
 from doiget.cli.serve import serve
 from doiget.cli.system import capabilities, health
 
@@ -47,3 +48,4 @@ app.command("health")(health)
 app.command("serve")(serve)
 for _name, _command in PAPERS_COMMANDS.items():
     app.command(_name)(_command)
+app.add_typer(scholar_app, name="scholar")

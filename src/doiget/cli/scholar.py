@@ -1,0 +1,224 @@
+"""``doiget scholar``: arXiv, Semantic Scholar and PubMed from the command line.
+
+``doiget scholar arxiv|s2|pubmed search QUERY``, ``... get ID``, ``... bib ID`` and
+``doiget scholar s2 citations ID``. Tables for people; ``--json`` prints exactly the
+text the matching MCP tool returns (a JSON array or object), BibTeX is printed as is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import anyio
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from doiget.cli.output import JSON_OPTION_HELP, emit_json, handles_errors, runtime, wants_json
+
+if TYPE_CHECKING:  # the scholar core (network) loads only when a command runs
+    from doiget.scholar.service import Scholar, SearchRequest
+
+T = TypeVar("T")
+
+JsonFlag = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
+Query = Annotated[str, typer.Argument(help="What to search for.")]
+MaxResults = Annotated[
+    int, typer.Option("--max", "-n", min=1, max=100, help="At most this many results (1-100).")
+]
+FromYear = Annotated[int | None, typer.Option("--from", help="Earliest year, inclusive.")]
+ToYear = Annotated[int | None, typer.Option("--to", help="Latest year, inclusive.")]
+
+out = Console()
+scholar_app = typer.Typer(
+    help="Search and look up papers on arXiv, Semantic Scholar and PubMed.",
+    no_args_is_help=True,
+)
+arxiv_app = typer.Typer(help="arXiv: search, get, bib.", no_args_is_help=True)
+s2_app = typer.Typer(help="Semantic Scholar: search, get, citations, bib.", no_args_is_help=True)
+pubmed_app = typer.Typer(help="PubMed: search, get, bib.", no_args_is_help=True)
+scholar_app.add_typer(arxiv_app, name="arxiv")
+scholar_app.add_typer(s2_app, name="s2")
+scholar_app.add_typer(pubmed_app, name="pubmed")
+
+
+def _run(ctx: typer.Context, work: Callable[[Scholar], Awaitable[T]]) -> T:
+    from doiget.scholar.service import Scholar
+
+    scholar = Scholar(runtime(ctx))
+
+    async def main() -> T:
+        try:
+            return await work(scholar)
+        finally:
+            await scholar.aclose()
+
+    return anyio.run(main)
+
+
+def _request(query: str, max_results: int, start: int | None, end: int | None) -> SearchRequest:
+    from doiget.scholar.service import SearchRequest
+
+    return SearchRequest(query, max_results, start, end)
+
+
+def _authors(names: list[str]) -> str:
+    shown = ", ".join(names[:3])
+    return shown + (f" +{len(names) - 3}" if len(names) > 3 else "")
+
+
+def _show_list(
+    ctx: typer.Context, json_output: bool, rows: list[dict[str, Any]], id_field: str
+) -> None:
+    if wants_json(ctx, json_output):
+        emit_json(rows)
+        return
+    table = Table(show_header=True)
+    for column in (id_field, "year", "title", "authors", "ref"):
+        table.add_column(column)
+    for row in rows:
+        authors = [a["name"] if isinstance(a, dict) else a for a in row.get("authors", [])]
+        year = row.get("year") or str(row.get("published", ""))[:4]
+        table.add_row(
+            str(row[id_field]),
+            str(year or ""),
+            str(row.get("title") or "")[:90],
+            _authors(authors),
+            row.get("ref") or "",
+        )
+    out.print(table)
+    out.print(f"{len(rows)} result(s)")
+
+
+def _show_one(ctx: typer.Context, json_output: bool, row: dict[str, Any]) -> None:
+    if wants_json(ctx, json_output):
+        emit_json(row)
+        return
+    table = Table(show_header=False)
+    for key, value in row.items():
+        if isinstance(value, list):
+            value = "; ".join(v["name"] if isinstance(v, dict) else str(v) for v in value)
+        table.add_row(key, "" if value is None else str(value))
+    out.print(table)
+
+
+def _print_bibtex(text: str) -> None:
+    typer.echo(text, nl=not text.endswith("\n"))
+
+
+# -- arXiv ---------------------------------------------------------------------------
+
+
+@arxiv_app.command("search")
+@handles_errors
+def arxiv_search(
+    ctx: typer.Context,
+    query: Query,
+    max_results: MaxResults = 10,
+    start_year: FromYear = None,
+    end_year: ToYear = None,
+    author: Annotated[str | None, typer.Option("--author", help="Author name.")] = None,
+    sort: Annotated[
+        str,
+        typer.Option("--sort", help="relevance, lastUpdatedDate or submittedDate."),
+    ] = "relevance",
+    json_output: JsonFlag = False,
+) -> None:
+    """Search arXiv (arXiv query syntax such as 'ti:x AND cat:cs.CL' passes through)."""
+    request = _request(query, max_results, start_year, end_year)
+    rows = _run(ctx, lambda s: s.search_arxiv(request, author=author, sort_by=sort))
+    _show_list(ctx, json_output, rows, "id")
+
+
+@arxiv_app.command("get")
+@handles_errors
+def arxiv_get(ctx: typer.Context, arxiv_id: str, json_output: JsonFlag = False) -> None:
+    """One arXiv paper by id (2301.12345, arXiv:2301.12345v2, hep-th/9901001 ...)."""
+    _show_one(ctx, json_output, _run(ctx, lambda s: s.get_arxiv_paper(arxiv_id)))
+
+
+@arxiv_app.command("bib")
+@handles_errors
+def arxiv_bib(ctx: typer.Context, arxiv_id: str) -> None:
+    """BibTeX for one arXiv paper."""
+    _print_bibtex(_run(ctx, lambda s: s.arxiv_to_bibtex(arxiv_id)))
+
+
+# -- Semantic Scholar ----------------------------------------------------------------
+
+
+@s2_app.command("search")
+@handles_errors
+def s2_search(
+    ctx: typer.Context,
+    query: Query,
+    max_results: MaxResults = 10,
+    start_year: FromYear = None,
+    end_year: ToYear = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Search Semantic Scholar."""
+    request = _request(query, max_results, start_year, end_year)
+    rows = _run(ctx, lambda s: s.search_semantic_scholar(request))
+    _show_list(ctx, json_output, rows, "paperId")
+
+
+@s2_app.command("get")
+@handles_errors
+def s2_get(ctx: typer.Context, identifier: str, json_output: JsonFlag = False) -> None:
+    """One paper by S2 id, DOI, arXiv id or prefixed id (CorpusId:, PMID:, ...)."""
+    _show_one(ctx, json_output, _run(ctx, lambda s: s.get_semantic_scholar_paper(identifier)))
+
+
+@s2_app.command("citations")
+@handles_errors
+def s2_citations(
+    ctx: typer.Context,
+    identifier: str,
+    max_results: MaxResults = 10,
+    json_output: JsonFlag = False,
+) -> None:
+    """Papers citing one paper."""
+    rows = _run(ctx, lambda s: s.get_paper_citations(identifier, max_results))
+    _show_list(ctx, json_output, rows, "paperId")
+
+
+@s2_app.command("bib")
+@handles_errors
+def s2_bib(ctx: typer.Context, identifier: str) -> None:
+    """BibTeX for one Semantic Scholar paper."""
+    _print_bibtex(_run(ctx, lambda s: s.semantic_scholar_to_bibtex(identifier)))
+
+
+# -- PubMed --------------------------------------------------------------------------
+
+
+@pubmed_app.command("search")
+@handles_errors
+def pubmed_search(
+    ctx: typer.Context,
+    query: Query,
+    max_results: MaxResults = 10,
+    start_year: FromYear = None,
+    end_year: ToYear = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Search PubMed (MeSH and field tags such as 'diabetes[MeSH]' pass through)."""
+    request = _request(query, max_results, start_year, end_year)
+    rows = _run(ctx, lambda s: s.search_pubmed(request))
+    _show_list(ctx, json_output, rows, "pmid")
+
+
+@pubmed_app.command("get")
+@handles_errors
+def pubmed_get(ctx: typer.Context, pmid: str, json_output: JsonFlag = False) -> None:
+    """One PubMed record by PMID."""
+    _show_one(ctx, json_output, _run(ctx, lambda s: s.get_pubmed_paper(pmid)))
+
+
+@pubmed_app.command("bib")
+@handles_errors
+def pubmed_bib(ctx: typer.Context, pmid: str) -> None:
+    """BibTeX for one PubMed record (key pmid<PMID>)."""
+    _print_bibtex(_run(ctx, lambda s: s.pubmed_to_bibtex(pmid)))
