@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from typing import Any
 
+import bibtexparser
 import pytest
+from bibtexparser.middlewares import LatexDecodingMiddleware, SeparateCoAuthors
+from pybtex.database import parse_string as pybtex_parse
+from pylatexenc.latex2text import LatexNodes2Text
 
 from doiget.errors import DenialReason, DoigetError, ErrorCode
 from doiget.scholar.service import Scholar, SearchRequest
@@ -381,3 +386,67 @@ async def test_repeated_calls_are_answered_from_the_cache(
     assert first == again and len(upstream.requests_to(EUTILS)) == 2
     await scholar.search_pubmed(SearchRequest("cryopreservation", 2, 2001))
     assert len(upstream.requests_to(EUTILS)) == 4  # another year filter is another question
+
+
+# -- BibTeX round trip ---------------------------------------------------------------
+
+TRICKY_TITLE = "Costs of {RNA} splicing: 50% & $\\alpha$-helices"
+LATEX = LatexNodes2Text()
+
+
+def _decoded(text: str) -> dict[str, Any]:
+    """The one entry of ``text`` read back by bibtexparser (LaTeX decoded) and by pybtex."""
+    library = bibtexparser.parse_string(
+        text, append_middleware=[SeparateCoAuthors(), LatexDecodingMiddleware()]
+    )
+    assert not library.failed_blocks and len(library.entries) == 1
+    entry = library.entries[0]
+    fields = {field.key: field.value for field in entry.fields}
+    fields["author"] = [LATEX.latex_to_text(name) for name in fields["author"]]
+    fields["key"] = entry.key
+    pybtex_entry = next(iter(pybtex_parse(text, "bibtex").entries.values()))
+    fields["pybtex_authors"] = len(pybtex_entry.persons["author"])
+    return fields
+
+
+async def test_bibtex_round_trips_for_every_source(
+    scholar: Scholar, upstream: ReplayUpstream
+) -> None:
+    # Real recorded answers with the title swapped for one full of BibTeX specials.
+    feed = (FIXTURES / "arxiv/id_list-1605.08386.atom").read_text(encoding="utf-8")
+    feed = feed.replace(
+        "Heat-bath random walks with Markov bases", TRICKY_TITLE.replace("&", "&amp;")
+    )
+    feed = feed.replace("<name>Caprice Stanley</name>", "<name>Ça\u0301price Stänley-Øre</name>")
+    upstream.route(*ARXIV_API, Reply(200, feed.encode(), {"Content-Type": "application/atom+xml"}))
+    paper = json.loads(
+        (FIXTURES / "semanticscholar/paper-DOI_10.1073_pnas.1414271111.json").read_text()
+    )
+    paper["title"] = TRICKY_TITLE
+    upstream.json(S2, S2_PNAS, paper)
+    record = (FIXTURES / "pubmed/efetch-pubmed-29106400.xml").read_text(encoding="utf-8")
+    record = record.replace(
+        "Leucocyte telomere length, genetic variants at the <i>TERT</i> gene region and risk "
+        "of pancreatic cancer.",
+        TRICKY_TITLE.replace("&", "&amp;"),
+    ).replace("<LastName>Bao</LastName>", "<LastName>Bäo-Łukasz</LastName>", 1)
+    upstream.route(EUTILS, EFETCH, Reply(200, record.encode(), {"Content-Type": "text/xml"}))
+
+    arxiv_entry = _decoded(await scholar.arxiv_to_bibtex("1605.08386"))
+    s2_entry = _decoded(await scholar.semantic_scholar_to_bibtex("10.1073/pnas.1414271111"))
+    pubmed_entry = _decoded(await scholar.pubmed_to_bibtex("27797938"))
+
+    for entry in (arxiv_entry, s2_entry, pubmed_entry):
+        assert entry["title"] == TRICKY_TITLE
+        assert entry["pybtex_authors"] == len(entry["author"])
+    assert arxiv_entry["key"] == "stanleyore2016costs"
+    assert arxiv_entry["author"][0] == "Stänley-Øre, Ça\u0301price"
+    assert (arxiv_entry["eprint"], arxiv_entry["archivePrefix"]) == ("1605.08386v1", "arXiv")
+    assert arxiv_entry["primaryClass"] == "math.CO"
+    assert s2_entry["key"] == "makris2014costs"
+    assert s2_entry["author"][-1] == "Kyriacos, Κυριάκος, Athanasiou, Αθανασίου"
+    assert (s2_entry["doi"], s2_entry["pmid"]) == ("10.1073/pnas.1414271111", "25349395")
+    assert pubmed_entry["key"] == "pmid27797938"
+    assert pubmed_entry["author"][0] == "Bäo-Łukasz, Ying"
+    assert (pubmed_entry["doi"], pubmed_entry["pmid"]) == ("10.1136/gutjnl-2016-312510", "27797938")
+    assert pubmed_entry["journal"] == "Gut" and pubmed_entry["abstract"].startswith("OBJECTIVE: ")

@@ -108,7 +108,7 @@ class ReplayUpstream:
         self._tmp_dir = tmp_dir
         self._routes: dict[tuple[str, str, tuple[tuple[str, str], ...] | None], _Route] = {}
         self._lock = threading.Lock()
-        self.requests: list[Recorded] = []
+        self._requests: list[Recorded] = []
         self.connections = 0
         self._active = 0
         self.max_in_flight = 0
@@ -151,9 +151,10 @@ class ReplayUpstream:
 
     def reset(self) -> None:
         """Forget routes and recordings (the server keeps running)."""
+        self._settle()
         with self._lock:
             self._routes.clear()
-            self.requests.clear()
+            self._requests.clear()
             self.connections = 0
             self.max_in_flight = 0
 
@@ -210,6 +211,19 @@ class ReplayUpstream:
 
     # -- what was seen ----------------------------------------------------------
 
+    def _settle(self) -> None:
+        # A client holds its whole answer a moment before the handler records it; wait
+        # (up to 2 s) for handlers still finishing so no record lands late.
+        deadline = time.monotonic() + 2.0
+        while self._active and time.monotonic() < deadline:
+            time.sleep(0.005)
+
+    @property
+    def requests(self) -> list[Recorded]:
+        """Every recorded request, in the order they finished (handlers settled first)."""
+        self._settle()
+        return self._requests
+
     def requests_to(self, host: str) -> list[Recorded]:
         """The recorded requests for one host, in arrival order."""
         return [request for request in self.requests if request.host == host]
@@ -230,7 +244,7 @@ class ReplayUpstream:
     def _leave(self, record: Recorded) -> None:
         with self._lock:
             self._active -= 1
-            self.requests.append(record)
+            self._requests.append(record)
 
     def _connected(self) -> None:
         with self._lock:

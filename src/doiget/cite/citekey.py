@@ -36,9 +36,16 @@ _STOPWORDS: Final = frozenset(
 _WORD: Final = re.compile(r"[a-z0-9]+")
 
 
+# Letters that Unicode does not decompose into an ASCII base letter plus accents.
+_UNDECOMPOSED: Final = str.maketrans(
+    {"ß": "ss", "ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "œ": "oe", "Œ": "OE", "ł": "l"}
+    | {"Ł": "L", "đ": "d", "Đ": "D", "ð": "d", "Ð": "D", "þ": "th", "Þ": "Th", "\u0131": "i"}
+)
+
+
 def ascii_fold(value: str) -> str:
-    """Lower-case ASCII letters and digits of ``value`` (accents dropped: Müller -> muller)."""
-    decomposed: str = unicodedata.normalize("NFKD", value.replace("ß", "ss"))
+    """Lower-case ASCII letters and digits of ``value`` (Müller -> muller, Ødegård -> odegard)."""
+    decomposed: str = unicodedata.normalize("NFKD", value.translate(_UNDECOMPOSED))
     return decomposed.encode("ascii", "ignore").decode("ascii").lower()
 
 
