@@ -29,6 +29,7 @@ MaxResults = Annotated[
 ]
 FromYear = Annotated[int | None, typer.Option("--from", help="Earliest year, inclusive.")]
 ToYear = Annotated[int | None, typer.Option("--to", help="Latest year, inclusive.")]
+Identifier = Annotated[str, typer.Argument(help="The paper's id, in any of the forms above.")]
 
 out = Console()
 scholar_app = typer.Typer(
@@ -107,6 +108,50 @@ def _print_bibtex(text: str) -> None:
     typer.echo(text, nl=not text.endswith("\n"))
 
 
+def _year_range_search(
+    method: str, id_field: str, doc: str
+) -> Callable[[typer.Context, str, int, int | None, int | None, bool], None]:
+    """A ``search`` command for an upstream whose only filters are years."""
+
+    @handles_errors
+    def command(
+        ctx: typer.Context,
+        query: Query,
+        max_results: MaxResults = 10,
+        start_year: FromYear = None,
+        end_year: ToYear = None,
+        json_output: JsonFlag = False,
+    ) -> None:
+        request = _request(query, max_results, start_year, end_year)
+        rows = _run(ctx, lambda s: getattr(s, method)(request))
+        _show_list(ctx, json_output, rows, id_field)
+
+    command.__doc__ = doc
+    return command
+
+
+def _get_command(method: str, doc: str) -> Callable[[typer.Context, str, bool], None]:
+    """A ``get`` command: one paper by identifier, as a table or the tool's JSON."""
+
+    @handles_errors
+    def command(ctx: typer.Context, identifier: Identifier, json_output: JsonFlag = False) -> None:
+        _show_one(ctx, json_output, _run(ctx, lambda s: getattr(s, method)(identifier)))
+
+    command.__doc__ = doc
+    return command
+
+
+def _bib_command(method: str, doc: str) -> Callable[[typer.Context, str], None]:
+    """A ``bib`` command: the BibTeX entry of one paper, printed as is."""
+
+    @handles_errors
+    def command(ctx: typer.Context, identifier: Identifier) -> None:
+        _print_bibtex(_run(ctx, lambda s: getattr(s, method)(identifier)))
+
+    command.__doc__ = doc
+    return command
+
+
 # -- arXiv ---------------------------------------------------------------------------
 
 
@@ -131,51 +176,33 @@ def arxiv_search(
     _show_list(ctx, json_output, rows, "id")
 
 
-@arxiv_app.command("get")
-@handles_errors
-def arxiv_get(ctx: typer.Context, arxiv_id: str, json_output: JsonFlag = False) -> None:
-    """One arXiv paper by id (2301.12345, arXiv:2301.12345v2, hep-th/9901001 ...)."""
-    _show_one(ctx, json_output, _run(ctx, lambda s: s.get_arxiv_paper(arxiv_id)))
-
-
-@arxiv_app.command("bib")
-@handles_errors
-def arxiv_bib(ctx: typer.Context, arxiv_id: str) -> None:
-    """BibTeX for one arXiv paper."""
-    _print_bibtex(_run(ctx, lambda s: s.arxiv_to_bibtex(arxiv_id)))
+arxiv_app.command("get")(
+    _get_command(
+        "get_arxiv_paper", "One arXiv paper (2301.12345, arXiv:2301.12345v2, hep-th/9901001)."
+    )
+)
+arxiv_app.command("bib")(_bib_command("arxiv_to_bibtex", "BibTeX for one arXiv paper."))
 
 
 # -- Semantic Scholar ----------------------------------------------------------------
 
 
-@s2_app.command("search")
-@handles_errors
-def s2_search(
-    ctx: typer.Context,
-    query: Query,
-    max_results: MaxResults = 10,
-    start_year: FromYear = None,
-    end_year: ToYear = None,
-    json_output: JsonFlag = False,
-) -> None:
-    """Search Semantic Scholar."""
-    request = _request(query, max_results, start_year, end_year)
-    rows = _run(ctx, lambda s: s.search_semantic_scholar(request))
-    _show_list(ctx, json_output, rows, "paperId")
-
-
-@s2_app.command("get")
-@handles_errors
-def s2_get(ctx: typer.Context, identifier: str, json_output: JsonFlag = False) -> None:
-    """One paper by S2 id, DOI, arXiv id or prefixed id (CorpusId:, PMID:, ...)."""
-    _show_one(ctx, json_output, _run(ctx, lambda s: s.get_semantic_scholar_paper(identifier)))
+s2_app.command("search")(
+    _year_range_search("search_semantic_scholar", "paperId", "Search Semantic Scholar.")
+)
+s2_app.command("get")(
+    _get_command(
+        "get_semantic_scholar_paper",
+        "One paper by S2 id, DOI, arXiv id or prefixed id (CorpusId:, PMID:, ...).",
+    )
+)
 
 
 @s2_app.command("citations")
 @handles_errors
 def s2_citations(
     ctx: typer.Context,
-    identifier: str,
+    identifier: Identifier,
     max_results: MaxResults = 10,
     json_output: JsonFlag = False,
 ) -> None:
@@ -184,41 +211,22 @@ def s2_citations(
     _show_list(ctx, json_output, rows, "paperId")
 
 
-@s2_app.command("bib")
-@handles_errors
-def s2_bib(ctx: typer.Context, identifier: str) -> None:
-    """BibTeX for one Semantic Scholar paper."""
-    _print_bibtex(_run(ctx, lambda s: s.semantic_scholar_to_bibtex(identifier)))
+s2_app.command("bib")(
+    _bib_command("semantic_scholar_to_bibtex", "BibTeX for one Semantic Scholar paper.")
+)
 
 
 # -- PubMed --------------------------------------------------------------------------
 
 
-@pubmed_app.command("search")
-@handles_errors
-def pubmed_search(
-    ctx: typer.Context,
-    query: Query,
-    max_results: MaxResults = 10,
-    start_year: FromYear = None,
-    end_year: ToYear = None,
-    json_output: JsonFlag = False,
-) -> None:
-    """Search PubMed (MeSH and field tags such as 'diabetes[MeSH]' pass through)."""
-    request = _request(query, max_results, start_year, end_year)
-    rows = _run(ctx, lambda s: s.search_pubmed(request))
-    _show_list(ctx, json_output, rows, "pmid")
-
-
-@pubmed_app.command("get")
-@handles_errors
-def pubmed_get(ctx: typer.Context, pmid: str, json_output: JsonFlag = False) -> None:
-    """One PubMed record by PMID."""
-    _show_one(ctx, json_output, _run(ctx, lambda s: s.get_pubmed_paper(pmid)))
-
-
-@pubmed_app.command("bib")
-@handles_errors
-def pubmed_bib(ctx: typer.Context, pmid: str) -> None:
-    """BibTeX for one PubMed record (key pmid<PMID>)."""
-    _print_bibtex(_run(ctx, lambda s: s.pubmed_to_bibtex(pmid)))
+pubmed_app.command("search")(
+    _year_range_search(
+        "search_pubmed",
+        "pmid",
+        "Search PubMed (MeSH and field tags such as 'diabetes[MeSH]' pass through).",
+    )
+)
+pubmed_app.command("get")(_get_command("get_pubmed_paper", "One PubMed record by PMID."))
+pubmed_app.command("bib")(
+    _bib_command("pubmed_to_bibtex", "BibTeX for one PubMed record (key pmid<PMID>).")
+)

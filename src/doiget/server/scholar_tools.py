@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from doiget.runtime import Runtime
 from doiget.server.envelopes import SCHOLAR_ENVELOPE
-from doiget.server.toolset import Hints, ToolCall, Toolset, ToolSpec, describe
+from doiget.server.toolset import Handler, Hints, ToolCall, Toolset, ToolSpec, describe
 
 if TYPE_CHECKING:
     from doiget.scholar.service import Scholar, SearchRequest
@@ -167,34 +167,24 @@ class ScholarTools:
             sort_by=args.get("sortBy", "relevance"),
         )
 
-    async def get_arxiv_paper(self, args: Mapping[str, Any], call: ToolCall) -> Any:
-        return await self.scholar.get_arxiv_paper(args["arxivId"])
+    def lookup(self, method: str, field: str) -> Handler:
+        """A handler passing ``args[field]`` to the Scholar method named ``method``."""
 
-    async def arxiv_to_bibtex(self, args: Mapping[str, Any], call: ToolCall) -> Any:
-        return await self.scholar.arxiv_to_bibtex(args["arxivId"])
+        async def handle(args: Mapping[str, Any], call: ToolCall) -> Any:
+            return await getattr(self.scholar, method)(args[field])
+
+        return handle
 
     async def search_semantic_scholar(self, args: Mapping[str, Any], call: ToolCall) -> Any:
         return await self.scholar.search_semantic_scholar(self._request(args))
-
-    async def get_semantic_scholar_paper(self, args: Mapping[str, Any], call: ToolCall) -> Any:
-        return await self.scholar.get_semantic_scholar_paper(args["identifier"])
 
     async def get_paper_citations(self, args: Mapping[str, Any], call: ToolCall) -> Any:
         return await self.scholar.get_paper_citations(
             args["paperId"], int(args.get("maxResults", 10))
         )
 
-    async def semantic_scholar_to_bibtex(self, args: Mapping[str, Any], call: ToolCall) -> Any:
-        return await self.scholar.semantic_scholar_to_bibtex(args["identifier"])
-
     async def search_pubmed(self, args: Mapping[str, Any], call: ToolCall) -> Any:
         return await self.scholar.search_pubmed(self._request(args))
-
-    async def get_pubmed_paper(self, args: Mapping[str, Any], call: ToolCall) -> Any:
-        return await self.scholar.get_pubmed_paper(args["pmid"])
-
-    async def pubmed_to_bibtex(self, args: Mapping[str, Any], call: ToolCall) -> Any:
-        return await self.scholar.pubmed_to_bibtex(args["pmid"])
 
 
 def _spec(
@@ -203,7 +193,7 @@ def _spec(
     inputs: Mapping[str, Any],
     required: tuple[str, ...],
     output: Mapping[str, Any],
-    handler: Any,
+    handler: Handler,
 ) -> ToolSpec:
     return ToolSpec(
         name,
@@ -269,7 +259,7 @@ def scholar_toolset(runtime: Runtime) -> Toolset:
             arxiv_id,
             ("arxivId",),
             ARXIV_PAPER,
-            tools.get_arxiv_paper,
+            tools.lookup("get_arxiv_paper", "arxivId"),
         ),
         _spec(
             "arxiv_to_bibtex",
@@ -285,7 +275,7 @@ def scholar_toolset(runtime: Runtime) -> Toolset:
             arxiv_id,
             ("arxivId",),
             BIBTEX_OUTPUT,
-            tools.arxiv_to_bibtex,
+            tools.lookup("arxiv_to_bibtex", "arxivId"),
         ),
         _spec(
             "search_semantic_scholar",
@@ -322,7 +312,7 @@ def scholar_toolset(runtime: Runtime) -> Toolset:
             s2_id,
             ("identifier",),
             S2_PAPER,
-            tools.get_semantic_scholar_paper,
+            tools.lookup("get_semantic_scholar_paper", "identifier"),
         ),
         _spec(
             "get_paper_citations",
@@ -357,7 +347,7 @@ def scholar_toolset(runtime: Runtime) -> Toolset:
             s2_id,
             ("identifier",),
             BIBTEX_OUTPUT,
-            tools.semantic_scholar_to_bibtex,
+            tools.lookup("semantic_scholar_to_bibtex", "identifier"),
         ),
         _spec(
             "search_pubmed",
@@ -393,7 +383,7 @@ def scholar_toolset(runtime: Runtime) -> Toolset:
             pmid,
             ("pmid",),
             PUBMED_PAPER,
-            tools.get_pubmed_paper,
+            tools.lookup("get_pubmed_paper", "pmid"),
         ),
         _spec(
             "pubmed_to_bibtex",
@@ -409,7 +399,7 @@ def scholar_toolset(runtime: Runtime) -> Toolset:
             pmid,
             ("pmid",),
             BIBTEX_OUTPUT,
-            tools.pubmed_to_bibtex,
+            tools.lookup("pubmed_to_bibtex", "pmid"),
         ),
     ]
     return Toolset(
