@@ -7,6 +7,7 @@ script; the two are spawned alternately so machine noise hits both alike.
     python benchmarks/cold_start.py              # 15 spawns of each
     python benchmarks/cold_start.py --spawns 30
 
+Both the papers toolset alone and every toolset (the default) are measured.
 Targets: doiget's median time <= 1.1 x the reference's; idle RSS <= 1.25 x.
 """
 
@@ -119,9 +120,10 @@ def main() -> None:
                 "--toolsets",
                 "papers",
             ],
+            "doiget serve (every toolset)": [sys.executable, "-m", "doiget", "serve"],
         }
-        one_spawn(servers["reference (1 tool, same SDK)"], env)  # warm the file cache
-        one_spawn(servers["doiget serve --toolsets papers"], env)
+        for argv in servers.values():
+            one_spawn(argv, env)  # warm the file cache
         times: dict[str, list[float]] = {name: [] for name in servers}
         rss: dict[str, list[int]] = {name: [] for name in servers}
         for _ in range(args.spawns):

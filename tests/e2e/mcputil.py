@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -11,7 +12,7 @@ from typing import Any
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from cliutil import clean_env
+from cliutil import clean_env, command
 
 PAPERS_TOOLS = {
     "doiget_resolve_paper",
@@ -69,3 +70,81 @@ async def call(
     assert json.loads(result.content[0].text) == structured  # type: ignore[union-attr]
     assert bool(result.is_error) == (structured.get("ok") is False)
     return structured
+
+
+def frames(*requests: tuple[str, dict[str, Any]]) -> bytes:
+    """initialize + initialized, then one tools/call per (tool, arguments), ids from 2."""
+    lines = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "tests", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]
+    for number, (tool, arguments) in enumerate(requests, start=2):
+        lines.append(
+            {
+                "jsonrpc": "2.0",
+                "id": number,
+                "method": "tools/call",
+                "params": {"name": tool, "arguments": arguments},
+            }
+        )
+    return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+
+
+def responses(stdout: bytes) -> dict[int, dict[str, Any]]:
+    """Every stdout line must be a JSON-RPC message; the responses by id."""
+    by_id = {}
+    for line in stdout.splitlines():
+        message = json.loads(line)
+        assert message["jsonrpc"] == "2.0", line
+        if "id" in message and ("result" in message or "error" in message):
+            by_id[message["id"]] = message
+    return by_id
+
+
+def spawn_server(env: dict[str, str], toolsets: str = "papers") -> subprocess.Popen[bytes]:
+    """``doiget serve --toolsets <toolsets>`` with pipes on all three streams."""
+    return subprocess.Popen(
+        command("serve", "--toolsets", toolsets),
+        env=clean_env(env),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def converse(
+    process: subprocess.Popen[bytes], calls: list[tuple[str, dict[str, Any]]], *, first: int = 0
+) -> tuple[dict[int, dict[str, Any]], bytes]:
+    """Initialise a spawned server and make ``calls``, then close its stdin.
+
+    The first ``first`` calls are answered before the rest are sent (calls run
+    concurrently). Returns the responses by id (the calls are ids 2, 3, ...) and
+    stderr, after checking the process exited 0.
+    """
+    everything = frames(*calls)
+    opening = frames(*calls[:first])
+    lines: list[bytes] = []
+    for chunk, wanted in (
+        (opening, set(range(1, first + 2))),
+        (everything[len(opening) :], set(range(1, len(calls) + 2))),
+    ):
+        process.stdin.write(chunk)  # type: ignore[union-attr]
+        process.stdin.flush()  # type: ignore[union-attr]
+        while not wanted <= set(responses(b"".join(lines))):
+            line = process.stdout.readline()  # type: ignore[union-attr]
+            assert line, "the server closed stdout early"
+            lines.append(line)
+    process.stdin.close()  # type: ignore[union-attr]
+    rest, stderr = process.stdout.read(), process.stderr.read()  # type: ignore[union-attr]
+    process.wait(timeout=30)
+    assert process.returncode == 0, stderr.decode()
+    return responses(b"".join(lines) + rest), stderr

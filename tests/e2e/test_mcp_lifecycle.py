@@ -2,70 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
+from mcputil import converse, frames, responses, spawn_server
 
 from doiget.papers.provenance import verify
 
-from cliutil import clean_env, command
 from papersutil import JOSE_PDF, NATURE, STUB_PDF, route_nature
 from replay import FIXTURES, ReplayUpstream, Reply
 
 ARXIV = "1605.08386"
-
-
-def frames(*requests: tuple[str, dict[str, Any]]) -> bytes:
-    """initialize + initialized, then one tools/call per (tool, arguments), ids from 2."""
-    lines = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "tests", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-    ]
-    for number, (tool, arguments) in enumerate(requests, start=2):
-        lines.append(
-            {
-                "jsonrpc": "2.0",
-                "id": number,
-                "method": "tools/call",
-                "params": {"name": tool, "arguments": arguments},
-            }
-        )
-    return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
-
-
-def spawn(env: dict[str, str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        command("serve", "--toolsets", "papers"),
-        env=clean_env(env),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-
-
-def responses(stdout: bytes) -> dict[int, dict[str, Any]]:
-    """Every stdout line must be a JSON-RPC message; the responses by id."""
-    by_id = {}
-    for line in stdout.splitlines():
-        message = json.loads(line)
-        assert message["jsonrpc"] == "2.0", line
-        if "id" in message and ("result" in message or "error" in message):
-            by_id[message["id"]] = message
-    return by_id
 
 
 def no_partial_files(store: Path) -> None:
@@ -108,24 +58,8 @@ def test_stdout_carries_only_json_rpc_across_all_thirteen_tools(
         ("doiget_expand_citation_graph", {"ref": NATURE, "direction": "citations"}),
         ("doiget_fetch_paper", {"ref": "nonsense"}),
     ]
-    process = spawn(env)
-    everything = frames(*calls)
-    first = frames(*calls[:3])
-    lines: list[bytes] = []
     # Calls run concurrently: let the fetch land before the calls that read the library.
-    for chunk, wanted in ((first, {1, 2, 3, 4}), (everything[len(first) :], None)):
-        process.stdin.write(chunk)  # type: ignore[union-attr]
-        process.stdin.flush()  # type: ignore[union-attr]
-        wanted = wanted or {1, *range(2, 2 + len(calls))}
-        while not wanted <= set(responses(b"".join(lines))):
-            line = process.stdout.readline()  # type: ignore[union-attr]
-            assert line, "the server closed stdout early"
-            lines.append(line)
-    process.stdin.close()  # type: ignore[union-attr]
-    rest, stderr = process.stdout.read(), process.stderr.read()  # type: ignore[union-attr]
-    process.wait(timeout=30)
-    assert process.returncode == 0, stderr.decode()
-    answers = responses(b"".join(lines) + rest)
+    answers, stderr = converse(spawn_server(env), calls, first=3)
     for number, (tool, _) in enumerate(calls, start=2):
         structured = answers[number]["result"]["structuredContent"]
         expected_ok = tool != "doiget_fetch_paper" or number != 1 + len(calls)
@@ -160,7 +94,7 @@ def test_stopping_during_a_slow_fetch_exits_cleanly(
 ) -> None:
     slow_nature(upstream)
     store = Path(doiget_env["DOIGET_STORE_ROOT"])
-    process = spawn(doiget_env)
+    process = spawn_server(doiget_env)
     process.stdin.write(frames(("doiget_fetch_paper", {"ref": NATURE})))  # type: ignore[union-attr]
     process.stdin.flush()  # type: ignore[union-attr]
     wait_for_download_start(store, process)

@@ -10,7 +10,7 @@ import anyio
 import bibtexparser
 import pytest
 from mcp.client.session import ClientSession
-from mcputil import SCHOLAR_TOOLS, call, mcp_session
+from mcputil import SCHOLAR_TOOLS, call, converse, mcp_session, spawn_server
 from pybtex.database import parse_string as pybtex_parse
 
 from netutil import breaches_of_window, min_gap
@@ -284,3 +284,35 @@ async def test_arxiv_searches_are_three_seconds_apart(
     await _burst(doiget_env, "search_arxiv", 3)
     starts = [request.started for request in upstream.requests_to("export.arxiv.org")]
     assert len(starts) == 3 and min_gap(starts) >= 3.0
+
+
+def test_stdout_carries_only_json_rpc_across_every_scholar_tool(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    route_s2_pnas(upstream)
+    route_pubmed_record(upstream)
+    upstream.fixture(EUTILS, ESEARCH, "pubmed/esearch-pubmed-biopython.xml")
+    upstream.fixture(S2, S2_SEARCH, "semanticscholar/paper-search-no-results.json")
+    upstream.fixture(
+        S2, S2_CITATIONS, "semanticscholar/paper-CorpusID_14514057-citations-offset0.json"
+    )
+    upstream.fixture(*ARXIV_API, "arxiv/id_list-1605.08386.atom")
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("search_arxiv", {"query": "markov bases", "maxResults": 1}),
+        ("get_arxiv_paper", {"arxivId": "1605.08386"}),
+        ("arxiv_to_bibtex", {"arxivId": "1605.08386"}),
+        ("search_semantic_scholar", {"query": "nothing here"}),
+        ("get_semantic_scholar_paper", {"identifier": "10.1073/pnas.1414271111"}),
+        ("get_paper_citations", {"paperId": "CorpusId:14514057", "maxResults": 1}),
+        ("semantic_scholar_to_bibtex", {"identifier": "10.1073/pnas.1414271111"}),
+        ("search_pubmed", {"query": "telomere", "maxResults": 1}),
+        ("get_pubmed_paper", {"pmid": "27797938"}),
+        ("pubmed_to_bibtex", {"pmid": "27797938"}),
+        ("get_pubmed_paper", {"pmid": "not-a-pmid"}),
+    ]
+    env = {**doiget_env, "DOIGET_LOG_LEVEL": "DEBUG"}
+    answers, stderr = converse(spawn_server(env, "scholar"), calls)
+    for number, (tool, _) in enumerate(calls, start=2):
+        result = answers[number]["result"]
+        assert result.get("isError", False) is (number == len(calls) + 1), (tool, result)
+    assert b"DEBUG" in stderr
