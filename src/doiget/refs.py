@@ -55,6 +55,8 @@ _ARXIV_PREFIXES = (
 _DOI = re.compile(r"10\.\d{4,9}/[^\s\x00-\x1f\x7f]+")
 _ARXIV_NEW = re.compile(r"(?P<id>\d{4}\.\d{4,5})(?:v(?P<version>[1-9]\d{0,3}))?")
 _ARXIV_DOI = re.compile(r"10\.48550/arxiv\.(.+)", re.IGNORECASE)
+# "." and ".." path parts: ids become URL paths upstream, where these would move them.
+DOT_SEGMENT = re.compile(r"(?:^|[/:])\.{1,2}(?:/|$)")
 _MCP_REF = re.compile(MCP_REF_PATTERN)
 _ARXIV_OLD = re.compile(
     r"(?P<archive>[a-z]+(?:-[a-z]+)*)(?:\.(?P<subject>[a-z]{2}))?/(?P<number>\d{7})"
@@ -112,6 +114,8 @@ def _parse_doi(text: str, raw: str) -> Ref:
     candidate = unquote(text) if "%" in text else text
     if not _DOI.fullmatch(candidate):
         raise _invalid(raw, "a DOI is '10.' + 4-9 digits + '/' + a suffix without spaces")
+    if DOT_SEGMENT.search(candidate):
+        raise _invalid(raw, "a DOI has no '.' or '..' path parts")
     return Ref("doi", candidate.lower())
 
 

@@ -126,3 +126,10 @@ def test_parse_ref_never_crashes(raw: str) -> None:
     else:
         assert ref.kind in ("doi", "arxiv")
         assert parse_ref(ref.canonical) == ref
+
+
+@pytest.mark.parametrize("raw", ["10.1234/../../x", "10.1234/a/./b", "doi:10.1234/.."])
+def test_dois_with_dot_path_parts_are_refused(raw: str) -> None:
+    with pytest.raises(DoigetError) as caught:
+        parse_ref(raw)
+    assert caught.value.code is ErrorCode.INVALID_REF and "path parts" in caught.value.message

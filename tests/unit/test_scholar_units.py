@@ -101,6 +101,13 @@ def test_unusable_semantic_scholar_ids_list_the_forms(given: str) -> None:
     assert "CorpusId:" in caught.value.message
 
 
+@pytest.mark.parametrize("given", ["10.1234/../../x", "CorpusId:../search", "DOI:10.1234/./a"])
+def test_ids_that_would_move_the_url_path_are_refused(given: str) -> None:
+    with pytest.raises(DoigetError) as caught:
+        api_paper_id(given)
+    assert caught.value.code is ErrorCode.INVALID_REF and "path part" in caught.value.message
+
+
 def test_fetchable_ref_takes_only_forms_doiget_fetch_paper_accepts() -> None:
     assert fetchable_ref(None, "2202.12139v1", prefer="arxiv") == "arXiv:2202.12139"
     assert fetchable_ref("10.1109/x.1", "2202.12139v1", prefer="arxiv") == "arXiv:2202.12139"

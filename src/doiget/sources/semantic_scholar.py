@@ -17,7 +17,7 @@ from urllib.parse import quote
 from doiget.errors import DoigetError, ErrorCode
 from doiget.models import Work
 from doiget.net.client import Fetched, SourceClient
-from doiget.refs import arxiv_ref_for, parse_ref
+from doiget.refs import DOT_SEGMENT, arxiv_ref_for, parse_ref
 from doiget.sources.names import author_from_name
 from doiget.sources.shape import (
     ShapeError,
@@ -72,6 +72,9 @@ def api_paper_id(identifier: str) -> str:
     Raises INVALID_REF naming the accepted forms for anything else.
     """
     value = identifier.strip()
+    if DOT_SEGMENT.search(value):
+        # The id becomes part of the URL path, where "." and ".." segments would move it.
+        raise DoigetError(ErrorCode.INVALID_REF, f"{value[:80]!r} has a '.' or '..' path part.")
     if _S2_ID.fullmatch(value):
         return value.lower()
     prefix, colon, rest = value.partition(":")
