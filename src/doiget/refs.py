@@ -93,8 +93,13 @@ class Ref:
         return self.canonical
 
 
+def shorten(raw: str) -> str:
+    """``raw`` cut to 80 characters, for quoting user input back in a message."""
+    return raw if len(raw) <= 80 else raw[:77] + "..."
+
+
 def _invalid(raw: str, why: str) -> DoigetError:
-    shown = raw if len(raw) <= 80 else raw[:77] + "..."
+    shown = shorten(raw)
     return DoigetError(
         ErrorCode.INVALID_REF,
         f"{shown!r} is not a reference doiget accepts ({why}). Use {ACCEPTED_FORMS}.",
@@ -200,10 +205,9 @@ def parse_arxiv_id(raw: str) -> Ref:
     except DoigetError:
         ref = None
     if ref is None:
-        shown = raw if len(raw) <= 80 else raw[:77] + "..."
         raise DoigetError(
             ErrorCode.INVALID_REF,
-            f"{shown!r} is not an arXiv id; use '2301.12345', '2301.12345v2', "
+            f"{shorten(raw)!r} is not an arXiv id; use '2301.12345', '2301.12345v2', "
             "'arXiv:2301.12345', 'hep-th/9901001' or an arxiv.org/abs link.",
         )
     return ref

@@ -40,3 +40,8 @@ class Secret:
 
     def __reduce__(self) -> NoReturn:
         raise TypeError("a Secret cannot be pickled")
+
+
+def revealed(secret: Secret | None) -> str | None:
+    """The credential of ``secret`` (None when unset): only where it is sent upstream."""
+    return secret.reveal() if secret is not None else None

@@ -21,6 +21,7 @@ from doiget.errors import DoigetError, ErrorCode
 from doiget.models import OpenAccess, Work, merge_works
 from doiget.net.network import Network
 from doiget.refs import Ref, arxiv_ref_for
+from doiget.secret import revealed
 from doiget.sources import arxiv, crossref, doaj, openalex, semantic_scholar, unpaywall
 
 logger = logging.getLogger("doiget.papers")
@@ -159,12 +160,10 @@ class Resolver:
             extras += [found] if found else []
         if enabled.semantic_scholar:
             consulted.append("s2")
-            key = self.settings.semantic_scholar_api_key
+            key = revealed(self.settings.semantic_scholar_api_key)
             found = await self._optional(
                 "s2",
-                lambda: semantic_scholar.get_work(
-                    self.network.client("s2"), f"DOI:{doi}", key.reveal() if key else None
-                ),
+                lambda: semantic_scholar.get_work(self.network.client("s2"), f"DOI:{doi}", key),
                 notes,
             )
             extras += [found] if found else []

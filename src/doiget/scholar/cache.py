@@ -27,7 +27,6 @@ class AnswerCache:
         max_entries: int = MAX_ENTRIES,
         timer: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.ttl = ttl
         self._entries: TTLCache[tuple[Hashable, ...], Any] | None = (
             TTLCache(maxsize=max_entries, ttl=ttl, timer=timer) if ttl > 0 else None
         )

@@ -22,6 +22,7 @@ from doiget.refs import parse_arxiv_id
 from doiget.runtime import Runtime
 from doiget.scholar import shapes
 from doiget.scholar.cache import AnswerCache
+from doiget.secret import revealed
 from doiget.sources import arxiv, pubmed, semantic_scholar
 from doiget.sources.pubmed import EutilsIdentity, PubmedArticle
 from doiget.sources.semantic_scholar import S2Paper
@@ -105,14 +106,12 @@ class Scholar:
         await self.network.aclose()
 
     def _s2_key(self) -> str | None:
-        key = self.settings.semantic_scholar_api_key
-        return key.reveal() if key is not None else None
+        return revealed(self.settings.semantic_scholar_api_key)
 
     def _eutils(self) -> EutilsIdentity:
-        key = self.settings.pubmed_api_key
         return EutilsIdentity(
             email=self.settings.pubmed_email or self.settings.email,
-            api_key=key.reveal() if key is not None else None,
+            api_key=revealed(self.settings.pubmed_api_key),
         )
 
     # -- arXiv --------------------------------------------------------------------

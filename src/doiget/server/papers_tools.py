@@ -24,6 +24,7 @@ from doiget.server.toolset import (
     Toolset,
     ToolSpec,
     describe,
+    object_schema,
 )
 
 if TYPE_CHECKING:
@@ -63,15 +64,6 @@ ERROR_SCHEMA: Final = {
 }
 URI_PREFIX: Final = "doiget://paper/"
 _KEY: Final = re.compile(r"(?:doi|arxiv)_[A-Za-z0-9._-]{1,250}")
-
-
-def _input(properties: Mapping[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "required": list(required),
-        "properties": dict(properties),
-        "additionalProperties": False,
-    }
 
 
 def _output(**properties: Any) -> dict[str, Any]:
@@ -214,10 +206,10 @@ class PapersTools:
 def papers_toolset(runtime: Runtime) -> Toolset:
     """The papers toolset for one server."""
     tools = PapersTools(runtime)
-    ref_only = _input({"ref": REF_SCHEMA}, ("ref",))
-    ref_dry = _input({"ref": REF_SCHEMA, "dry_run": DRY_RUN_SCHEMA}, ("ref",))
-    refs_only = _input({"refs": REFS_SCHEMA}, ("refs",))
-    nothing = _input({})
+    ref_only = object_schema({"ref": REF_SCHEMA}, ("ref",))
+    ref_dry = object_schema({"ref": REF_SCHEMA, "dry_run": DRY_RUN_SCHEMA}, ("ref",))
+    refs_only = object_schema({"refs": REFS_SCHEMA}, ("refs",))
+    nothing = object_schema({})
     # ``ref`` is the text given, or the parsed RefShape object in a dry-run plan.
     either_ref = {"type": ["string", "object"]}
     fetched = {
@@ -314,7 +306,7 @@ def papers_toolset(runtime: Runtime) -> Toolset:
                 "validated before any work starts.",
                 limits="At most 100 refs. Max 5 requests/sec and 5 in flight.",
             ),
-            _input({"refs": REFS_SCHEMA, "dry_run": DRY_RUN_SCHEMA}, ("refs",)),
+            object_schema({"refs": REFS_SCHEMA, "dry_run": DRY_RUN_SCHEMA}, ("refs",)),
             _output(
                 results=_ARR, summary=_OBJ, dry_run={"type": "boolean"}, rate_limit_budget=_OBJ
             ),
@@ -351,7 +343,7 @@ def papers_toolset(runtime: Runtime) -> Toolset:
                 side_effects="May rebuild the local search index if it is missing or stale.",
                 limits="At most 100 results; query up to 256 characters.",
             ),
-            _input(
+            object_schema(
                 {
                     "query": {"type": "string", "minLength": 1, "maxLength": 256},
                     "limit": LIMIT_SCHEMA,
@@ -374,7 +366,7 @@ def papers_toolset(runtime: Runtime) -> Toolset:
                 side_effects="May rebuild the local search index if it is missing or stale.",
                 limits="At most 100 entries.",
             ),
-            _input({"limit": LIMIT_SCHEMA}),
+            object_schema({"limit": LIMIT_SCHEMA}),
             _output(**listing),
             READS_LOCAL,
             tools.recent,
@@ -457,7 +449,7 @@ def papers_toolset(runtime: Runtime) -> Toolset:
                 "(truncated: true when a cap bites). Needs OpenAlex enabled "
                 "(DOIGET_ENABLE_OPENALEX=1), else CAPABILITY_DENIED.",
             ),
-            _input(
+            object_schema(
                 {
                     "ref": REF_SCHEMA,
                     "depth": {"type": "integer", "minimum": 1, "maximum": 3, "default": 1},

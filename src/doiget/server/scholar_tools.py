@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, Any, Final
 
 from doiget.runtime import Runtime
 from doiget.server.envelopes import SCHOLAR_ENVELOPE
-from doiget.server.toolset import Handler, Hints, ToolCall, Toolset, ToolSpec, describe
+from doiget.server.toolset import (
+    Handler,
+    Hints,
+    ToolCall,
+    Toolset,
+    ToolSpec,
+    describe,
+    object_schema,
+)
 
 if TYPE_CHECKING:
     from doiget.scholar.service import Scholar, SearchRequest
@@ -39,18 +47,9 @@ PMID: Final = {
 }
 
 
-def _object(properties: Mapping[str, Any], required: tuple[str, ...]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": dict(properties),
-        "required": list(required),
-        "additionalProperties": False,
-    }
-
-
 def _closed(properties: Mapping[str, Any]) -> dict[str, Any]:
     """A result object whose every field is always present."""
-    return _object(properties, tuple(properties))
+    return object_schema(properties, tuple(properties))
 
 
 ARXIV_PAPER: Final = _closed(
@@ -198,7 +197,7 @@ def _spec(
     return ToolSpec(
         name,
         description,
-        _object(inputs, required),
+        object_schema(inputs, required),
         dict(output),
         READS_REMOTE,
         handler,

@@ -84,6 +84,16 @@ class Toolset:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def object_schema(properties: Mapping[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:
+    """A strict object schema: the named properties, ``required`` ones, nothing else."""
+    return {
+        "type": "object",
+        "required": list(required),
+        "properties": dict(properties),
+        "additionalProperties": False,
+    }
+
+
 SECTIONS = ("WHEN TO USE:", "INPUTS:", "OUTPUTS:", "COSTS:", "SIDE EFFECTS:", "LIMITS:")
 
 

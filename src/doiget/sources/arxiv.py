@@ -8,7 +8,7 @@ points at ``/api/errors`` (INVALID_REF).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -113,14 +113,20 @@ def parse_feed(body: bytes) -> list[Work]:
     return works
 
 
-async def get_work(client: SourceClient, arxiv_id: str) -> Work:
-    """The arXiv record of one id; NOT_FOUND when arXiv has none."""
-    fetched = await client.get(
-        API_URL, params={"id_list": arxiv_id, "max_results": 1}, accept_status=(400,)
-    )
+async def _query(client: SourceClient, params: Mapping[str, str | int], refused: str) -> list[Work]:
+    """The works of one API answer; a 400 without an error entry is ``refused``."""
+    fetched = await client.get(API_URL, params=params, accept_status=(400,))
     works = parse_or_drift(client, parse_feed, fetched.content)
     if fetched.status == 400 and not works:
-        raise DoigetError(ErrorCode.INVALID_REF, f"arXiv refused the id {arxiv_id!r}.")
+        raise DoigetError(ErrorCode.INVALID_REF, refused)
+    return works
+
+
+async def get_work(client: SourceClient, arxiv_id: str) -> Work:
+    """The arXiv record of one id; NOT_FOUND when arXiv has none."""
+    works = await _query(
+        client, {"id_list": arxiv_id, "max_results": 1}, f"arXiv refused the id {arxiv_id!r}."
+    )
     if not works:
         raise DoigetError(
             ErrorCode.NOT_FOUND, f"arXiv has no paper {arxiv_id}; check the id and version."
@@ -181,18 +187,11 @@ async def search(
     ``relevance`` is sent as arXiv's relevance ranking (descending); the two date
     orders list the newest first.
     """
-    fetched = await client.get(
-        API_URL,
-        params={
-            "search_query": search_query,
-            "start": 0,
-            "max_results": max_results,
-            "sortBy": sort_by,
-            "sortOrder": "descending",
-        },
-        accept_status=(400,),
-    )
-    works = parse_or_drift(client, parse_feed, fetched.content)
-    if fetched.status == 400 and not works:
-        raise DoigetError(ErrorCode.INVALID_REF, "arXiv refused the query.")
-    return works
+    params: dict[str, str | int] = {
+        "search_query": search_query,
+        "start": 0,
+        "max_results": max_results,
+        "sortBy": sort_by,
+        "sortOrder": "descending",
+    }
+    return await _query(client, params, "arXiv refused the query.")

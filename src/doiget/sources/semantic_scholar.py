@@ -17,7 +17,7 @@ from urllib.parse import quote
 from doiget.errors import DoigetError, ErrorCode
 from doiget.models import Work
 from doiget.net.client import Fetched, SourceClient
-from doiget.refs import DOT_SEGMENT, arxiv_ref_for, parse_ref
+from doiget.refs import DOT_SEGMENT, arxiv_ref_for, parse_ref, shorten
 from doiget.sources.names import author_from_name
 from doiget.sources.shape import (
     ShapeError,
@@ -33,7 +33,6 @@ from doiget.sources.shape import (
 )
 
 API_ROOT: Final = "https://api.semanticscholar.org/graph/v1/"
-API_BASE: Final = API_ROOT + "paper/"
 PAPER_PAGE: Final = "https://www.semanticscholar.org/paper/"
 FIELDS: Final = (
     "paperId,externalIds,url,title,venue,year,abstract,authors,journal,"
@@ -74,7 +73,7 @@ def api_paper_id(identifier: str) -> str:
     value = identifier.strip()
     if DOT_SEGMENT.search(value):
         # The id becomes part of the URL path, where "." and ".." segments would move it.
-        raise DoigetError(ErrorCode.INVALID_REF, f"{value[:80]!r} has a '.' or '..' path part.")
+        raise DoigetError(ErrorCode.INVALID_REF, f"{shorten(value)!r} has a '.' or '..' path part.")
     if _S2_ID.fullmatch(value):
         return value.lower()
     prefix, colon, rest = value.partition(":")
@@ -88,9 +87,8 @@ def api_paper_id(identifier: str) -> str:
     if ref is not None:
         arxiv = arxiv_ref_for(ref)
         return f"ARXIV:{arxiv.value}" if arxiv else f"DOI:{ref.value}"
-    shown = value if len(value) <= 80 else value[:77] + "..."
     raise DoigetError(
-        ErrorCode.INVALID_REF, f"{shown!r} is not a paper identifier; use {ID_FORMS}."
+        ErrorCode.INVALID_REF, f"{shorten(value)!r} is not a paper identifier; use {ID_FORMS}."
     )
 
 
@@ -228,10 +226,6 @@ def parse_citation_page(data: Any) -> CitationPage:
     return CitationPage(papers, integer(page.get("next")))
 
 
-def _headers(api_key: str | None) -> dict[str, str] | None:
-    return {"x-api-key": api_key} if api_key else None
-
-
 async def _get(
     client: SourceClient,
     path: str,
@@ -242,7 +236,7 @@ async def _get(
     fetched = await client.get(
         API_ROOT + path,
         params=params,
-        headers={"Accept": "application/json", **(_headers(api_key) or {})},
+        headers={"Accept": "application/json", **({"x-api-key": api_key} if api_key else {})},
         accept_status=(400,),
     )
     if fetched.status == 400:
