@@ -17,6 +17,7 @@ from doiget.refs import MCP_REF_PATTERN
 from doiget.runtime import Runtime
 from doiget.server.toolset import (
     Hints,
+    LazyCore,
     ResourceBody,
     ResourceItem,
     Result,
@@ -94,20 +95,17 @@ class PapersTools:
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        self._papers: Papers | None = None
+        self._core = LazyCore(self._build)
+        self.close = self._core.close
+
+    def _build(self) -> Papers:
+        from doiget.papers.service import Papers
+
+        return Papers(self.runtime)
 
     @property
     def papers(self) -> Papers:
-        if self._papers is None:
-            from doiget.papers.service import Papers
-
-            self._papers = Papers(self.runtime)
-        return self._papers
-
-    async def close(self) -> None:
-        papers, self._papers = self._papers, None
-        if papers is not None:
-            await papers.aclose()
+        return self._core.get()
 
     # -- handlers ---------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from doiget.server.envelopes import SCHOLAR_ENVELOPE
 from doiget.server.toolset import (
     Handler,
     Hints,
+    LazyCore,
     ToolCall,
     Toolset,
     ToolSpec,
@@ -133,20 +134,17 @@ class ScholarTools:
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        self._scholar: Scholar | None = None
+        self._core = LazyCore(self._build)
+        self.close = self._core.close
+
+    def _build(self) -> Scholar:
+        from doiget.scholar.service import Scholar
+
+        return Scholar(self.runtime)
 
     @property
     def scholar(self) -> Scholar:
-        if self._scholar is None:
-            from doiget.scholar.service import Scholar
-
-            self._scholar = Scholar(self.runtime)
-        return self._scholar
-
-    async def close(self) -> None:
-        scholar, self._scholar = self._scholar, None
-        if scholar is not None:
-            await scholar.aclose()
+        return self._core.get()
 
     @staticmethod
     def _request(args: Mapping[str, Any]) -> SearchRequest:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from doiget.server.envelopes import PAPERS_ENVELOPE, Envelope
 
@@ -24,6 +24,36 @@ class ToolCall(Protocol):
 
 # A handler returns what its envelope renders: a result object, a list or a string.
 Handler = Callable[[Mapping[str, Any], ToolCall], Awaitable[Any]]
+
+
+class Closable(Protocol):
+    """A core that holds connections or files until closed."""
+
+    async def aclose(self) -> None:
+        """Release what the core holds."""
+
+
+CoreT = TypeVar("CoreT", bound=Closable)
+
+
+class LazyCore(Generic[CoreT]):
+    """A toolset's core, built on the first tool call so listing tools loads nothing heavy."""
+
+    def __init__(self, build: Callable[[], CoreT]) -> None:
+        self._build = build
+        self._core: CoreT | None = None
+
+    def get(self) -> CoreT:
+        """The core, built now if no call has needed it yet."""
+        if self._core is None:
+            self._core = self._build()
+        return self._core
+
+    async def close(self) -> None:
+        """Close the core if it was built (a later call builds a fresh one)."""
+        core, self._core = self._core, None
+        if core is not None:
+            await core.aclose()
 
 
 @dataclass(frozen=True)
