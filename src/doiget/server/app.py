@@ -38,11 +38,12 @@ RESOURCE_NOT_FOUND: Final = -32002
 
 
 def build_toolsets(runtime: Runtime) -> list[Toolset]:
-    """The toolsets the settings select (those built so far: papers, scholar)."""
+    """The toolsets the settings select (those built so far: papers, scholar, library)."""
+    from doiget.server.library_tools import library_toolset
     from doiget.server.papers_tools import papers_toolset
     from doiget.server.scholar_tools import scholar_toolset
 
-    factories = {"papers": papers_toolset, "scholar": scholar_toolset}
+    factories = {"papers": papers_toolset, "scholar": scholar_toolset, "library": library_toolset}
     return [factories[name](runtime) for name in runtime.settings.toolsets if name in factories]
 
 

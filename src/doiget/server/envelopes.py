@@ -85,5 +85,22 @@ def scholar_error_text(error: DoigetError) -> str:
     return f"API error: {error.message}"
 
 
+class LibraryEnvelope:
+    """spec/library-chunk-tools.md: the result object; errors ``{error: {code, message, details}}``.
+
+    Bad input is ``INVALID_ARGUMENT`` here (this toolset takes no refs); every other
+    code is the spec's taxonomy or doiget's own.
+    """
+
+    def success(self, value: Any) -> Rendered:
+        return Rendered(value, _json(value), False)
+
+    def failure(self, error: DoigetError, spec: ToolSpec | None, arguments: Any) -> Rendered:
+        code = "INVALID_ARGUMENT" if error.code is ErrorCode.INVALID_REF else error.code.value
+        body = {"error": {"code": code, "message": error.message, "details": error.details or {}}}
+        return Rendered(body, _json(body), True)
+
+
 PAPERS_ENVELOPE = PapersEnvelope()
 SCHOLAR_ENVELOPE = ScholarEnvelope()
+LIBRARY_ENVELOPE = LibraryEnvelope()

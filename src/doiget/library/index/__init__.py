@@ -1,0 +1,1 @@
+"""Passage index backends behind one interface: embedded SQLite, or a Qdrant server."""

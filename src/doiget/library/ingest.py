@@ -1,0 +1,118 @@
+"""From a PDF (and its store metadata) to embedded chunk records ready for the index.
+
+Chunk ids are deterministic: a hash of the PDF's content, the chunk's position and
+the model id, so indexing the same file twice writes the same ids. The payload
+follows spec/library-chunk-tools.md (project, source, zotero, doc, embed_model,
+version) and carries what a citation needs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from doiget.library.chunking import Chunk, chunk_sentences, sentences
+from doiget.library.index.base import ChunkRecord
+from doiget.library.pdftext import read_pdf
+from doiget.library.sections import sectioned
+
+if TYPE_CHECKING:
+    from doiget.library.embedding import Embedder
+    from doiget.library.projects import Project
+
+PAYLOAD_VERSION: Final = 1
+
+
+@dataclass(frozen=True, slots=True)
+class SourceDocument:
+    """A PDF to index, with the bibliographic facts its chunks should carry."""
+
+    doc_id: str  # the store ref, or ``file:`` + absolute path
+    path: Path
+    title: str | None = None
+    citekey: str | None = None
+    doi: str | None = None
+    url: str | None = None
+    authors: tuple[str, ...] = ()
+    year: int | None = None
+    tags: tuple[str, ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedDocument:
+    """A document's chunk records and what was read to make them."""
+
+    source: SourceDocument
+    records: list[ChunkRecord]
+    pages: int
+
+
+def chunk_id(content_sha256: str, position: int, model: str) -> str:
+    """The deterministic id of the chunk at ``position`` (a UUID, which every backend takes)."""
+    digest = hashlib.sha256(f"{content_sha256}:{position}:{model}".encode()).digest()
+    return str(uuid.UUID(bytes=digest[:16]))
+
+
+def embedding_text(chunk: Chunk, title: str | None) -> str:
+    """What the model reads for a chunk: its passage under the document and section titles.
+
+    The headings place a passage ("the results improved") in its context, which the
+    passage alone often lacks; the stored and returned text stays the passage itself.
+    """
+    context = " / ".join(part for part in (title, chunk.section) if part)
+    return f"{context}\n{chunk.text}" if context else chunk.text
+
+
+def payload(
+    source: SourceDocument, project: Project, chunk: Chunk, position: int, sha: str
+) -> dict[str, Any]:
+    """The payload of one chunk."""
+    return {
+        "project": project.id,
+        "source": {
+            "path": str(source.path),
+            "title": source.title,
+            "doi": source.doi,
+            "url": source.url,
+            "authors": list(source.authors),
+            "year": source.year,
+        },
+        "zotero": {"citekey": source.citekey, "tags": list(source.tags)},
+        "doc": {
+            "doc_id": source.doc_id,
+            "content_sha256": sha,
+            "chunk_index": position,
+            "page_span": list(chunk.page_span),
+            "section": chunk.section,
+            "section_path": list(chunk.section_path),
+        },
+        "embed_model": project.embed_model,
+        "version": PAYLOAD_VERSION,
+    }
+
+
+def prepare(source: SourceDocument, project: Project, embedder: Embedder) -> PreparedDocument:
+    """Read, section, chunk and embed one PDF (raises UnusableDocument for a bad one)."""
+    text = read_pdf(source.path)
+    chunks = chunk_sentences(
+        sentences(sectioned(text.lines)),
+        project.chunk_tokens,
+        project.chunk_overlap,
+        embedder.count_tokens,
+    )
+    vectors = embedder.embed([embedding_text(chunk, source.title) for chunk in chunks])
+    records = [
+        ChunkRecord(
+            id=chunk_id(text.sha256, position, project.embed_model),
+            text=chunk.text,
+            vector=vectors[position].tolist(),
+            payload=payload(source, project, chunk, position, text.sha256),
+        )
+        for position, chunk in enumerate(chunks)
+    ]
+    return PreparedDocument(source, records, text.pages)

@@ -1,0 +1,144 @@
+"""The text of a PDF, line by line, with the page and font cues of each line (pypdfium2).
+
+Soft hyphens at line ends are joined back into words and lines that are only a page
+number are dropped. A PDF that cannot be opened, has no pages, or has no text layer
+(a scan) raises :class:`UnusableDocument` with a reason a person can act on.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+SOFT_HYPHENS: Final = ("\ufffe", "\u00ad", "\x02")
+BOLD_WEIGHT: Final = 600
+FONT_NAME_BYTES: Final = 128
+# Fewer non-space characters than this in the whole document means "no text layer".
+MIN_TEXT_CHARS: Final = 20
+_PAGE_NUMBER: Final = re.compile(r"^\s*(?:page\s+)?\d{1,4}\s*$", re.IGNORECASE)
+
+
+class UnusableDocument(Exception):
+    """A PDF that yields no text; ``reason`` is one of unreadable, empty, no_text."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One line of text: its 1-based page, font size and boldness at its first character."""
+
+    text: str
+    page: int
+    size: float
+    bold: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PdfText:
+    """What a PDF holds: its lines in reading order, page count and content hash."""
+
+    lines: list[Line]
+    pages: int
+    sha256: str
+
+
+def _is_bold(raw: object, index: int) -> bool:
+    """Bold by declared weight, or by the font's name (core fonts declare no weight)."""
+    import pypdfium2.raw as pdfium_c
+
+    if int(pdfium_c.FPDFText_GetFontWeight(raw, index)) >= BOLD_WEIGHT:
+        return True
+    name = ctypes.create_string_buffer(FONT_NAME_BYTES)
+    flags = ctypes.c_int()
+    pdfium_c.FPDFText_GetFontInfo(raw, index, name, FONT_NAME_BYTES, ctypes.byref(flags))
+    return b"bold" in name.value.lower() or b"black" in name.value.lower()
+
+
+def _page_lines(textpage: object, page: int) -> list[Line]:
+    import pypdfium2.raw as pdfium_c
+
+    raw = textpage.raw  # type: ignore[attr-defined]
+    text: str = textpage.get_text_range()  # type: ignore[attr-defined]
+    lines: list[Line] = []
+    position = 0
+    for piece in text.split("\r\n"):
+        start = position
+        position += len(piece) + 2
+        stripped = piece.strip()
+        # A soft hyphen inside a line marks a word pdfium already joined; one at the end
+        # (kept as a single marker) joins the line's last word to the next line's first.
+        ends_soft = stripped.endswith(SOFT_HYPHENS)
+        body = stripped[:-1] if ends_soft else stripped
+        for mark in SOFT_HYPHENS:
+            body = body.replace(mark, "")
+        stripped = body + (SOFT_HYPHENS[0] if ends_soft else "")
+        if not stripped or _PAGE_NUMBER.match(stripped):
+            continue
+        first = start + (len(piece) - len(piece.lstrip()))
+        size = float(pdfium_c.FPDFText_GetFontSize(raw, first))
+        lines.append(Line(stripped, page, round(size, 1), _is_bold(raw, first)))
+    return lines
+
+
+def join_hyphenated(lines: list[Line]) -> list[Line]:
+    """Lines with a soft hyphen at the end joined to the word on the next line."""
+    out: list[Line] = []
+    carry = ""
+    for line in lines:
+        text = carry + line.text
+        carry = ""
+        if text.endswith(SOFT_HYPHENS):
+            head, _, tail = text[:-1].rpartition(" ")
+            carry = tail
+            text = head
+        if text:
+            out.append(Line(text, line.page, line.size, line.bold))
+    if carry and out:
+        last = out[-1]
+        out[-1] = Line(f"{last.text} {carry}", last.page, last.size, last.bold)
+    return out
+
+
+def read_pdf(path: Path) -> PdfText:
+    """Every line of the PDF at ``path`` (see the module docstring for the failures)."""
+    import pypdfium2 as pdfium
+
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UnusableDocument("unreadable", f"cannot read {path.name}: {exc.strerror}") from exc
+    try:
+        document = pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as exc:
+        raise UnusableDocument(
+            "unreadable", f"{path.name} is not a readable PDF ({exc}); fetch it again"
+        ) from exc
+    try:
+        if len(document) == 0:
+            raise UnusableDocument("empty", f"{path.name} has no pages")
+        lines: list[Line] = []
+        for number in range(len(document)):
+            page = document[number]
+            textpage = page.get_textpage()
+            try:
+                lines += _page_lines(textpage, number + 1)
+            finally:
+                textpage.close()
+                page.close()
+        pages = len(document)
+    finally:
+        document.close()
+    if sum(len(line.text.replace(" ", "")) for line in lines) < MIN_TEXT_CHARS:
+        raise UnusableDocument(
+            "no_text",
+            f"{path.name} has no text layer (a scan?); run OCR on it first, then index it",
+        )
+    return PdfText(join_hyphenated(lines), pages, hashlib.sha256(data).hexdigest())

@@ -1,0 +1,468 @@
+"""The library core: projects, ingestion and the five chunk operations, time-bounded.
+
+Every operation names a project; the project's collection is the only one it
+touches, and every search also filters on the project, so nothing crosses projects
+whatever filters a caller sends. Blocking work (model, PDF, SQLite) runs in worker
+threads; a call over its time limit is cancelled — the running query interrupted —
+and answered with TIMEOUT.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+import anyio
+
+from doiget.errors import DoigetError, ErrorCode
+from doiget.library.index.base import (
+    FILTER_KEYS,
+    ChunkRecord,
+    CollectionInfo,
+    Filters,
+    Hit,
+    PassageIndex,
+    StoredChunk,
+)
+from doiget.library.projects import DEFAULT_TOP_K, Project
+
+if TYPE_CHECKING:
+    from doiget.config import Settings
+    from doiget.library.embedding import Embedder
+    from doiget.library.ingest import SourceDocument
+
+logger = logging.getLogger("doiget.library")
+
+T = TypeVar("T")
+Progress = Callable[[int, int, str], Awaitable[None]]
+
+CANDIDATES: Final = 100  # per side, before fusion
+SAMPLE_MAX: Final = 5
+ELLIPSIS: Final = "…"
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentReport:
+    """What indexing one document did."""
+
+    doc_id: str
+    status: str  # indexed, skipped
+    chunks: int = 0
+    pages: int = 0
+    reason: str | None = None
+    message: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "doc_id": self.doc_id,
+            "status": self.status,
+            "chunks": self.chunks,
+            "pages": self.pages,
+            "reason": self.reason,
+            "message": self.message,
+        }
+
+
+def trim(text: str, limit: int) -> str:
+    """``text`` cut at the last word boundary within ``limit`` characters (with an ellipsis)."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - len(ELLIPSIS)]
+    head = cut.rsplit(None, 1)[0] if " " in cut.strip() else cut
+    return head.rstrip(" ,;:") + ELLIPSIS
+
+
+def parse_filters(raw: Mapping[str, Any] | None) -> Filters:
+    """Validated filters: known keys only, values a string/number or a list of them."""
+    if not raw:
+        return Filters()
+    conditions: dict[str, tuple[str, ...]] = {}
+    for key, value in raw.items():
+        if key not in FILTER_KEYS:
+            raise DoigetError(
+                ErrorCode.INVALID_REF,
+                f"unknown filter {key[:40]!r}; filter on: {', '.join(FILTER_KEYS)} "
+                "(the project is given by 'project' and always applied).",
+                details={"filter": key, "allowed_filters": list(FILTER_KEYS)},
+            )
+        values = value if isinstance(value, list) else [value]
+        if not values or not all(
+            isinstance(item, str | int) and not isinstance(item, bool) for item in values
+        ):
+            raise DoigetError(
+                ErrorCode.INVALID_REF,
+                f"filter {key!r} takes a string or number, or a non-empty list of them.",
+                details={"filter": key},
+            )
+        conditions[key] = tuple(str(item) for item in values)
+    return Filters(conditions)
+
+
+class Library:
+    """Projects and their passage index, for one process."""
+
+    def __init__(self, settings: Settings, index: PassageIndex | None = None) -> None:
+        self.settings = settings
+        self.projects: Mapping[str, Project] = settings.projects
+        self._index = index
+
+    # -- plumbing ---------------------------------------------------------------
+
+    @property
+    def index(self) -> PassageIndex:
+        """The passage index: a Qdrant server when QDRANT_URL is set, else embedded SQLite."""
+        if self._index is None:
+            if self.settings.qdrant_url:
+                from doiget.library.index.qdrant import open_qdrant
+
+                key = self.settings.qdrant_api_key
+                self._index = open_qdrant(
+                    self.settings.qdrant_url, api_key=key.reveal() if key else None
+                )
+            else:
+                from doiget.library.index.sqlite import SqliteIndex
+
+                path = self.settings.data_dir / "library" / "passages.sqlite3"
+                self._index = SqliteIndex(path)
+        return self._index
+
+    def embedder(self, model: str) -> Embedder:
+        """The embedder of ``model`` (weights load on first use)."""
+        from doiget.library.embedding import embedder_for
+
+        return embedder_for(model, self.settings.embed_model_path)
+
+    def project(self, project_id: str) -> Project:
+        """The configured project, or INVALID_PROJECT naming the ones that exist."""
+        project = self.projects.get(project_id)
+        if project is None:
+            available = sorted(self.projects)
+            hint = (
+                f"Available projects: {available}."
+                if available
+                else "No project is configured yet: add one with `doiget projects add NS/NAME`."
+            )
+            raise DoigetError(
+                ErrorCode.INVALID_PROJECT,
+                f"Project {project_id[:80]!r} not found. {hint}",
+                details={"project_id": project_id, "available_projects": available},
+            )
+        return project
+
+    async def _bounded(self, tool: str, work: Callable[[], T]) -> T:
+        """Run blocking ``work`` in a thread within the tool's time limit."""
+        limit = self.settings.library_timeouts[tool]
+        try:
+            with anyio.fail_after(limit):
+                return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+        except TimeoutError:
+            if self._index is not None:
+                self._index.interrupt()
+            logger.warning("%s cancelled after %.3g s", tool, limit)
+            raise DoigetError(
+                ErrorCode.TIMEOUT,
+                f"{tool} did not finish within its {limit:g} s limit and was cancelled; "
+                "retry, or narrow it (fewer items, a smaller top_k, filters).",
+                details={"tool": tool, "timeout_seconds": limit},
+            ) from None
+
+    async def _warm(self, model: str) -> Embedder:
+        """The model loaded outside any time limit (its first load takes seconds)."""
+        embedder = self.embedder(model)
+        await anyio.to_thread.run_sync(lambda: embedder.dimension)
+        return embedder
+
+    def _collection(self, project: Project) -> CollectionInfo | None:
+        info = self.index.collection(project.collection)
+        if info is not None and info.project != project.id:
+            raise DoigetError(
+                ErrorCode.INDEX_UNAVAILABLE,
+                f"collection {project.collection!r} belongs to project {info.project!r}; "
+                "give each project its own collection in config.toml.",
+                details={"project_id": project.id, "collection": project.collection},
+            )
+        return info
+
+    def _ensure_collection(
+        self, project: Project, model: str, dimension: int, force_rebuild: bool
+    ) -> None:
+        """Create the collection, or check it matches ``model``/``dimension``."""
+        info = self._collection(project)
+        if info is not None and (info.embed_model, info.dimension) == (model, dimension):
+            return
+        if info is not None and not force_rebuild:
+            raise DoigetError(
+                ErrorCode.EMBEDDING_MISMATCH,
+                f"collection {project.collection!r} holds {info.embed_model} vectors of "
+                f"size {info.dimension}; these are {model} of size {dimension}. Re-embed with "
+                f"{info.embed_model}, or pass force_rebuild to drop the collection and start over.",
+                details={
+                    "collection_model": info.embed_model,
+                    "collection_dimension": info.dimension,
+                    "given_model": model,
+                    "given_dimension": dimension,
+                },
+            )
+        self.index.create_collection(
+            CollectionInfo(project.collection, project.id, model, dimension)
+        )
+
+    # -- the five operations ----------------------------------------------------
+
+    async def list_projects(self) -> dict[str, Any]:
+        """Every configured project."""
+        return {
+            "projects": [
+                {
+                    "id": project.id,
+                    "collection": project.collection,
+                    "embed_model": project.embed_model,
+                    "hybrid_enabled": project.hybrid_enabled,
+                }
+                for project in sorted(self.projects.values(), key=lambda p: p.id)
+            ]
+        }
+
+    async def inspect(self, project_id: str, sample: int = 0) -> dict[str, Any]:
+        """A collection's size, model, payload keys, indexes and up to five sample payloads."""
+        project = self.project(project_id)
+
+        def work() -> dict[str, Any]:
+            info = self._collection(project)
+            if info is None:
+                return self._describe(project, project.embed_model, 0, [], {}, [])
+            chunks = self.index.sample(project.collection, min(sample, SAMPLE_MAX))
+            return self._describe(
+                project,
+                info.embed_model,
+                self.index.count(project.collection),
+                self.index.payload_keys(project.collection),
+                self.index.indexes(project.collection),
+                [self._sample(project, chunk) for chunk in chunks],
+                dimension=info.dimension,
+            )
+
+        return await self._bounded("inspect_collection", work)
+
+    @staticmethod
+    def _describe(
+        project: Project,
+        model: str,
+        size: int,
+        keys: list[str],
+        indexes: dict[str, list[str]],
+        sample: list[dict[str, Any]],
+        dimension: int | None = None,
+    ) -> dict[str, Any]:
+        return {
+            "project": project.id,
+            "collection": project.collection,
+            "size": size,
+            "embed_model": model,
+            "dimension": dimension,
+            "hybrid_enabled": project.hybrid_enabled,
+            "payload_keys": keys,
+            "indexes": indexes,
+            "sample": sample,
+        }
+
+    @staticmethod
+    def _sample(project: Project, chunk: StoredChunk) -> dict[str, Any]:
+        return {
+            "id": chunk.id,
+            **chunk.payload,
+            "text": trim(chunk.text, project.max_chars_per_chunk),
+        }
+
+    async def store_chunks(
+        self, project_id: str, items: Sequence[Mapping[str, Any]], force_rebuild: bool = False
+    ) -> dict[str, Any]:
+        """Upsert caller-made chunks (ids, texts, vectors, payloads) into the project."""
+        project = self.project(project_id)
+        dimensions = {len(item["embedding"]) for item in items}
+        models = {
+            str(item.get("metadata", {}).get("embed_model") or project.embed_model)
+            for item in items
+        }
+        if len(dimensions) > 1 or len(models) > 1:
+            raise DoigetError(
+                ErrorCode.EMBEDDING_MISMATCH,
+                f"one call must use one model and vector size; got models {sorted(models)} "
+                f"and sizes {sorted(dimensions)}. Split the batch.",
+                details={"models": sorted(models), "dimensions": sorted(dimensions)},
+            )
+        model, dimension = models.pop(), dimensions.pop()
+        warnings: list[str] = []
+        records = []
+        for item in items:
+            metadata = dict(item.get("metadata") or {})
+            if metadata.get("project") not in (None, project.id):
+                warnings.append(f"item {item['id']}: metadata.project replaced by {project.id}")
+            metadata["project"] = project.id
+            metadata["embed_model"] = model
+            records.append(
+                ChunkRecord(str(item["id"]), str(item["text"]), item["embedding"], metadata)
+            )
+
+        def work() -> int:
+            self._ensure_collection(project, model, dimension, force_rebuild)
+            return self.index.upsert(project.collection, records)
+
+        written = await self._bounded("store_chunks", work)
+        return {
+            "chunks_written": written,
+            "project": project.id,
+            "embed_model": model,
+            "warnings": warnings,
+        }
+
+    async def search(
+        self,
+        project_id: str,
+        query: str,
+        *,
+        top_k: int | None = None,
+        filters: Mapping[str, Any] | None = None,
+        full_text: bool = False,
+        hybrid: bool = False,
+    ) -> dict[str, Any]:
+        """find_chunks (dense) or query_hybrid (dense + BM25 fused)."""
+        project = self.project(project_id)
+        tool = "query_hybrid" if hybrid else "find_chunks"
+        if hybrid and not project.hybrid_enabled:
+            raise DoigetError(
+                ErrorCode.HYBRID_NOT_SUPPORTED,
+                f"hybrid search is off for project {project.id!r}; use find_chunks, or set "
+                f'hybrid_enabled = true under [projects."{project.id}"] in config.toml.',
+                details={"project_id": project.id},
+            )
+        wanted = min(top_k or DEFAULT_TOP_K, project.top_k_max)
+        conditions = parse_filters(filters)
+        info = await anyio.to_thread.run_sync(self._collection, project)
+        if info is None:
+            items: list[dict[str, Any]] = []
+        else:
+            embedder = await self._warm(info.embed_model)
+            hits, chunks = await self._bounded(
+                tool,
+                lambda: self._ranked(project, embedder, query, wanted, conditions, hybrid),
+            )
+            items = [
+                self._item(project, chunks[hit.id], hit.score, full_text)
+                for hit in hits
+                if hit.id in chunks
+            ]
+        result: dict[str, Any] = {"items": items, "count": len(items)}
+        if hybrid:
+            result["hybrid_enabled"] = True
+        return result
+
+    def _ranked(
+        self,
+        project: Project,
+        embedder: Embedder,
+        query: str,
+        wanted: int,
+        filters: Filters,
+        hybrid: bool,
+    ) -> tuple[list[Hit], dict[str, StoredChunk]]:
+        from doiget.library import analyzer
+        from doiget.library.fusion import dense_score, fuse
+
+        vector = embedder.embed([query])[0].tolist()
+        name = project.collection
+        if hybrid:
+            dense = self.index.dense(name, vector, CANDIDATES, filters)
+            sparse = self.index.sparse(name, analyzer.query_terms(query), CANDIDATES, filters)
+            hits = fuse(dense, sparse)[:wanted]
+        else:
+            hits = [
+                Hit(hit.id, dense_score(hit.score))
+                for hit in self.index.dense(name, vector, wanted, filters)
+            ]
+        chunks = self.index.fetch(name, [hit.id for hit in hits])
+        # Belt and braces: a chunk whose payload names another project is never returned.
+        kept = {cid: c for cid, c in chunks.items() if c.payload.get("project") == project.id}
+        return hits, kept
+
+    @staticmethod
+    def _item(
+        project: Project, chunk: StoredChunk, score: float, full_text: bool
+    ) -> dict[str, Any]:
+        payload = chunk.payload
+        source = payload.get("source") or {}
+        zotero = payload.get("zotero") or {}
+        doc = payload.get("doc") or {}
+        span = doc.get("page_span")
+        return {
+            "render_text": trim(chunk.text, project.max_chars_per_chunk),
+            "score": round(min(1.0, max(0.0, score)), 6),
+            "citekey": zotero.get("citekey"),
+            "section": doc.get("section"),
+            "page_span": list(span) if isinstance(span, list) else None,
+            "section_path": list(doc.get("section_path") or []),
+            "doi": source.get("doi"),
+            "url": source.get("url"),
+            "title": source.get("title"),
+            "chunk_id": chunk.id,
+            "full_text": chunk.text if full_text else None,
+        }
+
+    # -- ingestion --------------------------------------------------------------
+
+    async def index_documents(
+        self,
+        project_id: str,
+        documents: Sequence[SourceDocument],
+        progress: Progress | None = None,
+        *,
+        force_rebuild: bool = False,
+    ) -> dict[str, Any]:
+        """Index PDFs into the project; a document that fails is reported and skipped."""
+        from doiget.library.ingest import prepare
+        from doiget.library.pdftext import UnusableDocument
+
+        project = self.project(project_id)
+        embedder = await self._warm(project.embed_model)
+        await anyio.to_thread.run_sync(
+            self._ensure_collection, project, project.embed_model, embedder.dimension, force_rebuild
+        )
+        reports: list[DocumentReport] = []
+        for done, document in enumerate(documents):
+            if progress is not None:
+                await progress(done, len(documents), f"indexing {document.doc_id}")
+            try:
+                prepared = await anyio.to_thread.run_sync(prepare, document, project, embedder)
+                written = await anyio.to_thread.run_sync(
+                    functools.partial(
+                        self.index.upsert,
+                        project.collection,
+                        prepared.records,
+                        replace_docs=[document.doc_id],
+                    )
+                )
+                reports.append(DocumentReport(document.doc_id, "indexed", written, prepared.pages))
+            except UnusableDocument as problem:
+                reports.append(
+                    DocumentReport(
+                        document.doc_id, "skipped", reason=problem.reason, message=problem.message
+                    )
+                )
+        if progress is not None:
+            await progress(len(documents), len(documents), "done")
+        return {
+            "project": project.id,
+            "documents": [report.to_dict() for report in reports],
+            "indexed": sum(1 for r in reports if r.status == "indexed"),
+            "skipped": sum(1 for r in reports if r.status == "skipped"),
+            "chunks_written": sum(r.chunks for r in reports),
+        }
+
+    async def aclose(self) -> None:
+        """Close the index."""
+        index, self._index = self._index, None
+        if index is not None:
+            await anyio.to_thread.run_sync(index.close)
