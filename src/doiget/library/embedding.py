@@ -110,7 +110,11 @@ class SentenceTransformerEmbedder:
     @property
     def dimension(self) -> int:
         model = self._load()
-        size = model.get_sentence_embedding_dimension()
+        size = (
+            model.get_embedding_dimension()
+            if hasattr(model, "get_embedding_dimension")
+            else model.get_sentence_embedding_dimension()
+        )
         return int(size)
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:

@@ -1,0 +1,553 @@
+"""Retrieval quality of find_chunks and query_hybrid on a test collection, against baselines.
+
+Every document goes through the library as one chunk (store_chunks into a throwaway
+project on the embedded SQLite index); every query is ranked by the same code that
+answers find_chunks and query_hybrid, asked for 100 results. In the same run:
+
+    BM25 (bm25s)    Snowball stems, bm25s's English stop words, default k1/b
+    dense (numpy)   all-MiniLM-L6-v2 exact cosine over the very vectors indexed
+    RRF             reciprocal-rank fusion (k = 60) of those two, for reference
+
+Metrics: nDCG@10 (linear gain from the qrels grade, log2 discount, ideal from the
+qrels), MAP over the top 100 (divided by every relevant document) and Recall@100.
+Then a 2-fold check (odd / even query ids) of the fused ranking, and of the fusion
+dense weight: picked on one fold, scored on the other.
+
+    python benchmarks/retrieval_quality.py                       # Vaswani/NPL, bundled
+    python benchmarks/retrieval_quality.py --limit-docs 2000     # quick smoke run
+    python benchmarks/retrieval_quality.py --collection PATH     # TREC or BEIR folder
+
+A folder is read as BEIR (corpus.jsonl, queries.jsonl, qrels/test.tsv) when it has
+corpus.jsonl, else as TREC (<DOC>/<DOCNO> documents, <top>/<num>/<title> topics,
+"qid 0 docno rel" qrels). Target: query_hybrid nDCG@10 >= 1.15 x the better of
+BM25 and dense.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import json
+import math
+import os
+import re
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import bm25s
+import numpy as np
+import Stemmer
+
+from doiget.config import load_settings
+from doiget.errors import DoigetError, ErrorCode
+from doiget.library import analyzer
+from doiget.library.fusion import fuse
+from doiget.library.index.base import Filters, Hit
+from doiget.library.ingest import PAYLOAD_VERSION, chunk_id
+from doiget.library.projects import Project
+from doiget.library.service import Library
+
+DEFAULT_COLLECTION = Path(__file__).parent / "data" / "vaswani_npl"
+PROJECT_ID = "bench/retrieval"
+DEPTH = 100
+NDCG_AT = 10
+RRF_K = 60
+TARGET_RATIO = 1.15
+SWEEP_WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+# Environment a developer may need to find the model weights; nothing else is passed on.
+PASSED_ENV = ("DOIGET_EMBED_MODEL_PATH", "HF_HOME", "HF_HUB_CACHE")
+
+Ranking = list[str]  # docnos, best first
+Run = dict[str, Ranking]  # query id -> ranking
+
+
+# -- collections ----------------------------------------------------------------
+
+
+@dataclass
+class Collection:
+    """Documents (docno -> text), queries (qid -> text) and graded judgements."""
+
+    name: str
+    docs: dict[str, str]
+    queries: dict[str, str]
+    qrels: dict[str, dict[str, int]]
+
+
+def _clean(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _first(folder: Path, names: Sequence[str], patterns: Sequence[str]) -> Path:
+    for name in names:
+        if (folder / name).is_file():
+            return folder / name
+    for pattern in patterns:
+        found = sorted(path for path in folder.glob(pattern) if path.is_file())
+        if found:
+            return found[0]
+    raise SystemExit(f"{folder}: no file like {names[0]} found")
+
+
+def _load_trec(folder: Path) -> Collection:
+    doc_file = _first(folder, ["doc-text.trec", "docs.trec"], ["*doc*.trec", "*.trec"])
+    query_file = _first(folder, ["query-text.trec", "topics.trec"], ["*quer*", "*topic*"])
+    qrels_file = _first(folder, ["qrels", "qrels.txt"], ["qrels*", "*.qrels"])
+    doc_pattern = re.compile(r"<DOC>\s*<DOCNO>\s*(.*?)\s*</DOCNO>(.*?)</DOC>", re.S)
+    docs = {
+        docno: _clean(re.sub(r"<[^>]+>", " ", text))
+        for docno, text in doc_pattern.findall(doc_file.read_text(encoding="utf-8"))
+    }
+    queries = {}
+    for topic in re.findall(r"<top>(.*?)</top>", query_file.read_text(encoding="utf-8"), re.S):
+        num = re.search(r"<num>\s*(?:Number:)?\s*(\S+?)\s*(?:</num>|\n)", topic)
+        title = re.search(r"<title>(.*?)(?:</title>|<desc>|<narr>|$)", topic, re.S)
+        if num and title:
+            queries[num.group(1)] = _clean(title.group(1))
+    qrels: dict[str, dict[str, int]] = {}
+    for line in qrels_file.read_text(encoding="utf-8").splitlines():
+        fields = line.split()
+        if len(fields) == 4:
+            qrels.setdefault(fields[0], {})[fields[2]] = int(fields[3])
+    return Collection(folder.name, docs, queries, qrels)
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def _load_beir(folder: Path) -> Collection:
+    docs = {
+        str(row["_id"]): _clean(f"{row.get('title') or ''}\n{row.get('text') or ''}")
+        for row in _jsonl(folder / "corpus.jsonl")
+    }
+    queries = {str(row["_id"]): _clean(row["text"]) for row in _jsonl(folder / "queries.jsonl")}
+    qrels: dict[str, dict[str, int]] = {}
+    lines = (folder / "qrels" / "test.tsv").read_text(encoding="utf-8").splitlines()
+    for line in lines[1:]:
+        fields = line.split("\t")
+        if len(fields) >= 3:
+            qrels.setdefault(fields[0], {})[fields[1]] = int(float(fields[2]))
+    return Collection(folder.name, docs, queries, qrels)
+
+
+def load_collection(folder: Path, limit_docs: int | None) -> Collection:
+    """The collection in ``folder`` (BEIR when corpus.jsonl is there, else TREC), judged
+    queries only; with ``limit_docs`` the first N documents and the queries still judged."""
+    collection = _load_beir(folder) if (folder / "corpus.jsonl").is_file() else _load_trec(folder)
+    if limit_docs is not None:
+        kept = list(collection.docs)[:limit_docs]
+        collection.docs = {docno: collection.docs[docno] for docno in kept}
+    docs = collection.docs
+    qrels = {
+        qid: {docno: grade for docno, grade in judged.items() if docno in docs}
+        for qid, judged in collection.qrels.items()
+    }
+    collection.qrels = {
+        qid: judged for qid, judged in qrels.items() if any(grade > 0 for grade in judged.values())
+    }
+    collection.queries = {
+        qid: text for qid, text in collection.queries.items() if qid in collection.qrels and text
+    }
+    return collection
+
+
+# -- metrics --------------------------------------------------------------------
+
+
+def ndcg(ranking: Ranking, judged: Mapping[str, int], k: int = NDCG_AT) -> float:
+    dcg = sum(
+        judged.get(docno, 0) / math.log2(rank + 2)
+        for rank, docno in enumerate(ranking[:k])
+        if judged.get(docno, 0) > 0
+    )
+    ideal = sorted((grade for grade in judged.values() if grade > 0), reverse=True)[:k]
+    best = sum(grade / math.log2(rank + 2) for rank, grade in enumerate(ideal))
+    return dcg / best if best else 0.0
+
+
+def average_precision(ranking: Ranking, judged: Mapping[str, int], k: int = DEPTH) -> float:
+    relevant = {docno for docno, grade in judged.items() if grade > 0}
+    found, total = 0, 0.0
+    for rank, docno in enumerate(ranking[:k], start=1):
+        if docno in relevant:
+            found += 1
+            total += found / rank
+    return total / len(relevant) if relevant else 0.0
+
+
+def recall(ranking: Ranking, judged: Mapping[str, int], k: int = DEPTH) -> float:
+    relevant = {docno for docno, grade in judged.items() if grade > 0}
+    return len(relevant.intersection(ranking[:k])) / len(relevant) if relevant else 0.0
+
+
+def mean_metric(
+    run: Run,
+    qrels: Mapping[str, Mapping[str, int]],
+    qids: Sequence[str],
+    metric: Callable[[Ranking, Mapping[str, int]], float] = ndcg,
+) -> float:
+    return statistics.fmean(metric(run.get(qid, []), qrels[qid]) for qid in qids)
+
+
+def percentile(samples: Sequence[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+# -- the library ------------------------------------------------------------------
+
+
+def open_library(workdir: Path) -> Library:
+    """A Library over a fresh data dir, with one hybrid project from a fresh config.toml."""
+    config = workdir / "config.toml"
+    config.write_text(f'[projects."{PROJECT_ID}"]\nhybrid_enabled = true\n', encoding="utf-8")
+    env = {name: os.environ[name] for name in PASSED_ENV if os.environ.get(name)}
+    env |= {
+        "DOIGET_CONFIG": str(config),
+        "DOIGET_DATA_DIR": str(workdir / "data"),
+        "DOIGET_LOG_PATH": str(workdir / "provenance.jsonl"),
+    }
+    return Library(load_settings(env))
+
+
+def chunk_item(project: Project, docno: str, text: str, vector: np.ndarray) -> dict[str, Any]:
+    """A store_chunks item: one chunk per document, payload shaped as ingest writes it."""
+    # A document's content is its docno and text (as a PDF's is its bytes): hashing the
+    # text alone would merge abstracts that a collection holds twice under two docnos.
+    sha = hashlib.sha256(f"{docno}\n{text}".encode()).hexdigest()
+    return {
+        "id": chunk_id(sha, 0, project.embed_model),
+        "text": text,
+        "embedding": vector.tolist(),
+        "metadata": {
+            "project": project.id,
+            "source": {
+                "path": None,
+                "title": None,
+                "doi": None,
+                "url": None,
+                "authors": [],
+                "year": None,
+            },
+            "zotero": {"citekey": None, "tags": []},
+            "doc": {
+                "doc_id": docno,
+                "content_sha256": sha,
+                "chunk_index": 0,
+                "page_span": None,
+                "section": None,
+                "section_path": [],
+            },
+            "embed_model": project.embed_model,
+            "version": PAYLOAD_VERSION,
+        },
+    }
+
+
+@dataclass
+class IndexReport:
+    seconds: float
+    batches: int
+    slowest_batch: float
+    batch_size: int
+    timeouts: int
+
+
+def store_all(library: Library, items: list[dict[str, Any]], batch_size: int) -> IndexReport:
+    """Write ``items`` through store_chunks; a batch over the time limit is retried halved."""
+    started = time.perf_counter()
+    position, batches, slowest, timeouts = 0, 0, 0.0, 0
+    while position < len(items):
+        batch = items[position : position + batch_size]
+        began = time.perf_counter()
+        try:
+            anyio.run(functools.partial(library.store_chunks, PROJECT_ID, batch))
+        except DoigetError as error:
+            if error.code != ErrorCode.TIMEOUT or batch_size == 1:
+                raise
+            timeouts += 1
+            batch_size = max(1, batch_size // 2)
+            print(f"  store_chunks timed out on a batch; retrying with batches of {batch_size}")
+            continue
+        slowest = max(slowest, time.perf_counter() - began)
+        batches += 1
+        position += len(batch)
+    return IndexReport(time.perf_counter() - started, batches, slowest, batch_size, timeouts)
+
+
+# -- comparators ------------------------------------------------------------------
+
+
+def bm25s_run(
+    docnos: Sequence[str], texts: Sequence[str], queries: Mapping[str, str]
+) -> tuple[Run, float, list[float]]:
+    stemmer = Stemmer.Stemmer("english")
+    started = time.perf_counter()
+    tokens = bm25s.tokenize(list(texts), stopwords="en", stemmer=stemmer, show_progress=False)
+    retriever = bm25s.BM25()
+    retriever.index(tokens, show_progress=False)
+    index_s = time.perf_counter() - started
+    run: Run = {}
+    times = []
+    depth = min(DEPTH, len(docnos))
+    for qid, query in queries.items():
+        began = time.perf_counter()
+        query_tokens = bm25s.tokenize(
+            [query], stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False
+        )
+        found, scores = retriever.retrieve(query_tokens, k=depth, show_progress=False)
+        times.append(time.perf_counter() - began)
+        # Documents with no query term come back with score 0 in arbitrary order: drop them.
+        run[qid] = [
+            docnos[int(doc)] for doc, score in zip(found[0], scores[0], strict=True) if score > 0
+        ]
+    return run, index_s, times
+
+
+def numpy_dense_run(
+    docnos: Sequence[str], doc_vectors: np.ndarray, query_vectors: Mapping[str, np.ndarray]
+) -> tuple[Run, list[float]]:
+    run: Run = {}
+    times = []
+    depth = min(DEPTH, len(docnos))
+    for qid, vector in query_vectors.items():
+        began = time.perf_counter()
+        scores = doc_vectors @ vector
+        top = np.argpartition(-scores, depth - 1)[:depth]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        times.append(time.perf_counter() - began)
+        run[qid] = [docnos[int(doc)] for doc in top]
+    return run, times
+
+
+def rrf(*runs: Run, k: int = RRF_K) -> Run:
+    fused: Run = {}
+    for qid in runs[0]:
+        scores: dict[str, float] = {}
+        for run in runs:
+            for rank, docno in enumerate(run.get(qid, []), start=1):
+                scores[docno] = scores.get(docno, 0.0) + 1.0 / (k + rank)
+        fused[qid] = sorted(scores, key=lambda docno: (-scores[docno], docno))[:DEPTH]
+    return fused
+
+
+# -- printing ---------------------------------------------------------------------
+
+
+def print_systems(
+    systems: Mapping[str, Run], qrels: Mapping[str, Mapping[str, int]], qids: Sequence[str]
+) -> dict[str, float]:
+    print("| system | nDCG@10 | MAP | R@100 |")
+    print("|---|---|---|---|")
+    scores = {}
+    for name, run in systems.items():
+        scores[name] = mean_metric(run, qrels, qids)
+        print(
+            f"| {name} | {scores[name]:.4f} | "
+            f"{mean_metric(run, qrels, qids, average_precision):.4f} | "
+            f"{mean_metric(run, qrels, qids, recall):.4f} |"
+        )
+    return scores
+
+
+def folds(qids: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Odd and even query ids (by position when the ids are not numbers)."""
+    if all(qid.isdigit() for qid in qids):
+        return [q for q in qids if int(q) % 2 == 1], [q for q in qids if int(q) % 2 == 0]
+    return list(qids[0::2]), list(qids[1::2])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--collection", type=Path, default=DEFAULT_COLLECTION)
+    parser.add_argument("--limit-docs", type=int, default=None, help="index the first N only")
+    parser.add_argument("--batch-size", type=int, default=500, help="chunks per store_chunks")
+    args = parser.parse_args()
+
+    collection = load_collection(args.collection, args.limit_docs)
+    docnos = list(collection.docs)
+    texts = [collection.docs[docno] for docno in docnos]
+    qids = list(collection.queries)
+    qrels = collection.qrels
+    print(
+        f"collection: {collection.name} ({args.collection}): {len(docnos):,} documents, "
+        f"{len(qids)} judged queries, "
+        f"{sum(sum(1 for g in j.values() if g > 0) for j in qrels.values()):,} relevant pairs"
+    )
+
+    with tempfile.TemporaryDirectory(prefix="doiget-quality-") as tmp:
+        library = open_library(Path(tmp))
+        project = library.project(PROJECT_ID)
+        embedder = library.embedder(project.embed_model)
+        started = time.perf_counter()
+        embedder.embed(["warm up"])
+        load_s = time.perf_counter() - started
+
+        started = time.perf_counter()
+        doc_vectors = embedder.embed(texts)
+        embed_s = time.perf_counter() - started
+
+        items = [
+            chunk_item(project, docno, text, vector)
+            for docno, text, vector in zip(docnos, texts, doc_vectors, strict=True)
+        ]
+        id_to_docno = {item["id"]: docno for item, docno in zip(items, docnos, strict=True)}
+        stored = store_all(library, items, args.batch_size)
+        name = project.collection
+        indexed = library.index.count(name)
+
+        # The product's ranking: the same function find_chunks and query_hybrid call,
+        # asked for DEPTH results (the tools themselves stop at top_k_max).
+        product: dict[str, Run] = {"find_chunks": {}, "query_hybrid": {}}
+        product_times: dict[str, list[float]] = {"find_chunks": [], "query_hybrid": []}
+        for hybrid, tool in ((False, "find_chunks"), (True, "query_hybrid")):
+            for qid in qids:
+                began = time.perf_counter()
+                hits, chunks = library._ranked(
+                    project, embedder, collection.queries[qid], DEPTH, Filters(), hybrid
+                )
+                product_times[tool].append(time.perf_counter() - began)
+                product[tool][qid] = [
+                    str(chunks[hit.id].payload["doc"]["doc_id"]) for hit in hits if hit.id in chunks
+                ]
+
+        # The public tool call agrees with that ranking over its first 10.
+        agree = 0
+        for qid in qids:
+            answer = anyio.run(
+                functools.partial(
+                    library.search, PROJECT_ID, collection.queries[qid], top_k=10, hybrid=True
+                )
+            )
+            ids = [id_to_docno[item["chunk_id"]] for item in answer["items"]]
+            agree += ids == product["query_hybrid"][qid][:10]
+
+        # Raw candidate lists per side, for the library's own BM25 and the weight sweep.
+        started = time.perf_counter()
+        query_vectors = dict(
+            zip(qids, embedder.embed([collection.queries[q] for q in qids]), strict=True)
+        )
+        query_embed_s = time.perf_counter() - started
+        dense_hits: dict[str, list[Hit]] = {}
+        sparse_hits: dict[str, list[Hit]] = {}
+        for qid in qids:
+            dense_hits[qid] = library.index.dense(
+                name, query_vectors[qid].tolist(), DEPTH, Filters()
+            )
+            sparse_hits[qid] = library.index.sparse(
+                name, analyzer.query_terms(collection.queries[qid]), DEPTH, Filters()
+            )
+        anyio.run(library.aclose)
+
+    def docs_of(hits: Sequence[Hit]) -> Ranking:
+        return [id_to_docno[hit.id] for hit in hits]
+
+    library_bm25 = {qid: docs_of(sparse_hits[qid]) for qid in qids}
+    bm25, bm25_index_s, bm25_times = bm25s_run(docnos, texts, collection.queries)
+    dense, dense_times = numpy_dense_run(docnos, doc_vectors, query_vectors)
+    reference = rrf(bm25, dense)
+
+    systems = {
+        "find_chunks (library dense)": product["find_chunks"],
+        "query_hybrid (library fused)": product["query_hybrid"],
+        "library BM25 alone (index.sparse)": library_bm25,
+        "(a) BM25, bm25s": bm25,
+        "(b) dense, numpy exact cosine": dense,
+        "(c) RRF k=60 of (a)+(b)": reference,
+    }
+    print(
+        f"indexed: {indexed:,} chunks; public query_hybrid top 10 = ranked top 10 on "
+        f"{agree}/{len(qids)} queries"
+    )
+    print()
+    scores = print_systems(systems, qrels, qids)
+    best_name = max(("(a) BM25, bm25s", "(b) dense, numpy exact cosine"), key=scores.get)
+    ratio = scores["query_hybrid (library fused)"] / scores[best_name]
+    print()
+    print(
+        f"query_hybrid nDCG@10 / best comparator ({best_name}): {ratio:.3f} "
+        f"(target >= {TARGET_RATIO}: {'met' if ratio >= TARGET_RATIO else 'NOT met'})"
+    )
+
+    odd, even = folds(qids)
+    print()
+    print(f"2-fold split: A = odd ids ({len(odd)} queries), B = even ids ({len(even)} queries)")
+    print()
+    print("| system | nDCG@10 fold A | nDCG@10 fold B |")
+    print("|---|---|---|")
+    for label, run in systems.items():
+        print(
+            f"| {label} | {mean_metric(run, qrels, odd):.4f} | "
+            f"{mean_metric(run, qrels, even):.4f} |"
+        )
+    for label, fold in (("A", odd), ("B", even)):
+        best = max(mean_metric(bm25, qrels, fold), mean_metric(dense, qrels, fold))
+        print(
+            f"fold {label}: query_hybrid / best of (a),(b) = "
+            f"{mean_metric(product['query_hybrid'], qrels, fold) / best:.3f}"
+        )
+
+    sweep = {
+        weight: {
+            qid: docs_of(fuse(dense_hits[qid], sparse_hits[qid], dense_weight=weight))
+            for qid in qids
+        }
+        for weight in SWEEP_WEIGHTS
+    }
+    print()
+    print("fusion dense weight sweep (fuse over index.dense(100) + index.sparse(100)):")
+    print()
+    print("| dense weight | nDCG@10 fold A | nDCG@10 fold B | nDCG@10 all |")
+    print("|---|---|---|---|")
+    for weight, run in sweep.items():
+        print(
+            f"| {weight:.1f} | {mean_metric(run, qrels, odd):.4f} | "
+            f"{mean_metric(run, qrels, even):.4f} | {mean_metric(run, qrels, qids):.4f} |"
+        )
+    print()
+    for tuned, held, tuned_name, held_name in ((odd, even, "A", "B"), (even, odd, "B", "A")):
+        weight = max(SWEEP_WEIGHTS, key=lambda w: mean_metric(sweep[w], qrels, tuned))
+        print(
+            f"best weight on fold {tuned_name}: {weight:.1f} "
+            f"(nDCG@10 {mean_metric(sweep[weight], qrels, tuned):.4f} there); "
+            f"on fold {held_name}: {mean_metric(sweep[weight], qrels, held):.4f} "
+            f"(best possible there {max(mean_metric(r, qrels, held) for r in sweep.values()):.4f})"
+        )
+
+    def per_query(samples: Sequence[float]) -> str:
+        return (
+            f"p50 {percentile(samples, 0.5) * 1000:.1f} ms, "
+            f"p95 {percentile(samples, 0.95) * 1000:.1f} ms"
+        )
+
+    print()
+    print("timings:")
+    print(f"  model load + first encode: {load_s:.1f} s")
+    print(
+        f"  embed {len(texts):,} documents: {embed_s:.1f} s ({len(texts) / embed_s:.0f} texts/s); "
+        f"{len(qids)} queries in one batch: {query_embed_s:.2f} s"
+    )
+    print(
+        f"  index through store_chunks: {stored.seconds:.1f} s "
+        f"({len(items) / stored.seconds:.0f} chunks/s; {stored.batches} batches of "
+        f"<= {stored.batch_size}, slowest {stored.slowest_batch:.2f} s, "
+        f"timeouts {stored.timeouts})"
+    )
+    print(f"  bm25s tokenise + index: {bm25_index_s:.2f} s")
+    for tool in ("find_chunks", "query_hybrid"):
+        print(f"  {tool} (100 results, query embedding included): {per_query(product_times[tool])}")
+    print(f"  bm25s query (100, tokenising included): {per_query(bm25_times)}")
+    print(f"  numpy dense query (100, embedding excluded): {per_query(dense_times)}")
+
+
+if __name__ == "__main__":
+    main()
