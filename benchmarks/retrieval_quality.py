@@ -378,6 +378,7 @@ def main() -> None:
     texts = [collection.docs[docno] for docno in docnos]
     qids = list(collection.queries)
     qrels = collection.qrels
+    print(f"machine: {os.cpu_count()} cores; load average at start {os.getloadavg()[0]:.2f}")
     print(
         f"collection: {collection.name} ({args.collection}): {len(docnos):,} documents, "
         f"{len(qids)} judged queries, "

@@ -15,6 +15,7 @@ from doiget.library.documents import from_file
 from doiget.library.index.base import StoredChunk
 from doiget.library.pdftext import read_pdf
 from doiget.library.service import Library
+
 from pdfmaker import (
     SectionedPdf,
     write_blank_pdf,

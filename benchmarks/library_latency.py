@@ -1,0 +1,479 @@
+"""Passage index latency at scale (embedded SQLite backend), and ingestion throughput.
+
+For each size: N synthetic chunks (random unit vectors of 384 floats; 60-150 words
+drawn from a Zipf-weighted vocabulary of made-up words; payloads shaped as ingest
+writes them, with project, doc.doc_id and zotero.tags) are written through
+SqliteIndex.upsert in batches. The index is closed, then measured:
+
+    open      SqliteIndex(path) + the first count(), median of several fresh opens
+    RSS       resident set of a fresh process after it opens the index (and after
+              its first queries), from /proc/self/statm
+    dense     index.dense(6): find_chunks without the query embedding
+    find      dense(6) + fetch of those 6: find_chunks' index work
+    hybrid    dense(100) + sparse(100) + fuse + fetch of the top 6: query_hybrid's
+              index work (query terms: 2-4 vocabulary words through the analyser)
+
+Query embedding is left out everywhere (it is the same model call for every size).
+Then ingestion: the PDF fixtures through ingest.prepare (read, section, chunk,
+embed), next to the model's raw encode rate on the same chunk texts.
+
+    python benchmarks/library_latency.py                        # 10,000 and 100,000
+    python benchmarks/library_latency.py --sizes 10000 --no-ingest
+
+Targets at 100,000 chunks: open <= 0.5 s, find_chunks p50 <= 60 ms,
+query_hybrid p50 <= 120 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from doiget.library import analyzer
+from doiget.library.fusion import dense_score, fuse
+from doiget.library.index.base import ChunkRecord, CollectionInfo, Filters, Hit
+from doiget.library.index.sqlite import SqliteIndex
+from doiget.library.ingest import PAYLOAD_VERSION, chunk_id
+from doiget.library.projects import DEFAULT_EMBED_MODEL
+
+DIMENSION = 384
+COLLECTION = "proj-bench-latency"
+PROJECT_ID = "bench/latency"
+CHUNKS_PER_DOC = 10
+TOP_K = 6
+CANDIDATES = 100
+TAGS = ("methods", "review", "to-read", "physics", "ml", "bio", "core", "thesis")
+SYLLABLES = ("ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "pa", "qu", "dr", "st")
+SYLLABLES += ("ph", "on", "ex", "al", "in", "er", "bo", "gi", "mu", "te", "ly", "or")
+FIXTURE_PDFS = (
+    Path(__file__).parent.parent / "tests" / "fixtures" / "pdf",
+    Path(__file__).parent.parent.parent / "shared" / "fixtures" / "pdf",
+)
+TARGETS = {"open": 500.0, "find": 60.0, "hybrid": 120.0}  # ms, at 100,000 chunks
+
+# Run in a fresh interpreter: what opening the index costs a process that has done
+# nothing else (the parent holds the generated corpus and, later, the model).
+RSS_PROBE = """
+import json, os, sys, time
+import numpy as np
+from doiget.library import analyzer
+from doiget.library.fusion import fuse
+from doiget.library.index.base import Filters
+from doiget.library.index.sqlite import SqliteIndex
+
+def rss_mb():
+    with open("/proc/self/statm") as handle:
+        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+path, name, dim, terms = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4].split()
+out = {"imported": rss_mb()}
+started = time.perf_counter()
+index = SqliteIndex(__import__("pathlib").Path(path))
+index.count(name)
+out["open_ms"] = (time.perf_counter() - started) * 1000
+out["opened"] = rss_mb()
+vector = np.random.default_rng(0).standard_normal(dim).astype(np.float32)
+vector /= np.linalg.norm(vector)
+index.dense(name, vector.tolist(), 6, Filters())
+out["after_dense"] = rss_mb()
+dense = index.dense(name, vector.tolist(), 100, Filters())
+sparse = index.sparse(name, analyzer.query_terms(" ".join(terms)), 100, Filters())
+index.fetch(name, [hit.id for hit in fuse(dense, sparse)[:6]])
+out["after_hybrid"] = rss_mb()
+index.close()
+print(json.dumps(out))
+"""
+
+
+# -- synthetic corpus -------------------------------------------------------------
+
+
+class Vocabulary:
+    """Made-up words with Zipf weights (1 / rank)."""
+
+    def __init__(self, size: int, rng: np.random.Generator) -> None:
+        words: dict[str, None] = {}
+        while len(words) < size:
+            parts = rng.choice(len(SYLLABLES), size=int(rng.integers(2, 5)))
+            words["".join(SYLLABLES[part] for part in parts)] = None
+        self.words = np.array(list(words), dtype=object)
+        weights = 1.0 / np.arange(1, size + 1)
+        self.weights = weights / weights.sum()
+
+    def draw(self, rng: np.random.Generator, count: int, zipf: bool = True) -> list[str]:
+        picks = rng.choice(len(self.words), size=count, p=self.weights if zipf else None)
+        return [str(word) for word in self.words[picks]]
+
+
+def unit_vectors(rng: np.random.Generator, count: int) -> np.ndarray:
+    vectors = rng.standard_normal((count, DIMENSION)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def synthetic_batch(
+    rng: np.random.Generator, vocabulary: Vocabulary, start: int, count: int
+) -> list[ChunkRecord]:
+    """Chunks ``start``..``start + count``, ten to a document, payloads as ingest writes."""
+    lengths = rng.integers(60, 151, size=count)
+    words = vocabulary.draw(rng, int(lengths.sum()))
+    vectors = unit_vectors(rng, count)
+    records = []
+    offset = 0
+    for row in range(count):
+        number = start + row
+        doc, position = divmod(number, CHUNKS_PER_DOC)
+        text = " ".join(words[offset : offset + int(lengths[row])])
+        offset += int(lengths[row])
+        sha = hashlib.sha256(f"bench-doc-{doc}".encode()).hexdigest()
+        tag_count = int(rng.integers(0, 4))
+        tags = sorted({TAGS[int(i)] for i in rng.integers(0, len(TAGS), size=tag_count)})
+        payload = {
+            "project": PROJECT_ID,
+            "source": {
+                "path": f"/papers/bench-{doc}.pdf",
+                "title": f"Synthetic paper {doc}",
+                "doi": f"10.5555/bench.{doc}",
+                "url": None,
+                "authors": ["A. Author", "B. Author"],
+                "year": 1990 + doc % 36,
+            },
+            "zotero": {"citekey": f"author{1990 + doc % 36}bench{doc}", "tags": tags},
+            "doc": {
+                "doc_id": f"doi:10.5555/bench.{doc}",
+                "content_sha256": sha,
+                "chunk_index": position,
+                "page_span": [position + 1, position + 1],
+                "section": "Results",
+                "section_path": ["Results"],
+            },
+            "embed_model": DEFAULT_EMBED_MODEL,
+            "version": PAYLOAD_VERSION,
+        }
+        records.append(
+            ChunkRecord(
+                chunk_id(sha, position, DEFAULT_EMBED_MODEL),
+                text,
+                vectors[row].tolist(),
+                payload,
+            )
+        )
+    return records
+
+
+# -- measuring --------------------------------------------------------------------
+
+
+def percentile(samples: Sequence[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def timed(call: Callable[[], Any], runs: int, warmup: int = 3) -> list[float]:
+    """Milliseconds of ``runs`` calls, after ``warmup`` untimed ones."""
+    for _ in range(warmup):
+        call()
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        call()
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+def rotating(items: Sequence[Any]) -> Iterator[Any]:
+    while True:
+        yield from items
+
+
+def build(path: Path, size: int, batch: int, seed: int) -> tuple[float, list[float], Vocabulary]:
+    """Write ``size`` chunks; the seconds spent in upsert and each batch's chunks/s."""
+    rng = np.random.default_rng(seed)
+    vocabulary = Vocabulary(4000, rng)
+    index = SqliteIndex(path)
+    index.create_collection(CollectionInfo(COLLECTION, PROJECT_ID, DEFAULT_EMBED_MODEL, DIMENSION))
+    upsert_s = 0.0
+    rates = []
+    for start in range(0, size, batch):
+        records = synthetic_batch(rng, vocabulary, start, min(batch, size - start))
+        began = time.perf_counter()
+        index.upsert(COLLECTION, records)
+        spent = time.perf_counter() - began
+        upsert_s += spent
+        rates.append(len(records) / spent)
+    index.close()
+    return upsert_s, rates, vocabulary
+
+
+def rss_probe(path: Path, terms: Sequence[str]) -> dict[str, float]:
+    result = subprocess.run(
+        [sys.executable, "-c", RSS_PROBE, str(path), COLLECTION, str(DIMENSION), " ".join(terms)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+def measure_size(size: int, args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory(prefix="doiget-latency-") as tmp:
+        path = Path(tmp) / "passages.sqlite3"
+        upsert_s, rates, vocabulary = build(path, size, args.batch, args.seed)
+        db_mb = sum(p.stat().st_size for p in Path(tmp).iterdir()) / 2**20
+        tenth = max(1, len(rates) // 10)
+
+        opens = []
+        for _ in range(args.opens):
+            started = time.perf_counter()
+            index = SqliteIndex(path)
+            index.count(COLLECTION)
+            opens.append((time.perf_counter() - started) * 1000)
+            index.close()
+
+        rng = np.random.default_rng(args.seed + 1)
+        vectors = [row.tolist() for row in unit_vectors(rng, args.queries)]
+        zipf_terms = [vocabulary.draw(rng, int(rng.integers(2, 5))) for _ in range(args.queries)]
+        uniform_terms = [
+            vocabulary.draw(rng, int(rng.integers(2, 5)), zipf=False) for _ in range(args.queries)
+        ]
+        probes = [rss_probe(path, zipf_terms[i]) for i in range(3)]
+
+        index = SqliteIndex(path)
+        none = Filters()
+        tag_filter = Filters({"tags": ("review",)})
+
+        def dense(limit: int, filters: Filters = none) -> Callable[[], Any]:
+            queries = rotating(vectors)
+            return lambda: index.dense(COLLECTION, next(queries), limit, filters)
+
+        def find(filters: Filters = none) -> Callable[[], Any]:
+            queries = rotating(vectors)
+
+            def call() -> Any:
+                hits = [
+                    Hit(hit.id, dense_score(hit.score))
+                    for hit in index.dense(COLLECTION, next(queries), TOP_K, filters)
+                ]
+                return index.fetch(COLLECTION, [hit.id for hit in hits])
+
+            return call
+
+        def sparse(term_lists: Sequence[list[str]]) -> Callable[[], Any]:
+            queries = rotating(term_lists)
+            return lambda: index.sparse(
+                COLLECTION, analyzer.query_terms(" ".join(next(queries))), CANDIDATES, none
+            )
+
+        def hybrid(term_lists: Sequence[list[str]]) -> Callable[[], Any]:
+            queries = rotating(list(zip(vectors, term_lists, strict=True)))
+
+            def call() -> Any:
+                vector, terms = next(queries)
+                found = index.dense(COLLECTION, vector, CANDIDATES, none)
+                matched = index.sparse(
+                    COLLECTION, analyzer.query_terms(" ".join(terms)), CANDIDATES, none
+                )
+                top = fuse(found, matched)[:TOP_K]
+                return index.fetch(COLLECTION, [hit.id for hit in top])
+
+            return call
+
+        n = args.queries
+        rows = [
+            ("dense(6) = find_chunks minus embedding", timed(dense(TOP_K), n), None),
+            ("find_chunks equivalent: dense(6) + fetch(6)", timed(find(), n), "find"),
+            ("query_hybrid equivalent, Zipf-drawn terms", timed(hybrid(zipf_terms), n), "hybrid"),
+            ("query_hybrid equivalent, uniform-drawn terms", timed(hybrid(uniform_terms), n), None),
+            ("  part: dense(100)", timed(dense(CANDIDATES), n), None),
+            ("  part: sparse(100), Zipf-drawn terms", timed(sparse(zipf_terms), n), None),
+            ("  part: sparse(100), uniform-drawn terms", timed(sparse(uniform_terms), n), None),
+            (
+                "  part: count() (run inside every dense)",
+                timed(lambda: index.count(COLLECTION), n),
+                None,
+            ),
+            ("find_chunks equivalent + filter tags=review", timed(find(tag_filter), n), None),
+        ]
+        index.close()
+
+    mean_terms = statistics.fmean(len(terms) for terms in zipf_terms)
+    print(f"## {size:,} chunks")
+    print()
+    print(
+        f"write: {size:,} chunks via upsert in batches of {args.batch}: {upsert_s:.1f} s "
+        f"({size / upsert_s:,.0f} chunks/s; first tenth of batches "
+        f"{statistics.fmean(rates[:tenth]):,.0f}/s, last tenth "
+        f"{statistics.fmean(rates[-tenth:]):,.0f}/s); database + WAL {db_mb:,.0f} MB"
+    )
+    print(
+        f"open + first count(): median {statistics.median(opens):.1f} ms over {args.opens} "
+        f"opens in this process (max {max(opens):.1f} ms); in a fresh process "
+        f"{statistics.median(p['open_ms'] for p in probes):.1f} ms (median of {len(probes)}); "
+        f"target at 100k <= {TARGETS['open']:.0f} ms"
+    )
+    probe = sorted(probes, key=lambda p: p["opened"])[len(probes) // 2]
+    print(
+        f"RSS of a fresh process (VmRSS via /proc/self/statm; Python + numpy + doiget index "
+        f"modules imported): {probe['imported']:.0f} MB before open, "
+        f"{probe['opened']:.0f} MB after open + count, {probe['after_dense']:.0f} MB after a "
+        f"dense query, {probe['after_hybrid']:.0f} MB after a hybrid query"
+    )
+    print()
+    print(f"{n} queries each (after 3 warm-up calls); query terms per query {mean_terms:.1f}")
+    print()
+    print("| call | p50 ms | p95 ms | max ms | target p50 at 100k |")
+    print("|---|---|---|---|---|")
+    for label, samples, target in rows:
+        goal = f"<= {TARGETS[target]:.0f} ms" if target else ""
+        print(
+            f"| {label} | {percentile(samples, 0.5):.2f} | {percentile(samples, 0.95):.2f} | "
+            f"{max(samples):.2f} | {goal} |"
+        )
+    print()
+
+
+# -- ingestion --------------------------------------------------------------------
+
+
+def fixture_pdfs(folders: Sequence[Path]) -> list[Path]:
+    """PDFs in ``folders``, one per distinct content."""
+    seen: dict[str, Path] = {}
+    for folder in folders:
+        for path in sorted(folder.glob("*.pdf")) if folder.is_dir() else []:
+            seen.setdefault(hashlib.sha256(path.read_bytes()).hexdigest(), path)
+    return list(seen.values())
+
+
+def measure_ingest(folders: Sequence[Path], rounds: int) -> None:
+    from doiget.library.chunking import chunk_sentences, sentences
+    from doiget.library.embedding import embedder_for
+    from doiget.library.ingest import SourceDocument, embedding_text, prepare
+    from doiget.library.pdftext import UnusableDocument, read_pdf
+    from doiget.library.projects import Project, default_collection
+    from doiget.library.sections import sectioned
+
+    configured = os.environ.get("DOIGET_EMBED_MODEL_PATH")
+    embedder = embedder_for(DEFAULT_EMBED_MODEL, Path(configured) if configured else None)
+    project = Project(id=PROJECT_ID, collection=default_collection(PROJECT_ID))
+    started = time.perf_counter()
+    embedder.embed(["warm up"])
+    embedder.count_tokens("warm up")
+    load_s = time.perf_counter() - started
+
+    documents = [
+        SourceDocument(doc_id=f"file:{path}", path=path, title=path.stem)
+        for path in fixture_pdfs(folders)
+    ]
+    print("## ingestion (ingest.prepare per PDF: read, section, chunk, embed)")
+    print()
+    print(f"model load + first encode: {load_s:.1f} s (excluded below)")
+    usable = []
+    for document in documents:
+        try:
+            prepared = prepare(document, project, embedder)
+        except UnusableDocument as problem:
+            print(f"- {document.path.name}: skipped ({problem.reason})")
+            continue
+        usable.append(document)
+        print(f"- {document.path.name}: {prepared.pages} pages, {len(prepared.records)} chunks")
+    if not usable:
+        print("no usable PDF found")
+        return
+
+    prepare_s, read_s, chunk_s, embed_s = [], [], [], []
+    chunks = pages = 0
+    texts: list[str] = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        for document in usable:
+            prepare(document, project, embedder)
+        prepare_s.append(time.perf_counter() - started)
+        # The same stages one by one, to see where the time goes.
+        round_read = round_chunk = round_embed = 0.0
+        texts, chunks, pages = [], 0, 0
+        for document in usable:
+            began = time.perf_counter()
+            text = read_pdf(document.path)
+            round_read += time.perf_counter() - began
+            began = time.perf_counter()
+            found = chunk_sentences(
+                sentences(sectioned(text.lines)),
+                project.chunk_tokens,
+                project.chunk_overlap,
+                embedder.count_tokens,
+            )
+            round_chunk += time.perf_counter() - began
+            inputs = [embedding_text(chunk, document.title) for chunk in found]
+            began = time.perf_counter()
+            embedder.embed(inputs)
+            round_embed += time.perf_counter() - began
+            texts += inputs
+            chunks += len(found)
+            pages += text.pages
+        read_s.append(round_read)
+        chunk_s.append(round_chunk)
+        embed_s.append(round_embed)
+    raw_s = [timed(lambda: embedder.embed(texts), 1, warmup=0)[0] / 1000 for _ in range(rounds)]
+    batch_s = statistics.median(raw_s)
+    total = statistics.median(prepare_s)
+    print()
+    print(
+        f"{len(usable)} PDFs, {pages} pages, {chunks} chunks "
+        f"(mean {statistics.fmean(len(t) for t in texts):.0f} characters embedded per chunk); "
+        f"median of {rounds} rounds"
+    )
+    print()
+    print("| stage | seconds | chunks/s | pages/s |")
+    print("|---|---|---|---|")
+    for label, seconds in (
+        ("ingest.prepare, whole pipeline", total),
+        ("  read_pdf (text extraction)", statistics.median(read_s)),
+        ("  sectioning + sentence chunking (token counts)", statistics.median(chunk_s)),
+        ("  embed, one call per document", statistics.median(embed_s)),
+        ("raw encode: embedder.embed on all chunk texts at once", batch_s),
+    ):
+        print(f"| {label} | {seconds:.2f} | {chunks / seconds:.1f} | {pages / seconds:.1f} |")
+    print()
+    print(
+        f"pipeline overhead over raw encode: {total / batch_s:.2f}x "
+        f"({(total - batch_s) / total:.0%} of the prepare time is not the encode of all "
+        "chunks in one batch)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000", help="comma list of chunk counts")
+    parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("--opens", type=int, default=7)
+    parser.add_argument("--batch", type=int, default=1000, help="chunks per upsert")
+    parser.add_argument("--rounds", type=int, default=3, help="ingestion repeats")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--no-ingest", action="store_true")
+    parser.add_argument("--pdfs", type=Path, action="append", help="PDF folder (repeatable)")
+    args = parser.parse_args()
+
+    print(
+        f"machine: {os.cpu_count()} cores; load average at start "
+        f"{os.getloadavg()[0]:.2f}; Python {sys.version.split()[0]}"
+    )
+    print()
+    for size in (int(part) for part in args.sizes.split(",") if part.strip()):
+        measure_size(size, args)
+    if not args.no_ingest:
+        measure_ingest(args.pdfs or FIXTURE_PDFS, args.rounds)
+
+
+if __name__ == "__main__":
+    main()
