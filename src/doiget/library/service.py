@@ -115,19 +115,27 @@ class Library:
     def index(self) -> PassageIndex:
         """The passage index: a Qdrant server when QDRANT_URL is set, else embedded SQLite."""
         if self._index is None:
-            if self.settings.qdrant_url:
-                from doiget.library.index.qdrant import open_qdrant
-
-                key = self.settings.qdrant_api_key
-                self._index = open_qdrant(
-                    self.settings.qdrant_url, api_key=key.reveal() if key else None
-                )
-            else:
-                from doiget.library.index.sqlite import SqliteIndex
-
-                path = self.settings.data_dir / "library" / "passages.sqlite3"
-                self._index = SqliteIndex(path)
+            try:
+                self._index = self._open_index()
+            except ImportError as exc:
+                raise DoigetError(
+                    ErrorCode.INDEX_UNAVAILABLE,
+                    f"the passage index needs {exc.name or 'a library dependency'}; install the "
+                    "library extra: pip install 'doiget[library]'.",
+                ) from exc
         return self._index
+
+    def _open_index(self) -> PassageIndex:
+        if self.settings.qdrant_url:
+            from doiget.library.index.qdrant import open_qdrant
+            from doiget.secret import revealed
+
+            return open_qdrant(
+                self.settings.qdrant_url, api_key=revealed(self.settings.qdrant_api_key)
+            )
+        from doiget.library.index.sqlite import SqliteIndex
+
+        return SqliteIndex(self.settings.data_dir / "library" / "passages.sqlite3")
 
     def embedder(self, model: str) -> Embedder:
         """The embedder of ``model`` (weights load on first use)."""
