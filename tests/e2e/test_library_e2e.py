@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from mcp.client.session import ClientSession
+from mcputil import mcp_session
 
 from cliutil import doiget
-from mcputil import mcp_session
 from papersutil import NATURE, PNAS, route_nature, route_pnas
 from replay import ReplayUpstream
 
