@@ -20,6 +20,7 @@ from doiget.server.toolset import (
     ToolSpec,
     describe,
     object_schema,
+    tool_spec,
 )
 
 if TYPE_CHECKING:
@@ -188,16 +189,7 @@ def _spec(
     hints: Hints,
     handler: Handler,
 ) -> ToolSpec:
-    return ToolSpec(
-        name,
-        description,
-        object_schema(inputs, required),
-        dict(output),
-        hints,
-        handler,
-        ref_field=None,
-        envelope=LIBRARY_ENVELOPE,
-    )
+    return tool_spec(name, description, inputs, required, output, hints, handler, LIBRARY_ENVELOPE)
 
 
 def library_toolset(runtime: Runtime) -> Toolset:

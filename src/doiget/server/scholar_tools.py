@@ -21,6 +21,7 @@ from doiget.server.toolset import (
     ToolSpec,
     describe,
     object_schema,
+    tool_spec,
 )
 
 if TYPE_CHECKING:
@@ -192,15 +193,8 @@ def _spec(
     output: Mapping[str, Any],
     handler: Handler,
 ) -> ToolSpec:
-    return ToolSpec(
-        name,
-        description,
-        object_schema(inputs, required),
-        dict(output),
-        READS_REMOTE,
-        handler,
-        ref_field=None,
-        envelope=SCHOLAR_ENVELOPE,
+    return tool_spec(
+        name, description, inputs, required, output, READS_REMOTE, handler, SCHOLAR_ENVELOPE
     )
 
 

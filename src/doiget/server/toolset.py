@@ -124,6 +124,29 @@ def object_schema(properties: Mapping[str, Any], required: Sequence[str] = ()) -
     }
 
 
+def tool_spec(
+    name: str,
+    description: str,
+    inputs: Mapping[str, Any],
+    required: Sequence[str],
+    output: Mapping[str, Any],
+    hints: Hints,
+    handler: Handler,
+    envelope: Envelope,
+) -> ToolSpec:
+    """A tool that takes no ref: strict input schema, the given envelope."""
+    return ToolSpec(
+        name,
+        description,
+        object_schema(inputs, required),
+        dict(output),
+        hints,
+        handler,
+        ref_field=None,
+        envelope=envelope,
+    )
+
+
 SECTIONS = ("WHEN TO USE:", "INPUTS:", "OUTPUTS:", "COSTS:", "SIDE EFFECTS:", "LIMITS:")
 
 
