@@ -44,7 +44,7 @@ import numpy as np
 from doiget.library import analyzer
 from doiget.library.fusion import dense_score, fuse
 from doiget.library.index.base import ChunkRecord, CollectionInfo, Filters, Hit
-from doiget.library.index.sqlite import SqliteIndex
+from doiget.library.index.sqlite import SqliteIndex, _tables
 from doiget.library.ingest import PAYLOAD_VERSION, chunk_id
 from doiget.library.projects import DEFAULT_EMBED_MODEL
 
@@ -289,6 +289,16 @@ def measure_size(size: int, args: argparse.Namespace) -> None:
 
             return call
 
+        fts, _ = _tables(COLLECTION)
+
+        def matched(terms: list[str]) -> float:
+            """Share of the chunks holding at least one of ``terms`` (what BM25 must score)."""
+            query = " OR ".join(f'"{term}"' for term in analyzer.query_terms(" ".join(terms)))
+            rows = index._conn.execute(f"SELECT count(*) FROM {fts} WHERE {fts} MATCH ?", (query,))
+            return int(next(rows)[0]) / size
+
+        zipf_share = statistics.median(matched(terms) for terms in zipf_terms)
+        uniform_share = statistics.median(matched(terms) for terms in uniform_terms)
         n = args.queries
         rows = [
             ("dense(6) = find_chunks minus embedding", timed(dense(TOP_K), n), None),
@@ -330,7 +340,11 @@ def measure_size(size: int, args: argparse.Namespace) -> None:
         f"dense query, {probe['after_hybrid']:.0f} MB after a hybrid query"
     )
     print()
-    print(f"{n} queries each (after 3 warm-up calls); query terms per query {mean_terms:.1f}")
+    print(
+        f"{n} queries each (after 3 warm-up calls); query terms per query {mean_terms:.1f}; "
+        f"chunks holding a query term (median): {zipf_share:.0%} for Zipf-drawn terms, "
+        f"{uniform_share:.1%} for uniform-drawn terms"
+    )
     print()
     print("| call | p50 ms | p95 ms | max ms | target p50 at 100k |")
     print("|---|---|---|---|---|")
