@@ -52,9 +52,13 @@ class PreparedDocument:
     pages: int
 
 
-def chunk_id(content_sha256: str, position: int, model: str) -> str:
-    """The deterministic id of the chunk at ``position`` (a UUID, which every backend takes)."""
-    digest = hashlib.sha256(f"{content_sha256}:{position}:{model}".encode()).digest()
+def chunk_id(content_sha256: str, position: int, model: str, doc_id: str = "") -> str:
+    """The deterministic id of the chunk at ``position`` (a UUID, which every backend takes).
+
+    ``doc_id`` keeps two documents with identical content (the same PDF stored twice)
+    from writing over each other's chunks.
+    """
+    digest = hashlib.sha256(f"{content_sha256}:{position}:{model}:{doc_id}".encode()).digest()
     return str(uuid.UUID(bytes=digest[:16]))
 
 
@@ -108,7 +112,7 @@ def prepare(source: SourceDocument, project: Project, embedder: Embedder) -> Pre
     vectors = embedder.embed([embedding_text(chunk, source.title) for chunk in chunks])
     records = [
         ChunkRecord(
-            id=chunk_id(text.sha256, position, project.embed_model),
+            id=chunk_id(text.sha256, position, project.embed_model, source.doc_id),
             text=chunk.text,
             vector=vectors[position].tolist(),
             payload=payload(source, project, chunk, position, text.sha256),

@@ -290,6 +290,8 @@ class Library:
     ) -> dict[str, Any]:
         """Upsert caller-made chunks (ids, texts, vectors, payloads) into the project."""
         project = self.project(project_id)
+        if not items:
+            raise DoigetError(ErrorCode.INVALID_REF, "store_chunks needs 1-500 items.")
         dimensions = {len(item["embedding"]) for item in items}
         models = {
             str(item.get("metadata", {}).get("embed_model") or project.embed_model)

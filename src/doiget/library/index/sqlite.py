@@ -204,11 +204,13 @@ class SqliteIndex:
         rows = [(chunk, _vector_bytes(chunk.vector)) for chunk in chunks]
         with self._guard() as conn, conn:
             shards = self._shards(name)
+            # Two indexed lookups (by document, by id): an OR would scan the collection.
             stale = [
                 int(row[0])
                 for row in conn.execute(
-                    "SELECT rowid FROM chunks WHERE collection = ? AND (doc_id IN "
-                    "(SELECT value FROM json_each(?)) OR id IN (SELECT value FROM json_each(?)))",
+                    "SELECT rowid FROM chunks WHERE collection = ?1 AND doc_id IN "
+                    "(SELECT value FROM json_each(?2)) UNION SELECT rowid FROM chunks "
+                    "WHERE collection = ?1 AND id IN (SELECT value FROM json_each(?3))",
                     (name, json.dumps(list(replace_docs)), json.dumps([c.id for c in chunks])),
                 )
             ]
@@ -292,12 +294,22 @@ class SqliteIndex:
                 params.append(allowed)
             sql = f"SELECT rowid, distance FROM {vec} WHERE {where}"
             shards = self._shards(name)
-            if shards > 1 and allowed is None and self.count(name) >= PARALLEL_MIN_CHUNKS:
+            if shards > 1 and allowed is None and self._large(conn, name):
                 found = self._fan_out(sql + " AND shard = ?", params, shards)
             else:
                 found = [(int(r), float(d)) for r, d in conn.execute(sql, params)]
             found.sort(key=lambda item: item[1])
             return self._ids(conn, [(rowid, 1.0 - distance) for rowid, distance in found[:limit]])
+
+    @staticmethod
+    def _large(conn: apsw.Connection, name: str) -> bool:
+        """Whether the collection holds enough chunks to scan its shards in parallel
+        (an indexed probe at the threshold, not a count of every chunk)."""
+        rows = conn.execute(
+            "SELECT 1 FROM chunks WHERE collection = ? LIMIT 1 OFFSET ?",
+            (name, PARALLEL_MIN_CHUNKS - 1),
+        )
+        return next(rows, None) is not None
 
     def _fan_out(self, sql: str, params: list[Any], shards: int) -> list[tuple[int, float]]:
         """Run one KNN query per shard on its own connection, in parallel."""
