@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from doiget.library import analyzer
-from doiget.library.fusion import dense_score, fuse
+from doiget.library.fusion import fuse, unit_interval
 from doiget.library.index.base import ChunkRecord, CollectionInfo, Filters, Hit
 from doiget.library.index.sqlite import SqliteIndex, _tables
 from doiget.library.ingest import PAYLOAD_VERSION, chunk_id
@@ -262,7 +262,7 @@ def measure_size(size: int, args: argparse.Namespace) -> None:
 
             def call() -> Any:
                 hits = [
-                    Hit(hit.id, dense_score(hit.score))
+                    Hit(hit.id, unit_interval(hit.score))
                     for hit in index.dense(COLLECTION, next(queries), TOP_K, filters)
                 ]
                 return index.fetch(COLLECTION, [hit.id for hit in hits])

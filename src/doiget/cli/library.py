@@ -16,7 +16,14 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from doiget.cli.output import JSON_OPTION_HELP, emit_json, handles_errors, runtime, wants_json
+from doiget.cli.output import (
+    JSON_OPTION_HELP,
+    emit_json,
+    handles_errors,
+    run_closing,
+    runtime,
+    wants_json,
+)
 from doiget.errors import DoigetError, ErrorCode
 from doiget.library.projects import (
     DEFAULT_CHUNK_OVERLAP,
@@ -50,14 +57,7 @@ def _run(ctx: typer.Context, work: Callable[[Library], Awaitable[T]]) -> T:
     from doiget.library.service import Library
 
     library = Library(runtime(ctx).settings)
-
-    async def main() -> T:
-        try:
-            return await work(library)
-        finally:
-            await library.aclose()
-
-    return anyio.run(main)
+    return run_closing(library, work)
 
 
 @projects_app.command("add")
@@ -222,12 +222,14 @@ def index(
                 bar.update(task, completed=done, description=message[:60])
 
             return await library.index_documents(
-                project_id, selection.documents, advance, force_rebuild=force_rebuild
+                project_id,
+                selection.documents,
+                advance,
+                force_rebuild=force_rebuild,
+                unusable=selection.problems,
             )
 
     result = _run(ctx, work)
-    result["documents"] += [problem.to_dict() for problem in selection.problems]
-    result["skipped"] += len(selection.problems)
     if as_json:
         emit_json(result)
     else:

@@ -7,17 +7,20 @@ import json
 import os
 import sys
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
+import anyio
 import typer
 
 from doiget.errors import DoigetError, ErrorCode
 from doiget.runtime import Runtime, load_runtime, start_logging
+from doiget.server.toolset import Closable
 
 P = ParamSpec("P")
 R = TypeVar("R")
+CoreT = TypeVar("CoreT", bound=Closable)
 
 JSON_OPTION_HELP = "Print machine-readable JSON instead of text."
 
@@ -94,3 +97,15 @@ def handles_errors(command: Callable[P, R]) -> Callable[P, R]:
             raise typer.Exit(internal.exit_status) from None
 
     return wrapper
+
+
+def run_closing(core: CoreT, work: Callable[[CoreT], Awaitable[R]]) -> R:
+    """Run ``work(core)`` on a fresh event loop, closing ``core`` whatever happens."""
+
+    async def main() -> R:
+        try:
+            return await work(core)
+        finally:
+            await core.aclose()
+
+    return anyio.run(main)

@@ -13,7 +13,6 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-import anyio
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -24,6 +23,7 @@ from doiget.cli.output import (
     emit_json,
     handles_errors,
     report_error,
+    run_closing,
     runtime,
     wants_json,
 )
@@ -53,14 +53,7 @@ def _papers(ctx: typer.Context) -> Papers:
 
 def _run(ctx: typer.Context, work: Callable[[Papers], Awaitable[T]]) -> T:
     papers = _papers(ctx)
-
-    async def main() -> T:
-        try:
-            return await work(papers)
-        finally:
-            await papers.aclose()
-
-    return anyio.run(main)
+    return run_closing(papers, work)
 
 
 def _sync(ctx: typer.Context, work: Callable[[Papers], T]) -> T:

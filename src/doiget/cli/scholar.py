@@ -10,12 +10,18 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-import anyio
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from doiget.cli.output import JSON_OPTION_HELP, emit_json, handles_errors, runtime, wants_json
+from doiget.cli.output import (
+    JSON_OPTION_HELP,
+    emit_json,
+    handles_errors,
+    run_closing,
+    runtime,
+    wants_json,
+)
 
 if TYPE_CHECKING:  # the scholar core (network) loads only when a command runs
     from doiget.scholar.service import Scholar, SearchRequest
@@ -48,14 +54,7 @@ def _run(ctx: typer.Context, work: Callable[[Scholar], Awaitable[T]]) -> T:
     from doiget.scholar.service import Scholar
 
     scholar = Scholar(runtime(ctx))
-
-    async def main() -> T:
-        try:
-            return await work(scholar)
-        finally:
-            await scholar.aclose()
-
-    return anyio.run(main)
+    return run_closing(scholar, work)
 
 
 def _request(query: str, max_results: int, start: int | None, end: int | None) -> SearchRequest:

@@ -49,6 +49,6 @@ def fuse(
     return fused
 
 
-def dense_score(cosine: float) -> float:
-    """A find_chunks score: cosine similarity clamped into [0, 1]."""
-    return min(1.0, max(0.0, cosine))
+def unit_interval(score: float) -> float:
+    """A returned score: a fused score, or find_chunks' cosine similarity, clamped into [0, 1]."""
+    return min(1.0, max(0.0, score))

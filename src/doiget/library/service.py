@@ -12,12 +12,13 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
 
 from doiget.errors import DoigetError, ErrorCode
+from doiget.library.fusion import fuse, unit_interval
 from doiget.library.index.base import (
     FILTER_KEYS,
     ChunkRecord,
@@ -56,14 +57,7 @@ class DocumentReport:
     message: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "doc_id": self.doc_id,
-            "status": self.status,
-            "chunks": self.chunks,
-            "pages": self.pages,
-            "reason": self.reason,
-            "message": self.message,
-        }
+        return asdict(self)
 
 
 def trim(text: str, limit: int) -> str:
@@ -380,7 +374,6 @@ class Library:
         hybrid: bool,
     ) -> tuple[list[Hit], dict[str, StoredChunk]]:
         from doiget.library import analyzer
-        from doiget.library.fusion import dense_score, fuse
 
         vector = embedder.embed([query])[0].tolist()
         name = project.collection
@@ -389,10 +382,7 @@ class Library:
             sparse = self.index.sparse(name, analyzer.query_terms(query), CANDIDATES, filters)
             hits = fuse(dense, sparse)[:wanted]
         else:
-            hits = [
-                Hit(hit.id, dense_score(hit.score))
-                for hit in self.index.dense(name, vector, wanted, filters)
-            ]
+            hits = self.index.dense(name, vector, wanted, filters)
         chunks = self.index.fetch(name, [hit.id for hit in hits])
         # Belt and braces: a chunk whose payload names another project is never returned.
         kept = {cid: c for cid, c in chunks.items() if c.payload.get("project") == project.id}
@@ -402,6 +392,7 @@ class Library:
     def _item(
         project: Project, chunk: StoredChunk, score: float, full_text: bool
     ) -> dict[str, Any]:
+        """A search result; ``score`` is the fused score or, for find_chunks, the cosine."""
         payload = chunk.payload
         source = payload.get("source") or {}
         zotero = payload.get("zotero") or {}
@@ -409,7 +400,7 @@ class Library:
         span = doc.get("page_span")
         return {
             "render_text": trim(chunk.text, project.max_chars_per_chunk),
-            "score": round(min(1.0, max(0.0, score)), 6),
+            "score": round(unit_interval(score), 6),
             "citekey": zotero.get("citekey"),
             "section": doc.get("section"),
             "page_span": list(span) if isinstance(span, list) else None,
@@ -430,8 +421,13 @@ class Library:
         progress: Progress | None = None,
         *,
         force_rebuild: bool = False,
+        unusable: Sequence[DocumentReport] = (),
     ) -> dict[str, Any]:
-        """Index PDFs into the project; a document that fails is reported and skipped."""
+        """Index PDFs into the project; a document that fails is reported and skipped.
+
+        ``unusable`` are documents the caller already found it cannot index (a ref that
+        is not stored, a missing file); they join the report as skipped.
+        """
         from doiget.library.ingest import prepare
         from doiget.library.pdftext import UnusableDocument
 
@@ -463,6 +459,7 @@ class Library:
                 )
         if progress is not None:
             await progress(len(documents), len(documents), "done")
+        reports += unusable
         return {
             "project": project.id,
             "documents": [report.to_dict() for report in reports],

@@ -169,15 +169,13 @@ class LibraryTools:
         library = self.library
         library.project(args["project"])  # an unknown project fails before any work
         selection = select(Store(self.runtime.settings.store_root), refs=args["refs"])
-        result = await library.index_documents(
+        return await library.index_documents(
             args["project"],
             selection.documents,
             call.progress,
             force_rebuild=bool(args.get("force_rebuild", False)),
+            unusable=selection.problems,
         )
-        result["documents"] += [problem.to_dict() for problem in selection.problems]
-        result["skipped"] += len(selection.problems)
-        return result
 
 
 def _spec(

@@ -8,9 +8,12 @@ happen above it, in one place, so both backends rank the same way.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
+
+from doiget.errors import DoigetError, ErrorCode
 
 # Filter keys a caller may use, and where each sits in a chunk's payload. ``project``
 # is never among them: the project comes from the call itself and is always applied.
@@ -79,6 +82,21 @@ class Filters:
 
     def __bool__(self) -> bool:
         return bool(self.conditions)
+
+
+def directed(vector: Sequence[float]) -> list[float]:
+    """``vector`` as floats; EMBEDDING_MISMATCH when it is all zeros or not finite.
+
+    Cosine similarity ignores length, but a zero vector has no direction at all.
+    """
+    values = [float(value) for value in vector]
+    norm = math.sqrt(math.fsum(value * value for value in values))
+    if norm == 0.0 or not math.isfinite(norm):
+        raise DoigetError(
+            ErrorCode.EMBEDDING_MISMATCH,
+            "an embedding is all zeros or not finite; send the model's real vector.",
+        )
+    return values
 
 
 def filter_values(payload: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:

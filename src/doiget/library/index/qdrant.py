@@ -37,7 +37,6 @@ key. An all-zero or non-finite embedding is refused as ``EMBEDDING_MISMATCH``.
 
 from __future__ import annotations
 
-import math
 import uuid
 import warnings
 from collections import defaultdict
@@ -57,6 +56,7 @@ from doiget.library.index.base import (
     Filters,
     Hit,
     StoredChunk,
+    directed,
     filter_values,
 )
 
@@ -398,14 +398,7 @@ def sparse_vector(text: str) -> models.SparseVector:
 
 
 def _point(chunk: ChunkRecord) -> models.PointStruct:
-    vector = [float(value) for value in chunk.vector]
-    norm = math.sqrt(math.fsum(value * value for value in vector))
-    # Cosine similarity ignores length, but a zero vector has no direction at all.
-    if norm == 0.0 or not math.isfinite(norm):
-        raise DoigetError(
-            ErrorCode.EMBEDDING_MISMATCH,
-            "an embedding is all zeros or not finite; send the model's real vector.",
-        )
+    vector = directed(chunk.vector)
     payload: dict[str, Any] = {
         key: value for key, value in chunk.payload.items() if key not in PRIVATE_FIELDS
     }

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import apsw
 import numpy as np
@@ -39,11 +39,9 @@ from doiget.library.index.base import (
     Filters,
     Hit,
     StoredChunk,
+    directed,
     filter_values,
 )
-
-if TYPE_CHECKING:
-    from numpy.typing import NDArray
 
 MAX_SHARDS: Final = 4
 # Below this many chunks one scan is faster than fanning out to threads.
@@ -86,16 +84,8 @@ def _tables(name: str) -> tuple[str, str]:
     return f"fts_{slug}", f"vec_{slug}"
 
 
-def _vector_bytes(vector: Sequence[float] | NDArray[np.float32]) -> bytes:
-    array = np.asarray(vector, dtype=np.float32)
-    norm = float(np.linalg.norm(array))
-    # Cosine distance ignores length, but a zero vector has no direction at all.
-    if norm == 0.0 or not np.isfinite(norm):
-        raise DoigetError(
-            ErrorCode.EMBEDDING_MISMATCH,
-            "an embedding is all zeros or not finite; send the model's real vector.",
-        )
-    return array.tobytes()
+def _vector_bytes(vector: Sequence[float]) -> bytes:
+    return np.asarray(directed(vector), dtype=np.float32).tobytes()
 
 
 class SqliteIndex:
