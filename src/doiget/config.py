@@ -67,6 +67,19 @@ ENV_VARS: dict[str, str] = {
     "QDRANT_URL": "use this Qdrant server instead of the embedded passage index",
     "QDRANT_API_KEY": "API key for QDRANT_URL",
     "REDIS_URL": "shared cache, sessions and artifacts for HTTP mode",
+    "DOIGET_SEARCH_ROUTING": "comma list of web search providers tried in order "
+    "(duckduckgo, searxng, brave, tavily, google); default: the first configured keyed "
+    "provider, else duckduckgo",
+    "SEARXNG_URL": "base URL of a SearXNG instance (its JSON API must be enabled)",
+    "BRAVE_API_KEY": "Brave Search API key",
+    "TAVILY_API_KEY": "Tavily API key",
+    "GOOGLE_API_KEY": "Google Programmable Search API key (needs GOOGLE_CX)",
+    "GOOGLE_CX": "Google Programmable Search engine id (needs GOOGLE_API_KEY)",
+    "DOIGET_LENS_DIR": "folder of extra web_search lenses, one JSON file each "
+    "(default: platform config dir doiget/lenses)",
+    "DOIGET_CACHE_KEY": "key for the encrypted web cache on disk (default: generated once "
+    "into DOIGET_DATA_DIR/web-cache.key, mode 0600)",
+    "DOIGET_WEB_CACHE": "=0 turns the web cache off (large results then come back inline)",
 }
 
 
@@ -97,6 +110,15 @@ class Settings:
     qdrant_api_key: Secret | None = None
     redis_url: str | None = None
     embed_model_path: Path | None = None
+    searxng_url: str | None = None
+    brave_api_key: Secret | None = None
+    tavily_api_key: Secret | None = None
+    google_api_key: Secret | None = None
+    google_cx: str | None = None
+    search_routing: tuple[str, ...] = ()
+    lens_dir: Path | None = None
+    cache_key: Secret | None = None
+    web_cache: bool = True
     projects: Mapping[str, Project] = field(default_factory=dict)
     # Per-tool time limits of the library toolset; [library.timeouts] may lower them.
     library_timeouts: Mapping[str, float] = field(default_factory=lambda: dict(LIBRARY_TIMEOUTS))
@@ -196,6 +218,27 @@ def _library_timeouts(table: Any, where: str) -> dict[str, float]:
     return timeouts
 
 
+def _url(raw: Any, var: str) -> str | None:
+    if not raw:
+        return None
+    value = str(raw).rstrip("/")
+    if not value.startswith(("http://", "https://")):
+        raise _refuse(f"{var}={raw!r} is not an http(s) URL; give the service's base URL.")
+    return value
+
+
+def _routing(raw: Any) -> tuple[str, ...]:
+    if not raw:
+        return ()
+    names = raw.split(",") if isinstance(raw, str) else raw
+    return tuple(dict.fromkeys(str(name).strip().lower() for name in names if str(name).strip()))
+
+
+def _switch(raw: Any) -> bool:
+    """On unless set to a false-looking value."""
+    return raw is None or str(raw).strip().lower() not in ("0", "false", "no", "off")
+
+
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """Read the environment (default ``os.environ``) and config.toml into Settings."""
     env = os.environ if environ is None else environ
@@ -255,6 +298,18 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         qdrant_api_key=_secret(env.get("QDRANT_API_KEY")),
         redis_url=pick("REDIS_URL", "redis_url") or None,
         embed_model_path=_model_path(pick("DOIGET_EMBED_MODEL_PATH", "embed_model_path")),
+        searxng_url=_url(pick("SEARXNG_URL", "searxng_url"), "SEARXNG_URL"),
+        brave_api_key=_secret(env.get("BRAVE_API_KEY")),
+        tavily_api_key=_secret(env.get("TAVILY_API_KEY")),
+        google_api_key=_secret(env.get("GOOGLE_API_KEY")),
+        google_cx=pick("GOOGLE_CX", "google_cx") or None,
+        search_routing=_routing(pick("DOIGET_SEARCH_ROUTING", "search_routing")),
+        lens_dir=Path(
+            pick("DOIGET_LENS_DIR", "lens_dir")
+            or Path(platformdirs.user_config_dir(APP_NAME)) / "lenses"
+        ).expanduser(),
+        cache_key=_secret(env.get("DOIGET_CACHE_KEY")),
+        web_cache=_switch(pick("DOIGET_WEB_CACHE", "web_cache")),
         projects=projects_from_config(file.get("projects"), str(config_path)),
         library_timeouts=_library_timeouts(file.get("library"), str(config_path)),
         extra_allowlist=extra_allowlist,

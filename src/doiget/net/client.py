@@ -90,6 +90,8 @@ class Fetched:
     headers: httpx.Headers
     content: bytes
     hops: int
+    # True when the body was cut at the caller's byte limit (``get(..., truncate=True)``).
+    truncated: bool = False
 
     @property
     def text(self) -> str:
@@ -112,6 +114,14 @@ class DownloadedPdf:
     size_bytes: int
     sha256: str
     url: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    method: str
+    url: httpx.URL
+    headers: Mapping[str, str] | None
+    body: bytes | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +154,7 @@ class SourceClient:
         blocked_hosts: Collection[str],
         retry: RetryPolicy,
         secrets: Collection[str] = (),
+        trusted_hosts: Collection[str] = (),
     ) -> None:
         self.source = source
         self.allowlist = allowlist
@@ -153,6 +164,8 @@ class SourceClient:
         self._blocked = tuple(blocked_hosts)
         self._retry = retry
         self._secrets = [secret for secret in secrets if secret]
+        # Operator-configured endpoints (SEARXNG_URL ...) may be private addresses.
+        self._trusted = frozenset(host.lower() for host in trusted_hosts)
 
     async def aclose(self) -> None:
         """Close this source's connection pool."""
@@ -170,25 +183,65 @@ class SourceClient:
         accept_status: Collection[int] = (),
         from_upstream: bool = False,
         timeouts: Timeouts = API_TIMEOUTS,
+        truncate: bool = False,
     ) -> Fetched:
         """GET ``url`` and read the body whole, under ``max_bytes`` (never above 100 MB).
 
         ``accept_status`` lists error statuses the caller wants back as a response
         (e.g. an API's 400 body) instead of an error. ``from_upstream`` marks a URL
         taken from upstream data: an ``http://`` link to an allowlisted host is then
-        upgraded to https before the request.
+        upgraded to https before the request. ``truncate`` keeps the first
+        ``max_bytes`` of a longer body (and says so) instead of refusing it.
         """
-        cap = min(max_bytes, BODY_CAP_BYTES)
+        read = self._reader(min(max_bytes, BODY_CAP_BYTES), truncate)
+        return await self._fetch(
+            "GET", url, params, headers, None, accept_status, from_upstream, timeouts, read
+        )
 
+    async def post_json(
+        self,
+        url: str,
+        payload: Any,
+        *,
+        headers: Mapping[str, str] | None = None,
+        accept_status: Collection[int] = (),
+    ) -> Any:
+        """POST a JSON body and read a JSON answer (20 MB cap); redirects are refused."""
+        body = json.dumps(payload).encode("utf-8")
+        sent = {"Accept": "application/json", "Content-Type": "application/json"}
+        fetched = await self._fetch(
+            "POST",
+            url,
+            None,
+            {**sent, **(headers or {})},
+            body,
+            accept_status,
+            False,
+            API_TIMEOUTS,
+            self._reader(JSON_CAP_BYTES, truncate=False),
+        )
+        return self.json_of(fetched)
+
+    def _reader(
+        self, cap: int, truncate: bool
+    ) -> Callable[[httpx.Response, int], Awaitable[Fetched]]:
         async def read(response: httpx.Response, hops: int) -> Fetched:
             body = bytearray()
-            async for chunk in self._capped_chunks(response, cap, hops):
+            cut = False
+            chunks = (
+                response.aiter_bytes() if truncate else self._capped_chunks(response, cap, hops)
+            )
+            async for chunk in chunks:
                 body.extend(chunk)
+                if len(body) > cap:
+                    del body[cap:]
+                    cut = True
+                    break
             return Fetched(
-                str(response.url), response.status_code, response.headers, bytes(body), hops
+                str(response.url), response.status_code, response.headers, bytes(body), hops, cut
             )
 
-        return await self._fetch(url, params, headers, accept_status, from_upstream, timeouts, read)
+        return read
 
     async def get_json(
         self,
@@ -236,7 +289,9 @@ class SourceClient:
         async def save(response: httpx.Response, hops: int) -> DownloadedPdf:
             return await self._save_pdf(response, hops, cap, dest_dir)
 
-        downloaded = await self._fetch(url, None, None, (), from_upstream, PDF_TIMEOUTS, save)
+        downloaded = await self._fetch(
+            "GET", url, None, None, None, (), from_upstream, PDF_TIMEOUTS, save
+        )
         try:
             yield downloaded
         finally:
@@ -258,9 +313,11 @@ class SourceClient:
 
     async def _fetch(
         self,
+        method: str,
         url: str,
         params: Mapping[str, str | int] | None,
         headers: Mapping[str, str] | None,
+        body: bytes | None,
         accept_status: Collection[int],
         from_upstream: bool,
         timeouts: Timeouts,
@@ -277,9 +334,16 @@ class SourceClient:
             current = current.copy_with(scheme="https")
         for hop in range(MAX_REDIRECTS + 1):
             self._check_destination(current, hop)
-            outcome = await self._attempts(current, hop, headers, accept_status, timeouts, consume)
+            request = _Request(method, current, headers, body)
+            outcome = await self._attempts(request, hop, accept_status, timeouts, consume)
             if not isinstance(outcome, _Redirect):
                 return outcome
+            if method != "GET":
+                raise DoigetError(
+                    ErrorCode.NETWORK_ERROR,
+                    f"{self.source} answered a {method} to {redact_url(str(current))} with a "
+                    "redirect; its API may have moved. Check the configured endpoint.",
+                )
             current = outcome.location
         raise denied(
             ErrorCode.CAPABILITY_DENIED,
@@ -327,6 +391,8 @@ class SourceClient:
                 expected=self.allowlist.expected(),
                 hop_index=hop,
             )
+        if host.lower() in self._trusted:
+            return
         try:
             check_literal(host)
         except AddressRefused as exc:
@@ -345,13 +411,13 @@ class SourceClient:
 
     async def _attempts(
         self,
-        url: httpx.URL,
+        request: _Request,
         hop: int,
-        headers: Mapping[str, str] | None,
         accept_status: Collection[int],
         timeouts: Timeouts,
         consume: Callable[[httpx.Response, int], Awaitable[T]],
     ) -> T | _Redirect:
+        url = request.url
         shown = redact_url(str(url))
         last = _Failure("did not answer")
         http_timeout = httpx.Timeout(
@@ -360,14 +426,22 @@ class SourceClient:
         for attempt in range(self._retry.max_retries + 1):
             if attempt:
                 await anyio.sleep(last.wait)
-            logger.debug("%s GET %s (hop %d, attempt %d)", self.source, shown, hop, attempt + 1)
+            logger.debug(
+                "%s %s %s (hop %d, attempt %d)",
+                self.source,
+                request.method,
+                shown,
+                hop,
+                attempt + 1,
+            )
             try:
                 async with self._limiter.turn(self.source) as turn, self._limiter.slot():
                     with anyio.fail_after(timeouts.total):
                         async with self._http.stream(
-                            "GET",
+                            request.method,
                             url,
-                            headers=headers,
+                            headers=request.headers,
+                            content=request.body,
                             timeout=http_timeout,
                             extensions={"trace": turn.trace},
                         ) as response:
@@ -404,10 +478,12 @@ class SourceClient:
             return DoigetError(
                 ErrorCode.NOT_FOUND,
                 f"{self.source} has no record at {shown} (HTTP {status}); check the identifier.",
+                details={"status": status},
             )
         return DoigetError(
             ErrorCode.NETWORK_ERROR,
             self._scrub(f"{self.source} refused {shown} with HTTP {status}."),
+            details={"status": status},
         )
 
     def _exhausted_error(self, shown: str, last: _Failure) -> DoigetError:
@@ -421,6 +497,7 @@ class SourceClient:
                     DenialReason.RATE_LIMIT_WINDOW, source=self.source, cap=None, actual=wait
                 ),
                 retry_after=float(wait),
+                details={"status": 429},
             )
         tries = self._retry.max_retries + 1
         return DoigetError(

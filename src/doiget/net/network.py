@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import ssl
-from collections.abc import Iterable
 
 import httpcore
 import httpx
 
 from doiget.config import Settings
-from doiget.net.allowlist import allowlist_for
+from doiget.net.allowlist import Allowlist, allowlist_for
 from doiget.net.client import RetryPolicy, SourceClient, user_agent
 from doiget.net.ratelimit import RateLimiter
 from doiget.net.transport import GuardedBackend, GuardedTransport, build_ssl_context
@@ -50,6 +49,10 @@ class Network:
             self.settings.semantic_scholar_api_key,
             self.settings.pubmed_api_key,
             self.settings.qdrant_api_key,
+            self.settings.brave_api_key,
+            self.settings.tavily_api_key,
+            self.settings.google_api_key,
+            self.settings.cache_key,
         )
         return [key.reveal() for key in keys if key is not None]
 
@@ -58,21 +61,31 @@ class Network:
         source: str,
         *,
         any_public_host: bool = False,
-        trusted_hosts: Iterable[str] = (),
+        endpoint: str | None = None,
     ) -> SourceClient:
         """The client of ``source`` (built on first use, then reused).
 
         Papers and scholar sources are https-only and bound to their allowlist; web
         sources (``any_public_host=True``) take http and https to any public host.
-        ``trusted_hosts`` are operator-configured endpoints (SEARXNG_URL and the
-        like) that may live on private addresses.
+        ``endpoint`` is an operator-configured base URL (SEARXNG_URL and the like):
+        the client is bound to its host and scheme, and that host may be private.
         """
         existing = self._clients.get(source)
         if existing is not None:
             return existing
         if self._ssl_context is None:
             self._ssl_context = build_ssl_context(self.settings.ca_bundle)
-        backend = GuardedBackend(self.settings.host_map, trusted_hosts, self._inner_backend)
+        trusted: tuple[str, ...] = ()
+        https_only = not any_public_host
+        allowlist = allowlist_for(
+            source, self.settings.extra_allowlist, any_public_host=any_public_host
+        )
+        if endpoint is not None:
+            configured = httpx.URL(endpoint)
+            trusted = (configured.host,)
+            https_only = configured.scheme == "https"
+            allowlist = Allowlist(source, trusted, follow_doi_resolvers=False)
+        backend = GuardedBackend(self.settings.host_map, trusted, self._inner_backend)
         http = httpx.AsyncClient(
             transport=GuardedTransport(self._ssl_context, backend),
             follow_redirects=False,
@@ -82,12 +95,13 @@ class Network:
         client = SourceClient(
             source,
             http,
-            allowlist_for(source, self.settings.extra_allowlist, any_public_host=any_public_host),
+            allowlist,
             self.limiter,
-            https_only=not any_public_host,
+            https_only=https_only,
             blocked_hosts=self.settings.blocked_hosts,
             retry=self._retry,
             secrets=self._secrets(),
+            trusted_hosts=trusted,
         )
         self._clients[source] = client
         return client
