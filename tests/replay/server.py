@@ -49,6 +49,17 @@ DEFAULT_HOSTS = (
     "www.ncbi.nlm.nih.gov",
     "evil.example",
     "cdn.example",
+    # Web search providers and pages the web tools read.
+    "html.duckduckgo.com",
+    "api.search.brave.com",
+    "api.tavily.com",
+    "www.googleapis.com",
+    "hacker-news.firebaseio.com",
+    "news.ycombinator.com",
+    "www.youtube.com",
+    "blog.example.org",
+    "docs.example.org",
+    "www.nature.com",
 )
 
 
