@@ -68,8 +68,8 @@ ENV_VARS: dict[str, str] = {
     "QDRANT_API_KEY": "API key for QDRANT_URL",
     "REDIS_URL": "shared cache, sessions and artifacts for HTTP mode",
     "DOIGET_SEARCH_ROUTING": "comma list of web search providers tried in order "
-    "(duckduckgo, searxng, brave, tavily, google); default: the first configured keyed "
-    "provider, else duckduckgo",
+    "with fallback (duckduckgo, searxng, brave, tavily, google); default: the first "
+    "configured of searxng, brave, tavily, google, else duckduckgo, without fallback",
     "SEARXNG_URL": "base URL of a SearXNG instance (its JSON API must be enabled)",
     "BRAVE_API_KEY": "Brave Search API key",
     "TAVILY_API_KEY": "Tavily API key",

@@ -13,6 +13,7 @@ from doiget.cli.papers import COMMANDS as PAPERS_COMMANDS
 from doiget.cli.scholar import scholar_app
 from doiget.cli.serve import serve
 from doiget.cli.system import capabilities, health
+from doiget.cli.web import web_app
 
 app = typer.Typer(
     name="doiget",
@@ -51,5 +52,6 @@ for _name, _command in PAPERS_COMMANDS.items():
     app.command(_name)(_command)
 app.add_typer(scholar_app, name="scholar")
 app.add_typer(projects_app, name="projects")
+app.add_typer(web_app, name="web")
 app.command("index")(index)
 app.command("query")(query)

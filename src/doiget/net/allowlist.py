@@ -46,6 +46,11 @@ DEFAULT_ALLOWLISTS: Mapping[str, tuple[str, ...]] = {
     "s2": ("api.semanticscholar.org",),
     "pubmed": ("eutils.ncbi.nlm.nih.gov",),
     "doaj": ("doaj.org", "*.doaj.org"),
+    # Web search providers with a fixed API host (SearXNG's is operator-configured).
+    "duckduckgo": ("html.duckduckgo.com", "duckduckgo.com"),
+    "brave": ("api.search.brave.com",),
+    "tavily": ("api.tavily.com",),
+    "google": ("www.googleapis.com",),
 }
 
 

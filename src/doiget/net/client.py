@@ -198,6 +198,27 @@ class SourceClient:
             "GET", url, params, headers, None, accept_status, from_upstream, timeouts, read
         )
 
+    async def post(
+        self,
+        url: str,
+        body: bytes,
+        *,
+        headers: Mapping[str, str] | None = None,
+        accept_status: Collection[int] = (),
+    ) -> Fetched:
+        """POST ``body`` and read the answer (20 MB cap); redirects are refused."""
+        return await self._fetch(
+            "POST",
+            url,
+            None,
+            headers,
+            body,
+            accept_status,
+            False,
+            API_TIMEOUTS,
+            self._reader(JSON_CAP_BYTES, truncate=False),
+        )
+
     async def post_json(
         self,
         url: str,
@@ -206,19 +227,13 @@ class SourceClient:
         headers: Mapping[str, str] | None = None,
         accept_status: Collection[int] = (),
     ) -> Any:
-        """POST a JSON body and read a JSON answer (20 MB cap); redirects are refused."""
-        body = json.dumps(payload).encode("utf-8")
+        """POST a JSON body and read a JSON answer."""
         sent = {"Accept": "application/json", "Content-Type": "application/json"}
-        fetched = await self._fetch(
-            "POST",
+        fetched = await self.post(
             url,
-            None,
-            {**sent, **(headers or {})},
-            body,
-            accept_status,
-            False,
-            API_TIMEOUTS,
-            self._reader(JSON_CAP_BYTES, truncate=False),
+            json.dumps(payload).encode("utf-8"),
+            headers={**sent, **(headers or {})},
+            accept_status=accept_status,
         )
         return self.json_of(fetched)
 

@@ -38,12 +38,18 @@ RESOURCE_NOT_FOUND: Final = -32002
 
 
 def build_toolsets(runtime: Runtime) -> list[Toolset]:
-    """The toolsets the settings select (those built so far: papers, scholar, library)."""
+    """The toolsets the settings select."""
     from doiget.server.library_tools import library_toolset
     from doiget.server.papers_tools import papers_toolset
     from doiget.server.scholar_tools import scholar_toolset
+    from doiget.server.web_tools import web_toolset
 
-    factories = {"papers": papers_toolset, "scholar": scholar_toolset, "library": library_toolset}
+    factories = {
+        "papers": papers_toolset,
+        "scholar": scholar_toolset,
+        "library": library_toolset,
+        "web": web_toolset,
+    }
     return [factories[name](runtime) for name in runtime.settings.toolsets if name in factories]
 
 
@@ -71,8 +77,22 @@ class _Call:
 
 
 def _tool_result(rendered: Rendered) -> types.CallToolResult:
+    content: list[Any] = [types.TextContent(type="text", text=rendered.text)]
+    if rendered.link is not None:
+        link = rendered.link
+        content.append(
+            types.ResourceLink(
+                type="resource_link",
+                uri=link.uri,
+                name=link.name,
+                mime_type=link.mime_type,
+                size=link.size,
+                description=link.description,
+            )
+        )
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=rendered.text)],
+        meta=rendered.meta,
+        content=content,
         structured_content=rendered.structured,
         is_error=rendered.is_error,
     )
@@ -99,6 +119,7 @@ class DoigetServer:
             on_list_tools=self.list_tools,
             on_call_tool=self.call_tool,
             on_list_resources=self.list_resources,
+            on_list_resource_templates=self.list_resource_templates,
             on_read_resource=self.read_resource,
         )
 
@@ -170,6 +191,21 @@ class DoigetServer:
             ],
             next_cursor=str(start + RESOURCE_PAGE) if more else None,
         )
+
+    async def list_resource_templates(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        templates = [
+            types.ResourceTemplate(
+                uri_template=template.uri_template,
+                name=template.name,
+                description=template.description,
+                mime_type=template.mime_type,
+            )
+            for toolset in self.toolsets
+            for template in toolset.templates
+        ]
+        return types.ListResourceTemplatesResult(resource_templates=templates)
 
     async def read_resource(
         self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from doiget.errors import DenialReason, DoigetError, ErrorCode
+from doiget.web.failure import failure_of
+from doiget.web.outcome import Outcome, ResourceLink
 
 if TYPE_CHECKING:
     from doiget.server.toolset import ToolSpec
@@ -18,11 +20,16 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Rendered:
-    """One tool result: structuredContent, the text content and isError."""
+    """One tool result: structuredContent, the text content and isError.
+
+    ``meta`` becomes the result's ``_meta``; ``link`` adds a resource_link content item.
+    """
 
     structured: dict[str, Any]
     text: str
     is_error: bool
+    meta: dict[str, Any] | None = None
+    link: ResourceLink | None = None
 
 
 def _json(value: Any) -> str:
@@ -101,6 +108,21 @@ class LibraryEnvelope:
         return Rendered(body, _json(body), True)
 
 
+class WebEnvelope:
+    """DESIGN §2: the result object (or a linked summary); errors
+    ``{error: {kind, message, retryable, suggestedAction, provider?}}``."""
+
+    def success(self, value: Any) -> Rendered:
+        if isinstance(value, Outcome):
+            return Rendered(value.body, _json(value.body), False, value.meta, value.link)
+        return Rendered(value, _json(value), False)
+
+    def failure(self, error: DoigetError, spec: ToolSpec | None, arguments: Any) -> Rendered:
+        body = {"error": failure_of(error).to_dict()}
+        return Rendered(body, _json(body), True)
+
+
 PAPERS_ENVELOPE = PapersEnvelope()
 SCHOLAR_ENVELOPE = ScholarEnvelope()
 LIBRARY_ENVELOPE = LibraryEnvelope()
+WEB_ENVELOPE = WebEnvelope()

@@ -101,6 +101,16 @@ class ResourceBody:
     data: bytes | None = None
 
 
+@dataclass(frozen=True)
+class ResourceTemplate:
+    """A family of readable resources named by a URI template."""
+
+    uri_template: str
+    name: str
+    description: str
+    mime_type: str
+
+
 @dataclass
 class Toolset:
     """A named group of tools (and resources) selected by ``--toolsets``."""
@@ -111,6 +121,7 @@ class Toolset:
     list_resources: Callable[[], Awaitable[list[ResourceItem]]] | None = None
     read_resource: Callable[[str], Awaitable[ResourceBody | None]] | None = None
     close: Callable[[], Awaitable[None]] | None = None
+    templates: Sequence[ResourceTemplate] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -1,0 +1,44 @@
+"""What a web tool call produces: the body, the ``_meta`` block and an optional link."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+TRUST: Final = "untrusted-external-content"
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceLink:
+    """An MCP resource_link to a stored artifact."""
+
+    uri: str
+    name: str
+    mime_type: str
+    size: int
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One web tool result.
+
+    ``body`` is the structured content (the full result, or the inline summary of a
+    linked one); ``meta`` rides on the MCP result's ``_meta`` (cache freshness,
+    routing), never inside the body.
+    """
+
+    body: dict[str, Any]
+    meta: dict[str, Any] | None = None
+    link: ResourceLink | None = None
+
+
+def freshness_meta(*, cached: bool, age: float, ttl: float) -> dict[str, Any]:
+    """Cache provenance: ``{cached, ageSeconds, maxAgeSeconds, freshness}``."""
+    label = "fresh" if age < ttl / 2 else "aging"
+    return {
+        "cached": cached,
+        "ageSeconds": int(age),
+        "maxAgeSeconds": int(ttl),
+        "freshness": label,
+    }

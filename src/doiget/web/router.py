@@ -1,0 +1,210 @@
+"""Which search provider answers: an explicit choice, or the routing order with fallback.
+
+With ``DOIGET_SEARCH_ROUTING`` set, providers are tried in that order; one that fails
+or whose circuit breaker is open is passed over for the next. Without it, one
+provider answers: the first configured of searxng, brave, tavily, google, else the
+keyless duckduckgo. A ``provider`` argument always means that provider alone.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from doiget.config import Settings
+from doiget.errors import DoigetError
+from doiget.net.network import Network
+from doiget.web.breaker import CircuitBreaker
+from doiget.web.failure import Kind, kind_of, web_error
+from doiget.web.providers import PROVIDER_NAMES, build_provider, configured_providers
+from doiget.web.providers.base import ProviderAnswer, SearchProvider, SearchRequest
+
+logger = logging.getLogger("doiget.web")
+
+# The provider used when no routing is set: the first of these that is configured.
+DEFAULT_PREFERENCE = ("searxng", "brave", "tavily", "google", "duckduckgo")
+
+
+@dataclass
+class RoutingTrace:
+    """What routing did for one call (operator data for ``_meta.routing``)."""
+
+    attempted: list[str] = field(default_factory=list)
+    used: str | None = None
+    fallback_reason: str | None = None
+
+    def to_meta(self) -> dict[str, Any]:
+        """``{provider_used, providers_attempted, fallback, fallback_reason?}``."""
+        meta: dict[str, Any] = {
+            "provider_used": self.used,
+            "providers_attempted": list(self.attempted),
+            "fallback": bool(self.attempted) and self.used != self.attempted[0],
+        }
+        if self.fallback_reason is not None and meta["fallback"]:
+            meta["fallback_reason"] = self.fallback_reason
+        return meta
+
+
+class Router:
+    """Owns one provider object and one circuit breaker per provider name."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        network: Network,
+        breaker_factory: Callable[[], CircuitBreaker] = CircuitBreaker,
+    ) -> None:
+        self._settings = settings
+        self._network = network
+        self._providers: dict[str, SearchProvider] = {}
+        self._breakers = {name: breaker_factory() for name in PROVIDER_NAMES}
+
+    @property
+    def routed(self) -> bool:
+        """Whether a routing order is configured (fallback is on)."""
+        return bool(self._settings.search_routing)
+
+    def order(self) -> tuple[str, ...]:
+        """The providers tried for a call without an explicit provider, in order."""
+        if self._settings.search_routing:
+            unknown = [n for n in self._settings.search_routing if n not in PROVIDER_NAMES]
+            if unknown:
+                raise web_error(
+                    Kind.NOT_CONFIGURED,
+                    f"DOIGET_SEARCH_ROUTING names unknown provider(s) {', '.join(unknown)}; "
+                    f"supported: {', '.join(PROVIDER_NAMES)}.",
+                )
+            return self._settings.search_routing
+        configured = configured_providers(self._settings)
+        return (next(name for name in DEFAULT_PREFERENCE if name in configured),)
+
+    def healthy(self, exclude: str | None = None) -> list[str]:
+        """Configured providers whose breaker would let a call through now."""
+        return [
+            name
+            for name in configured_providers(self._settings)
+            if name != exclude and self._breakers[name].healthy()
+        ]
+
+    def _provider(self, name: str) -> SearchProvider:
+        existing = self._providers.get(name)
+        if existing is None:
+            existing = build_provider(name, self._settings, self._network)
+            self._providers[name] = existing
+        return existing
+
+    async def search(
+        self, request: SearchRequest, provider: str | None = None
+    ) -> tuple[ProviderAnswer, RoutingTrace]:
+        """Answer ``request`` from ``provider`` alone, or from the routing order."""
+        trace = RoutingTrace()
+        if provider is not None:
+            return await self._one(provider, request, trace), trace
+        names = self.order()
+        if len(names) == 1:
+            return await self._one(names[0], request, trace), trace
+        failures: list[tuple[str, DoigetError | None]] = []
+        for name in names:
+            breaker = self._breakers[name]
+            if name not in configured_providers(self._settings):
+                failures.append((name, None))
+                trace.fallback_reason = trace.fallback_reason or "primary_unavailable"
+                continue
+            if not breaker.allow():
+                failures.append((name, None))
+                trace.fallback_reason = trace.fallback_reason or "circuit_open"
+                continue
+            trace.attempted.append(name)
+            try:
+                answer = await self._call(name, breaker, request)
+            except DoigetError as error:
+                failures.append((name, error))
+                trace.fallback_reason = trace.fallback_reason or "primary_unavailable"
+                logger.info("search provider %s failed, trying the next: %s", name, error.message)
+                continue
+            trace.used = name
+            return answer, trace
+        raise self._all_failed(failures)
+
+    async def _one(self, name: str, request: SearchRequest, trace: RoutingTrace) -> ProviderAnswer:
+        if name not in PROVIDER_NAMES:
+            raise web_error(
+                Kind.VALIDATION,
+                f"unknown provider {name[:40]!r}; supported providers: "
+                f"{', '.join(PROVIDER_NAMES)}.",
+            )
+        breaker = self._breakers[name]
+        if not breaker.allow():
+            raise self._open_error(name)
+        trace.attempted.append(name)
+        try:
+            answer = await self._call(name, breaker, request)
+        except DoigetError as error:
+            if kind_of(error) is Kind.RATE_LIMIT:
+                raise self._rate_limited(name, error) from None
+            raise
+        trace.used = name
+        return answer
+
+    async def _call(
+        self, name: str, breaker: CircuitBreaker, request: SearchRequest
+    ) -> ProviderAnswer:
+        provider = self._provider(name)
+        try:
+            answer = await provider.search(request)
+        except DoigetError as error:
+            kind = kind_of(error)
+            if kind is Kind.VALIDATION:
+                # The provider is up; the request was refused on its merits.
+                breaker.succeeded()
+            else:
+                breaker.failed(rate_limited=kind is Kind.RATE_LIMIT)
+            raise
+        breaker.succeeded()
+        return answer
+
+    def _alternatives(self, name: str) -> str:
+        others = self.healthy(exclude=name)
+        if not others:
+            return "no other provider is configured and healthy"
+        return "or pass provider=" + " / ".join(others) + " (configured and healthy)"
+
+    def _open_error(self, name: str) -> DoigetError:
+        wait = max(1, round(self._breakers[name].retry_in()))
+        return web_error(
+            Kind.RATE_LIMIT,
+            f"{name} failed repeatedly and is paused for {wait} s (circuit open).",
+            provider=name,
+            retry_after=float(wait),
+            suggested_action=f"Wait {wait} s, {self._alternatives(name)}.",
+        )
+
+    def _rate_limited(self, name: str, error: DoigetError) -> DoigetError:
+        wait = max(1, round(error.retry_after or 60))
+        return web_error(
+            Kind.RATE_LIMIT,
+            f"{name} is rate limiting searches.",
+            provider=name,
+            retry_after=float(wait),
+            suggested_action=f"Wait {wait} s, {self._alternatives(name)}.",
+        )
+
+    def _all_failed(self, failures: list[tuple[str, DoigetError | None]]) -> DoigetError:
+        parts = []
+        for name, error in failures:
+            if error is not None:
+                parts.append(f"{name}: {error.message}")
+            elif name not in configured_providers(self._settings):
+                parts.append(f"{name}: not configured")
+            else:
+                parts.append(f"{name}: paused after repeated failures")
+        waits = [self._breakers[name].retry_in() for name, _ in failures]
+        wait = max(1, round(min((w for w in waits if w > 0), default=60)))
+        return web_error(
+            Kind.UPSTREAM,
+            "every search provider in DOIGET_SEARCH_ROUTING failed: " + "; ".join(parts),
+            retry_after=float(wait),
+            suggested_action=f"Retry in about {wait} s, or configure another provider.",
+        )

@@ -1,0 +1,310 @@
+"""Text of PDF, DOCX and PPTX documents, and recognising them by their first bytes.
+
+The readers (pypdfium2, python-docx, python-pptx) are imported on first use. A document
+a reader cannot open is a ``content`` failure that names the format.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from doiget.errors import DoigetError
+from doiget.web.failure import Kind, web_error
+from doiget.web.scrape.measure import clean_text
+
+if TYPE_CHECKING:
+    from docx.document import Document as DocxDocument
+    from pptx.shapes.base import BaseShape
+
+T = TypeVar("T")
+
+DOCX_TYPE: Final = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+PPTX_TYPE: Final = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+
+_ZIP_MAGIC: Final = b"PK\x03\x04"
+_PDF_MAGIC: Final = b"%PDF-"
+_PDF_MAGIC_WITHIN: Final = 1024
+# Offsets in a zip local file header: the name length, and where the name starts.
+_ZIP_NAME_LENGTH: Final = 26
+_ZIP_NAME_START: Final = 30
+_PDF_DATE: Final = re.compile(r"^(?:D:)?(\d{4})(\d{2})?(\d{2})?")
+_HEADING_STYLE: Final = re.compile(r"^heading\s*([1-9])$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class DocumentText:
+    """The text of a document (markdown-ish) and what its metadata says.
+
+    ``date`` is ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD`` (creation date); ``pages`` is the
+    page count of a PDF, the slide count of a presentation, None for a DOCX.
+    """
+
+    text: str
+    title: str | None
+    author: str | None
+    date: str | None
+    pages: int | None
+
+
+# -- recognising ----------------------------------------------------------------------
+
+
+def _zip_entry_names(head: bytes) -> list[str]:
+    """The entry names of the zip local file headers found in ``head``.
+
+    Only the beginning of a body may be at hand, so the central directory at the end
+    of the archive is not used; each local header carries its entry's name.
+    """
+    names = []
+    start = head.find(_ZIP_MAGIC)
+    while start != -1 and start + _ZIP_NAME_START <= len(head):
+        length = int.from_bytes(
+            head[start + _ZIP_NAME_LENGTH : start + _ZIP_NAME_LENGTH + 2], "little"
+        )
+        name = head[start + _ZIP_NAME_START : start + _ZIP_NAME_START + length]
+        names.append(name.decode("utf-8", errors="replace"))
+        start = head.find(_ZIP_MAGIC, start + _ZIP_NAME_START)
+    return names
+
+
+def _office_kind_claimed(content_type: str, url_path: str) -> str | None:
+    """ "docx"/"pptx" when the content type or the file name says so."""
+    media = content_type.split(";", 1)[0].strip().lower()
+    path = url_path.lower()
+    if media == DOCX_TYPE or path.endswith(".docx"):
+        return "docx"
+    if media == PPTX_TYPE or path.endswith(".pptx"):
+        return "pptx"
+    return None
+
+
+def sniff_document(content_type: str, url_path: str, head: bytes) -> str | None:
+    """``"pdf"``, ``"docx"``, ``"pptx"`` or None (anything else) for a body.
+
+    ``head`` is the beginning of the body (a few KiB is enough). A PDF is known by
+    ``%PDF-`` within the first KiB, whatever the content type. A DOCX or PPTX must be a
+    zip that the content type or the URL's file extension names, and whose entries
+    (``word/...`` or ``ppt/...``), where ``head`` shows them, agree; an Office package
+    whose entries show it plainly is recognised even under a generic content type.
+    """
+    if _PDF_MAGIC in head[:_PDF_MAGIC_WITHIN]:
+        return "pdf"
+    if not head.startswith(_ZIP_MAGIC):
+        return None
+    names = _zip_entry_names(head)
+    shown = None
+    if any(name.startswith("word/") for name in names):
+        shown = "docx"
+    elif any(name.startswith("ppt/") for name in names):
+        shown = "pptx"
+    claimed = _office_kind_claimed(content_type, url_path)
+    if shown is not None and "[Content_Types].xml" in names:
+        return shown
+    if claimed is None:
+        return None
+    # The entries seen so far must not contradict the claim.
+    return claimed if shown in (None, claimed) else None
+
+
+# -- shared helpers --------------------------------------------------------------------
+
+
+def _read(kind: str, data: bytes, reader: Callable[[bytes], T]) -> T:
+    """``reader(data)``, with any failure to parse turned into a ``content`` error."""
+    try:
+        return reader(data)
+    except DoigetError:
+        raise
+    except Exception as exc:
+        reason = str(exc).strip() or type(exc).__name__
+        raise web_error(
+            Kind.CONTENT, f"The document could not be read as a {kind}: {reason[:200]}."
+        ) from exc
+
+
+def _text_or_none(value: Any) -> str | None:
+    """A stripped non-empty string, or None."""
+    if not isinstance(value, str):
+        return None
+    value = clean_text(value)
+    return value or None
+
+
+def _iso_date(value: dt.date | None) -> str | None:
+    """``YYYY-MM-DD`` of a date or datetime (Office core properties), or None."""
+    if isinstance(value, dt.datetime):
+        return value.date().isoformat()
+    return value.isoformat() if isinstance(value, dt.date) else None
+
+
+def _cell(text: str) -> str:
+    """One table cell on one line, with its pipes escaped."""
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def pipe_table(rows: Sequence[Sequence[str]]) -> str:
+    """A markdown pipe table; the first row is the header. Empty for no rows."""
+    if not rows:
+        return ""
+    width = max(len(row) for row in rows)
+    lines = []
+    for number, row in enumerate(rows):
+        cells = [_cell(text) for text in row] + [""] * (width - len(row))
+        lines.append("| " + " | ".join(cells) + " |")
+        if number == 0:
+            lines.append("|" + "---|" * width)
+    return "\n".join(lines)
+
+
+# -- PDF -------------------------------------------------------------------------------
+
+
+def _pdf_date(value: str | None) -> str | None:
+    """``D:YYYYMMDDHHmmSS...`` (a PDF date string) as ``YYYY[-MM[-DD]]``."""
+    match = _PDF_DATE.match(value or "")
+    if not match:
+        return None
+    year, month, day = match.groups()
+    if month is None or not 1 <= int(month) <= 12:
+        return year
+    if day is None or not 1 <= int(day) <= 31:
+        return f"{year}-{month}"
+    return f"{year}-{month}-{day}"
+
+
+def _pdf(data: bytes) -> DocumentText:
+    try:
+        import pypdfium2 as pdfium
+    except ImportError as exc:
+        raise web_error(
+            Kind.NOT_CONFIGURED,
+            "Reading PDFs needs pypdfium2, which is not installed.",
+            suggested_action="Install doiget with the library extra "
+            "(pip install 'doiget[library]'), or find an HTML version of the document.",
+        ) from exc
+    document = pdfium.PdfDocument(data)
+    try:
+        pages = []
+        for page in document:
+            textpage = page.get_textpage()
+            try:
+                pages.append(clean_text(textpage.get_text_range()))
+            finally:
+                textpage.close()
+                page.close()
+        metadata = document.get_metadata_dict(skip_empty=True)
+        return DocumentText(
+            text="\n\n".join(page for page in pages if page),
+            title=_text_or_none(metadata.get("Title")),
+            author=_text_or_none(metadata.get("Author")),
+            date=_pdf_date(metadata.get("CreationDate")),
+            pages=len(pages),
+        )
+    finally:
+        document.close()
+
+
+def extract_pdf(data: bytes) -> DocumentText:
+    """The text of a PDF, page by page with a blank line between pages."""
+    return _read("PDF", data, _pdf)
+
+
+# -- DOCX ------------------------------------------------------------------------------
+
+
+def _docx_blocks(document: DocxDocument) -> Iterator[str]:
+    """Each paragraph (headings and list items in markdown) and table, in order."""
+    from docx.table import Table
+
+    for block in document.iter_inner_content():
+        if isinstance(block, Table):
+            rows = [[cell.text for cell in row.cells] for row in block.rows]
+            table = pipe_table(rows)
+            if table:
+                yield table
+            continue
+        text = clean_text(block.text)
+        if not text:
+            continue
+        style = (block.style.name if block.style is not None else None) or ""
+        heading = _HEADING_STYLE.match(style)
+        if style.lower() == "title":
+            yield f"# {text}"
+        elif heading:
+            yield f"{'#' * min(int(heading.group(1)), 6)} {text}"
+        elif style.lower().startswith("list number"):
+            yield f"1. {text}"
+        elif style.lower().startswith("list"):
+            yield f"- {text}"
+        else:
+            yield text
+
+
+def _docx(data: bytes) -> DocumentText:
+    import docx
+
+    document = docx.Document(io.BytesIO(data))
+    properties = document.core_properties
+    return DocumentText(
+        text="\n\n".join(_docx_blocks(document)),
+        title=_text_or_none(properties.title),
+        author=_text_or_none(properties.author),
+        date=_iso_date(properties.created),
+        pages=None,
+    )
+
+
+def extract_docx(data: bytes) -> DocumentText:
+    """The text of a DOCX as markdown: headings by level, list items, pipe tables."""
+    return _read("DOCX", data, _docx)
+
+
+# -- PPTX ------------------------------------------------------------------------------
+
+
+def _shape_texts(shape: BaseShape) -> Iterator[str]:
+    """The text of a shape: its paragraphs, its table, or those of a group's members."""
+    from pptx.shapes.group import GroupShape
+
+    if isinstance(shape, GroupShape):
+        for member in shape.shapes:
+            yield from _shape_texts(member)
+        return
+    if shape.has_text_frame:
+        text = clean_text(shape.text_frame.text)  # type: ignore[attr-defined]
+        if text:
+            yield text
+    elif shape.has_table:
+        rows = [[cell.text for cell in row.cells] for row in shape.table.rows]  # type: ignore[attr-defined]
+        table = pipe_table(rows)
+        if table:
+            yield table
+
+
+def _pptx(data: bytes) -> DocumentText:
+    import pptx
+
+    presentation = pptx.Presentation(io.BytesIO(data))
+    sections = []
+    count = 0
+    for count, slide in enumerate(presentation.slides, start=1):
+        texts = [text for shape in slide.shapes for text in _shape_texts(shape)]
+        sections.append("\n\n".join([f"## Slide {count}", *texts]))
+    properties = presentation.core_properties
+    return DocumentText(
+        text="\n\n".join(sections),
+        title=_text_or_none(properties.title),
+        author=_text_or_none(properties.author),
+        date=_iso_date(properties.created),
+        pages=count,
+    )
+
+
+def extract_pptx(data: bytes) -> DocumentText:
+    """The text of a PPTX: one ``## Slide N`` section per slide with its shapes' text."""
+    return _read("PPTX", data, _pptx)

@@ -1,0 +1,239 @@
+"""scrape_page: fetch one URL safely and turn it into the spec's ScrapeOutput.
+
+Every request goes through the ``web`` client of net/, which takes http and https to
+any public host and applies the SSRF guard on the first URL and every redirect hop.
+Hacker News items and YouTube videos are read through their APIs; PDF, DOCX and PPTX
+are recognised by their bytes; everything else is HTML turned into markdown.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import httpx
+
+from doiget.errors import DoigetError
+from doiget.net.client import Fetched
+from doiget.net.network import Network
+from doiget.sources import crossref
+from doiget.web.failure import Kind, web_error
+from doiget.web.outcome import TRUST
+from doiget.web.params import DEFAULT_SCRAPE_BYTES, MAX_SCRAPE_BYTES, PREVIEW_BYTES
+
+logger = logging.getLogger("doiget.web")
+
+# What a full/preview scrape reads at most before extraction (documents included).
+FETCH_CAP_BYTES: Final = 50 * 1024 * 1024
+ACCEPT: Final = (
+    "text/html,application/xhtml+xml,application/pdf,"
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document,"
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation,"
+    "text/markdown;q=0.9,text/plain;q=0.8,*/*;q=0.5"
+)
+_TEXT_TYPES: Final = ("text/markdown", "text/x-markdown", "text/plain")
+
+
+@dataclass(frozen=True, slots=True)
+class Extracted:
+    """Content and citation facts of a page, whatever produced them."""
+
+    content: str
+    content_type: str
+    title: str | None = None
+    author: str | None = None
+    date: str | None = None
+    site: str | None = None
+    structured: Any = None  # StructuredData from the HTML extractor
+    extracted_by: str | None = None
+    quality: str | None = None
+
+
+def checked_url(raw: str) -> httpx.URL:
+    """``raw`` as an http(s) URL with a host, or a validation error."""
+    try:
+        url = httpx.URL(raw.strip())
+    except (httpx.InvalidURL, ValueError) as exc:
+        raise web_error(Kind.VALIDATION, f"{raw[:200]!r} is not a valid URL: {exc}.") from exc
+    if url.scheme not in ("http", "https") or not url.host:
+        raise web_error(
+            Kind.VALIDATION,
+            f"URL rejected for {raw[:200]}: only http(s) URLs with a host can be read. "
+            "Provide a valid public http(s) URL.",
+        )
+    return url
+
+
+class Scraper:
+    """Reads pages for scrape_page (and, later, search_and_scrape)."""
+
+    def __init__(self, network: Network, clock: Callable[[], dt.date] = dt.date.today) -> None:
+        self._network = network
+        self._today = clock
+
+    async def scrape(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """The ScrapeOutput for validated ``args``."""
+        url = str(checked_url(str(args["url"])))
+        mode = str(args.get("mode", "full"))
+        limit = min(int(args.get("max_length", DEFAULT_SCRAPE_BYTES)), MAX_SCRAPE_BYTES)
+        if mode == "preview":
+            limit = PREVIEW_BYTES
+        if mode == "raw":
+            return await self._raw(url, limit)
+        extracted = await self._extract(url)
+        return await self._render(url, extracted, limit)
+
+    # -- fetching -----------------------------------------------------------------
+
+    async def _raw(self, url: str, limit: int) -> dict[str, Any]:
+        from doiget.web.scrape.classify import classify
+        from doiget.web.scrape.measure import estimated_tokens, size_category
+
+        fetched = await self._network.client("web", any_public_host=True).get(
+            url, max_bytes=limit, truncate=True, headers={"Accept": ACCEPT}
+        )
+        content = fetched.content.decode("utf-8", errors="replace")
+        kinds = classify(url, None)
+        tokens = estimated_tokens(content)
+        return {
+            "url": url,
+            "content": content,
+            "contentType": str(fetched.headers.get("content-type", "")),
+            "trust": TRUST,
+            "contentLength": len(fetched.content),
+            "truncated": fetched.truncated,
+            "estimatedTokens": tokens,
+            "sizeCategory": size_category(tokens),
+            "citation": self._citation(url, Extracted("", "")),
+            "raw": True,
+            "sourceType": kinds.source_type,
+            "authorityTier": kinds.authority_tier,
+            "domainCategory": kinds.domain_category,
+        }
+
+    async def _extract(self, url: str) -> Extracted:
+        from doiget.web.scrape import hn, youtube
+
+        number = hn.item_id(url)
+        if number is not None:
+            client = self._network.client("hackernews")
+            item = await hn.read_item(client, number)
+            return Extracted(item.markdown, "hn", item.title, item.author, item.date, "Hacker News")
+        video = youtube.video_id(url)
+        if video is not None:
+            client = self._network.client("youtube")
+            transcript = await youtube.read_transcript(client, video, f"YouTube video {video}")
+            return Extracted(
+                transcript.markdown, "youtube", f"YouTube video {video}", None, None, "YouTube"
+            )
+        fetched = await self._network.client("web", any_public_host=True).get(
+            url, max_bytes=FETCH_CAP_BYTES, headers={"Accept": ACCEPT}
+        )
+        return await self._from_body(url, fetched)
+
+    async def _from_body(self, url: str, fetched: Fetched) -> Extracted:
+        import anyio
+
+        from doiget.web.scrape import documents
+        from doiget.web.scrape.html import extract_html
+
+        content_type, body = fetched.content_type, fetched.content
+        kind = documents.sniff_document(content_type, httpx.URL(url).path, body[:4096])
+        if kind is not None:
+            reader = {
+                "pdf": documents.extract_pdf,
+                "docx": documents.extract_docx,
+                "pptx": documents.extract_pptx,
+            }[kind]
+            doc = await anyio.to_thread.run_sync(reader, body)
+            return Extracted(doc.text, kind, doc.title, doc.author, doc.date)
+        decoded = fetched.text
+        if content_type in _TEXT_TYPES:
+            return Extracted(decoded, "markdown", extracted_by="markdown", quality="complete")
+        page = await anyio.to_thread.run_sync(extract_html, decoded, url)
+        if not page.markdown.strip():
+            raise web_error(
+                Kind.CONTENT,
+                f"No content extracted from {url}: the page may need a browser to render.",
+            )
+        return Extracted(
+            page.markdown,
+            "html",
+            page.title,
+            page.author,
+            page.date,
+            page.site,
+            page.structured,
+            page.extracted_by,
+            page.quality,
+        )
+
+    # -- rendering ----------------------------------------------------------------
+
+    def _citation(self, url: str, page: Extracted) -> dict[str, Any]:
+        from doiget.web.scrape.citation import build_citation
+
+        return build_citation(
+            url=url,
+            title=page.title,
+            author=page.author,
+            site=page.site,
+            date=page.date,
+            accessed=self._today(),
+        )
+
+    async def _render(self, url: str, page: Extracted, limit: int) -> dict[str, Any]:
+        from doiget.web.scrape.classify import classify
+        from doiget.web.scrape.measure import estimated_tokens, size_category, truncate_utf8
+
+        content, truncated = truncate_utf8(page.content, limit)
+        kinds = classify(url, page.structured)
+        tokens = estimated_tokens(content)
+        out: dict[str, Any] = {
+            "url": url,
+            "content": content,
+            "contentType": page.content_type,
+            "trust": TRUST,
+            "contentLength": len(content.encode("utf-8")),
+            "truncated": truncated,
+            "estimatedTokens": tokens,
+            "sizeCategory": size_category(tokens),
+            "citation": self._citation(url, page),
+        }
+        if page.extracted_by:
+            out["extractedBy"] = page.extracted_by
+        if page.quality:
+            out["extractionQuality"] = page.quality
+        if page.title:
+            out["metadata"] = {"title": page.title, "author": page.author or ""}
+        if page.structured is not None:
+            out["structuredData"] = page.structured.to_dict()
+        out["sourceType"] = kinds.source_type
+        out["authorityTier"] = kinds.authority_tier
+        out["domainCategory"] = kinds.domain_category
+        if kinds.source_type == "peer_reviewed" or kinds.domain_category == "academic":
+            await self._integrity(out, url, page)
+        return out
+
+    async def _integrity(self, out: dict[str, Any], url: str, page: Extracted) -> None:
+        """``detectedDoi`` and, when Crossref records one, ``retractionStatus``."""
+        from doiget.web.scrape.doi import detect_doi, retraction_status
+
+        tags = page.structured.citation if page.structured is not None else None
+        doi = detect_doi(tags, url, page.content)
+        if doi is None:
+            return
+        out["detectedDoi"] = doi
+        try:
+            work = await crossref.get_work(
+                self._network.client("crossref"), doi, self._network.settings.email
+            )
+        except DoigetError as error:
+            logger.info("no integrity status for %s: %s", doi, error.message)
+            return
+        status = retraction_status(work.updates)
+        if status is not None:
+            out["retractionStatus"] = status

@@ -1,0 +1,122 @@
+"""web_search: one provider query turned into the spec's SearchOutput."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+from urllib.parse import urlsplit, urlunsplit
+
+from doiget.web.claim import claim_signal
+from doiget.web.failure import Kind, web_error
+from doiget.web.lens import Lens, find_lens
+from doiget.web.outcome import TRUST
+from doiget.web.providers.base import SearchHit, SearchRequest
+from doiget.web.reputation import reputation_of
+from doiget.web.router import Router
+
+# Filters that can eliminate results, as named in a zero-result hint.
+FILTERS: Final = (
+    "site",
+    "lens",
+    "time_range",
+    "country",
+    "language",
+    "exact_terms",
+    "exclude_terms",
+)
+EPISTEMIC_WARNING: Final = (
+    "Zero results do not show that something does not exist; it may be out of this "
+    "provider's reach or phrased differently."
+)
+
+
+def build_request(args: Mapping[str, Any], lenses: dict[str, Lens]) -> SearchRequest:
+    """The provider-neutral request for validated ``args``."""
+    if args.get("site") and args.get("lens"):
+        raise web_error(
+            Kind.VALIDATION,
+            "site and lens cannot be combined: a lens already restricts the domains. "
+            "Pass one of them.",
+        )
+    sites: tuple[str, ...] = ()
+    if args.get("lens"):
+        sites = find_lens(lenses, str(args["lens"])).domains
+    elif args.get("site"):
+        sites = (str(args["site"]).lower(),)
+    return SearchRequest(
+        query=str(args["query"]).strip(),
+        num_results=int(args.get("num_results", 5)),
+        time_range=args.get("time_range"),
+        safe=str(args.get("safe", "medium")),
+        language=args.get("language"),
+        country=args.get("country", "").lower() or None,
+        sites=sites,
+        exact_terms=args.get("exact_terms"),
+        exclude_terms=args.get("exclude_terms"),
+    )
+
+
+def _dedup_key(url: str) -> str:
+    parts = urlsplit(url)
+    path = parts.path.rstrip("/") or "/"
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
+
+
+def _result(hit: SearchHit, claim: str | None) -> dict[str, Any]:
+    host = urlsplit(hit.url).hostname or ""
+    result: dict[str, Any] = {
+        "title": hit.title,
+        "url": hit.url,
+        "snippet": hit.snippet,
+        "displayLink": host.removeprefix("www."),
+    }
+    reputation = reputation_of(host)
+    if reputation is not None:
+        result["sourceReputation"] = reputation
+    if claim is not None:
+        result["claimSignal"] = claim_signal(claim, hit.snippet)
+    return result
+
+
+def _hints(args: Mapping[str, Any], router: Router, used: str | None) -> dict[str, Any]:
+    applied = [name for name in FILTERS if args.get(name)]
+    actions = [f"remove the {name} filter" for name in applied]
+    actions += [f"try provider={name}" for name in router.healthy(exclude=used)]
+    actions.append("rephrase the query with fewer or more general terms")
+    return {
+        "reason": "filters_too_restrictive" if applied else "no_match",
+        "filtersApplied": applied,
+        "suggestedActions": actions,
+        "epistemicWarning": EPISTEMIC_WARNING,
+    }
+
+
+async def web_search(
+    args: Mapping[str, Any], router: Router, lenses: dict[str, Lens]
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The SearchOutput for ``args``, plus routing provenance when routing is on."""
+    request = build_request(args, lenses)
+    answer, trace = await router.search(request, args.get("provider"))
+    claim = args.get("claim")
+    seen: set[str] = set()
+    results = []
+    for hit in answer.hits:
+        key = _dedup_key(hit.url)
+        if key in seen:
+            continue
+        seen.add(key)
+        results.append(_result(hit, claim))
+        if len(results) == request.num_results:
+            break
+    body: dict[str, Any] = {
+        "urls": [result["url"] for result in results],
+        "query": request.query,
+        "resultCount": len(results),
+        "results": results,
+    }
+    if answer.notes:
+        body["notes"] = list(answer.notes)
+    if not results:
+        body["hints"] = _hints(args, router, answer.provider)
+    body["trust"] = TRUST
+    return body, (trace.to_meta() if router.routed else None)

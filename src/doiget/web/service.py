@@ -1,0 +1,133 @@
+"""The web core: what the web tools and ``doiget web`` call.
+
+It owns the network, the provider router, the scraper, the shared cache and the
+artifact store, and turns each call into an :class:`~doiget.web.outcome.Outcome`:
+the result body (from cache when fresh enough), its ``_meta``, and a resource link
+instead of the body when the result is large.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from doiget.config import Settings
+from doiget.net.network import Network
+from doiget.web.artifacts import Artifacts
+from doiget.web.cache import Cache, open_cache
+from doiget.web.cachekey import TTL_SECONDS, cache_key
+from doiget.web.lens import load_lenses
+from doiget.web.outcome import TRUST, Outcome, ResourceLink, freshness_meta
+from doiget.web.params import SCRAPE_PAGE, WEB_SEARCH
+from doiget.web.router import Router
+from doiget.web.scrape.service import Scraper
+from doiget.web.search import web_search
+
+Computed = tuple[dict[str, Any], dict[str, Any] | None]
+# Tools whose fresh (not cached) results also carry cache provenance.
+_FRESH_META = frozenset({"web_search"})
+
+
+class WebCore:
+    """One per process (or per CLI command)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        network: Network | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.settings = settings
+        self._owns_network = network is None
+        self.network = network or Network(settings)
+        self.router = Router(settings, self.network)
+        self.scraper = Scraper(self.network)
+        self._clock = clock
+        self._cache: Cache | None = open_cache(settings)
+        self.artifacts = Artifacts(self._cache, clock=clock) if self._cache is not None else None
+
+    async def aclose(self) -> None:
+        """Close the cache, and the network pools when this core built them."""
+        if self._owns_network:
+            await self.network.aclose()
+        if self._cache is not None:
+            await self._cache.aclose()
+
+    async def search(self, args: Mapping[str, Any]) -> Outcome:
+        """web_search."""
+        lenses = load_lenses(self.settings.lens_dir)
+        return await self._cached(
+            "web_search", args, WEB_SEARCH, lambda: web_search(args, self.router, lenses)
+        )
+
+    async def scrape(self, args: Mapping[str, Any]) -> Outcome:
+        """scrape_page."""
+
+        async def compute() -> Computed:
+            return await self.scraper.scrape(args), None
+
+        return await self._cached("scrape_page", args, SCRAPE_PAGE, compute)
+
+    async def read_artifact(self, uri: str) -> tuple[str, str] | None:
+        """The body and mime type of a linked result, or None when unknown or expired."""
+        if self.artifacts is None:
+            return None
+        return await self.artifacts.read(uri)
+
+    # -- cache and links ----------------------------------------------------------
+
+    async def _cached(
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        properties: Mapping[str, Any],
+        compute: Callable[[], Awaitable[Computed]],
+    ) -> Outcome:
+        key = cache_key(tool, args, {"properties": properties})
+        ttl = float(TTL_SECONDS[tool])
+        if self._cache is not None:
+            entry = await self._cache.get(key)
+            if entry is not None:
+                meta = freshness_meta(cached=True, age=entry.age(self._clock()), ttl=ttl)
+                return await self._finish(json.loads(entry.value), meta)
+        body, routing = await compute()
+        if self._cache is not None:
+            await self._cache.set(key, json.dumps(body, ensure_ascii=False).encode("utf-8"), ttl)
+        meta = freshness_meta(cached=False, age=0, ttl=ttl) if tool in _FRESH_META else None
+        if routing is not None:
+            meta = {**(meta or {}), "routing": routing}
+        return await self._finish(body, meta)
+
+    async def _finish(self, body: dict[str, Any], meta: dict[str, Any] | None) -> Outcome:
+        if self.artifacts is None:
+            return Outcome(body, meta)
+        text = json.dumps(body, ensure_ascii=False)
+        linked = await self.artifacts.link_if_large(text, "application/json", _summary(body))
+        if linked is None:
+            return Outcome(body, meta)
+        inline = {**linked.to_dict(), "trust": TRUST}
+        if body.get("raw"):
+            inline["contentSizeBytes"] = body.get("contentLength", 0)
+        link = ResourceLink(
+            uri=linked.uri,
+            name=linked.uri.rsplit("/", 1)[-1][:16],
+            mime_type=linked.mime_type,
+            size=linked.bytes,
+            description=linked.summary,
+        )
+        return Outcome(inline, meta, link)
+
+
+def _summary(body: Mapping[str, Any]) -> str:
+    """One line saying what a linked result holds."""
+    if "results" in body:
+        return f"{body.get('resultCount', 0)} web results for {body.get('query', '')!r}"
+    title = (body.get("metadata") or {}).get("title") or body.get("url", "")
+    return (
+        f"{body.get('contentType') or 'content'} of {body.get('url', '')} "
+        f"({body.get('contentLength', 0)} bytes{', truncated' if body.get('truncated') else ''})"
+        + (f": {title}" if title and title != body.get("url") else "")
+    )
