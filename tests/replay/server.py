@@ -94,6 +94,7 @@ class Recorded:
     started: float
     finished: float
     status: int
+    body: bytes = b""
 
 
 @dataclass
@@ -323,11 +324,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(length)
-        self._serve()
+        self._serve(self.rfile.read(length) if length else b"")
 
-    def _serve(self) -> None:
+    def _serve(self, body: bytes = b"") -> None:
         upstream = self.server.upstream
         started = time.monotonic()
         upstream._enter()
@@ -356,6 +355,7 @@ class _Handler(BaseHTTPRequestHandler):
                     started=started,
                     finished=time.monotonic(),
                     status=status,
+                    body=body,
                 )
             )
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -265,6 +267,20 @@ def test_cache_secret_generates_a_private_key_file_once(tmp_path: Path) -> None:
     assert cache_secret(settings) == first
     # No temp files are left beside it.
     assert [p.name for p in (tmp_path / "data").iterdir()] == ["web-cache.key"]
+
+
+def test_cache_secret_racing_callers_agree_on_one_key(tmp_path: Path) -> None:
+    settings = settings_for(tmp_path)
+    barrier = threading.Barrier(8)
+
+    def make() -> bytes:
+        barrier.wait()
+        return cache_secret(settings)
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        keys = list(pool.map(lambda _: make(), range(8)))
+    assert len(set(keys)) == 1
+    assert (tmp_path / "data" / "web-cache.key").read_bytes() == keys[0]
 
 
 def test_cache_secret_refuses_a_key_file_of_the_wrong_length(tmp_path: Path) -> None:

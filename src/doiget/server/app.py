@@ -91,7 +91,7 @@ def _tool_result(rendered: Rendered) -> types.CallToolResult:
             )
         )
     return types.CallToolResult(
-        meta=rendered.meta,
+        _meta=rendered.meta,
         content=content,
         structured_content=rendered.structured,
         is_error=rendered.is_error,

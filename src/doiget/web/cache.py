@@ -264,17 +264,17 @@ class EncryptedDiskCache:
             if path.name.startswith("."):
                 # A temp file left by a writer that died: stale after an hour.
                 if path.name.endswith(".tmp") and time.time() - info.st_mtime > 3600:
-                    path.unlink(missing_ok=True)
+                    _remove(path)
                 continue
             if info.st_mtime <= now:
-                path.unlink(missing_ok=True)
+                _remove(path)
             else:
                 live.append((info.st_mtime, info.st_size, path))
         live.sort()
         total = sum(size for _, size, _ in live)
         while live and (len(live) > self._max_files or total > self._max_bytes):
             _, size, path = live.pop(0)
-            path.unlink(missing_ok=True)
+            _remove(path)
             total -= size
         self._last_prune = now
         self._writes_since_prune = 0
@@ -300,7 +300,7 @@ class EncryptedDiskCache:
             return None
         entry = self._sealer.open(key, blob)
         if entry is None or entry.expired(self._clock()):
-            path.unlink(missing_ok=True)
+            _remove(path)
             return None
         return entry
 
@@ -323,6 +323,12 @@ class EncryptedDiskCache:
         if self._clock() - self._last_prune >= self._prune_interval:
             return True
         return self._files_at_prune + self._writes_since_prune > self._max_files
+
+
+def _remove(path: Path) -> None:
+    """Delete a cache file if possible; one that stays is only a wasted read later."""
+    with contextlib.suppress(OSError):
+        path.unlink(missing_ok=True)
 
 
 class TieredCache:

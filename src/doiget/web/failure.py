@@ -92,7 +92,7 @@ def web_error(
 def kind_of(error: DoigetError) -> Kind:
     """The kind of ``error``: as stated, else derived from its code, denial and status."""
     stated = (error.details or {}).get("kind")
-    if stated in Kind.__members__.values():
+    if isinstance(stated, str) and stated in Kind.__members__.values():
         return Kind(stated)
     status = (error.details or {}).get("status")
     if error.denial is not None:
@@ -150,9 +150,10 @@ def failure_of(error: DoigetError) -> Failure:
     """What an agent is told about ``error``."""
     kind = kind_of(error)
     details = error.details or {}
-    advice = details.get("suggestedAction") or _SUGGESTED[kind]
-    if kind is Kind.RATE_LIMIT and error.retry_after:
+    advice = details.get("suggestedAction")
+    if advice is None and kind is Kind.RATE_LIMIT and error.retry_after:
         advice = f"Wait {error.retry_after:.0f} s before retrying, or use another provider."
+    advice = advice or _SUGGESTED[kind]
     provider = details.get("provider")
     return Failure(
         kind, error.message, kind in _RETRYABLE, str(advice), str(provider) if provider else None

@@ -91,12 +91,14 @@ class WebCore:
         if self._cache is not None:
             entry = await self._cache.get(key)
             if entry is not None:
-                meta = freshness_meta(cached=True, age=entry.age(self._clock()), ttl=ttl)
-                return await self._finish(json.loads(entry.value), meta)
+                hit = freshness_meta(cached=True, age=entry.age(self._clock()), ttl=ttl)
+                return await self._finish(json.loads(entry.value), hit)
         body, routing = await compute()
         if self._cache is not None:
             await self._cache.set(key, json.dumps(body, ensure_ascii=False).encode("utf-8"), ttl)
-        meta = freshness_meta(cached=False, age=0, ttl=ttl) if tool in _FRESH_META else None
+        meta: dict[str, Any] | None = (
+            freshness_meta(cached=False, age=0, ttl=ttl) if tool in _FRESH_META else None
+        )
         if routing is not None:
             meta = {**(meta or {}), "routing": routing}
         return await self._finish(body, meta)

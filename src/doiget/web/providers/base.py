@@ -12,8 +12,8 @@ from typing import Any, Final, NamedTuple, Protocol
 from urllib.parse import urlsplit
 
 from doiget.errors import DoigetError, ErrorCode
-from doiget.sources.markup import plain_text
 from doiget.net.client import Fetched
+from doiget.sources.markup import plain_text
 from doiget.sources.shape import mapping, text
 from doiget.web.failure import Kind, web_error
 
@@ -256,7 +256,7 @@ def attribute(
     if details.get("provider"):
         return error
     status = details.get("status")
-    if statuses and status in statuses:
+    if statuses and isinstance(status, int) and status in statuses:
         meaning = statuses[status]
         return web_error(
             meaning.kind,

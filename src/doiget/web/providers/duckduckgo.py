@@ -111,6 +111,13 @@ _NO_RESULTS: Final = etree.XPath(f"//*[{_has_class('no-results')}]")
 _RESULTS_LIST: Final = etree.XPath("//*[@id='links']")
 
 
+def _elements(found: object) -> list[html.HtmlElement]:
+    """The elements of an XPath answer (lxml types it as any XPath value)."""
+    if not isinstance(found, list):
+        return []
+    return [node for node in found if isinstance(node, html.HtmlElement)]
+
+
 def region(request: SearchRequest) -> tuple[str | None, tuple[str, ...]]:
     """The ``kl`` region for the request's country and language, and what was not applied.
 
@@ -144,10 +151,10 @@ def unwrap(href: str) -> str:
 
 
 def _rows(page: html.HtmlElement) -> Iterator[tuple[str, str, str]]:
-    for block in _RESULTS(page):
+    for block in _elements(_RESULTS(page)):
         if "result--ad" in (block.get("class") or "").split():
             continue
-        links = _TITLE_LINK(block)
+        links = _elements(_TITLE_LINK(block))
         if not links:
             continue
         link = links[0]
@@ -155,7 +162,7 @@ def _rows(page: html.HtmlElement) -> Iterator[tuple[str, str, str]]:
         host = (urlsplit(target).hostname or "").lower()
         if host == "duckduckgo.com" or host.endswith(".duckduckgo.com"):
             continue  # an ad or an internal page that slipped through
-        snippets = _SNIPPET(block)
+        snippets = _elements(_SNIPPET(block))
         snippet = snippets[0].text_content() if snippets else ""
         yield link.text_content(), target, snippet
 
@@ -172,7 +179,7 @@ def parse_page(body: str, limit: int, client: SourceClient) -> tuple[SearchHit, 
         page = html.document_fromstring(body)
     except (etree.ParserError, ValueError) as exc:
         raise client.schema_drift("answered with a page that is not HTML") from exc
-    if _CHALLENGE(page):
+    if _elements(_CHALLENGE(page)):
         raise web_error(
             Kind.RATE_LIMIT,
             "duckduckgo answered with its bot challenge instead of results: it is limiting "
@@ -182,7 +189,7 @@ def parse_page(body: str, limit: int, client: SourceClient) -> tuple[SearchHit, 
             "another configured provider.",
         )
     hits = hits_from(_rows(page), limit)
-    if hits or _NO_RESULTS(page) or _RESULTS_LIST(page):
+    if hits or _elements(_NO_RESULTS(page)) or _elements(_RESULTS_LIST(page)):
         return hits
     raise client.schema_drift("answered with a page that has no results list")
 

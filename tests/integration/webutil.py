@@ -1,0 +1,48 @@
+"""Helpers for web toolset tests: a plain loopback HTTP server that logs requests."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class _Logged(BaseHTTPRequestHandler):
+    server: _LoggingServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self.server.log.append(self.path)
+        body = self.server.body
+        self.send_response(200)
+        self.send_header("Content-Type", self.server.content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class _LoggingServer(ThreadingHTTPServer):
+    def __init__(self, body: bytes, content_type: str) -> None:
+        super().__init__(("127.0.0.1", 0), _Logged)
+        self.log: list[str] = []
+        self.body = body
+        self.content_type = content_type
+
+
+@contextmanager
+def loopback_server(
+    body: bytes = b"secret internal page", content_type: str = "text/plain"
+) -> Iterator[_LoggingServer]:
+    """A real HTTP server on 127.0.0.1 recording every request path in ``.log``."""
+    server = _LoggingServer(body, content_type)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
