@@ -56,6 +56,7 @@ class UpdateNotice:
     doi: str | None = None
     date: str | None = None
     label: str | None = None
+    source: str | None = None  # who recorded it: "publisher" or "retraction-watch"
 
     @property
     def is_retraction(self) -> bool:

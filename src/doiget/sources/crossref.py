@@ -93,6 +93,7 @@ def _notices(message: dict[str, Any]) -> tuple[UpdateNotice, ...]:
                         doi=bare_doi(item.get("DOI")),
                         date=date_parts(item.get("updated"))[1],
                         label=text(item.get("label")),
+                        source=text(item.get("source")),
                     )
                 )
     return tuple(notices)

@@ -203,12 +203,17 @@ def plain(value: Any) -> str | None:
     return text(html.unescape(value))
 
 
-def hits_from(rows: Iterable[tuple[Any, Any, Any]], limit: int) -> tuple[SearchHit, ...]:
+def hits_from(
+    rows: Iterable[tuple[Any, Any, Any]], limit: int, *, markup: bool = True
+) -> tuple[SearchHit, ...]:
     """Up to ``limit`` hits from (title, url, snippet) rows.
 
     A row without an http(s) URL is skipped (there is nothing to open), as is a
-    repeat of an earlier URL; a missing title falls back to the URL.
+    repeat of an earlier URL; a missing title falls back to the URL. ``markup=False``
+    is for text already taken out of a parsed page: it is only tidied, never parsed
+    again (a literal "<" in it is text).
     """
+    clean = plain if markup else text
     hits: list[SearchHit] = []
     seen: set[str] = set()
     for title, url, snippet in rows:
@@ -218,7 +223,7 @@ def hits_from(rows: Iterable[tuple[Any, Any, Any]], limit: int) -> tuple[SearchH
         if link is None or link in seen:
             continue
         seen.add(link)
-        hits.append(SearchHit(title=plain(title) or link, url=link, snippet=plain(snippet) or ""))
+        hits.append(SearchHit(title=clean(title) or link, url=link, snippet=clean(snippet) or ""))
     return tuple(hits)
 
 

@@ -53,12 +53,12 @@ def _detail(body: Any) -> tuple[str, str]:
     code = text(error.get("code")) or ""
     detail = text(error.get("detail")) or "no explanation given"
     problems = [
-        text(problem.get("msg"))
+        found
         for problem in items(mapping(error.get("meta")).get("errors"))
-        if text(problem.get("msg"))
+        if (found := text(problem.get("msg")))
     ]
     if problems:
-        detail = f"{detail}: {'; '.join(p for p in problems if p)}"
+        detail = f"{detail}: {'; '.join(problems)}"
     return code, detail[:_DETAIL_CHARS]
 
 

@@ -188,7 +188,7 @@ def parse_page(body: str, limit: int, client: SourceClient) -> tuple[SearchHit, 
             suggested_action="Wait a few minutes before searching duckduckgo again, or use "
             "another configured provider.",
         )
-    hits = hits_from(_rows(page), limit)
+    hits = hits_from(_rows(page), limit, markup=False)
     if hits or _elements(_NO_RESULTS(page)) or _elements(_RESULTS_LIST(page)):
         return hits
     raise client.schema_drift("answered with a page that has no results list")

@@ -22,29 +22,123 @@ from urllib.parse import urlsplit
 
 # Words that mark a name as an organisation's rather than a person's.
 _ORGANISATION_WORDS: Final = frozenset(
-    """
-    academy agency association authority bank board bureau center centers centre centres
-    college commission committee company corporation council department division editors
-    editorial federation foundation fund group inc institute institution laboratory league
-    library limited llc ltd media ministry museum network news office organisation
-    organization partners press program programme project reporter school service society
-    staff team times trust university
-    """.split()
+    [
+        "academy",
+        "agency",
+        "association",
+        "authority",
+        "bank",
+        "board",
+        "bureau",
+        "center",
+        "centers",
+        "centre",
+        "centres",
+        "college",
+        "commission",
+        "committee",
+        "company",
+        "corporation",
+        "council",
+        "department",
+        "division",
+        "editors",
+        "editorial",
+        "federation",
+        "foundation",
+        "fund",
+        "group",
+        "inc",
+        "institute",
+        "institution",
+        "laboratory",
+        "league",
+        "library",
+        "limited",
+        "llc",
+        "ltd",
+        "media",
+        "ministry",
+        "museum",
+        "network",
+        "news",
+        "office",
+        "organisation",
+        "organization",
+        "partners",
+        "press",
+        "program",
+        "programme",
+        "project",
+        "reporter",
+        "school",
+        "service",
+        "society",
+        "staff",
+        "team",
+        "times",
+        "trust",
+        "university",
+    ]
 )
 # Lower-case words that belong to the family name that follows them.
 _PARTICLES: Final = frozenset(
-    "al bin da das de del della den der di dos du el la le st ten ter van von".split()
+    [
+        "al",
+        "bin",
+        "da",
+        "das",
+        "de",
+        "del",
+        "della",
+        "den",
+        "der",
+        "di",
+        "dos",
+        "du",
+        "el",
+        "la",
+        "le",
+        "st",
+        "ten",
+        "ter",
+        "van",
+        "von",
+    ]
 )
 _SUFFIXES: Final = frozenset({"jr", "jr.", "sr", "sr.", "ii", "iii", "iv"})
 _AND: Final = re.compile(r",?\s+(?:and|&)\s+", re.IGNORECASE)
 _BY: Final = re.compile(r"^by\s+", re.IGNORECASE)
 _DATE: Final = re.compile(r"^(\d{4})(?:[-/](\d{1,2})(?:[-/](\d{1,2}))?)?")
 _APA_MAX_AUTHORS: Final = 20
-_MONTHS: Final = (
-    "January February March April May June July August September October November "
-    "December".split()
-)
-_MLA_MONTHS: Final = "Jan. Feb. Mar. Apr. May June July Aug. Sept. Oct. Nov. Dec.".split()
+_MONTHS: Final = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+_MLA_MONTHS: Final = [
+    "Jan.",
+    "Feb.",
+    "Mar.",
+    "Apr.",
+    "May",
+    "June",
+    "July",
+    "Aug.",
+    "Sept.",
+    "Oct.",
+    "Nov.",
+    "Dec.",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,15 +346,14 @@ def _site_is_author(names: list[Name], site: str) -> bool:
     )
 
 
-def apa(
-    *, url: str, title: str, names: list[Name], site: str, date: PartialDate | None
-) -> str:
+def apa(*, url: str, title: str, names: list[Name], site: str, date: PartialDate | None) -> str:
     """An APA 7 reference for a web page.
 
     ``Author. (Year, Month Day). *Title*. Site. URL``; without an author the title comes
     first; the site is left out when it is the author.
     """
-    title_part = _period(f"*{title}*") if title else "[Untitled page]."
+    # The period follows the italics unless the title ends a sentence itself.
+    title_part = f"*{title}*" + _period(title)[len(title) :] if title else "[Untitled page]."
     date_part = _period(_apa_date(date))
     author = _apa_authors(names) if names else ""
     parts = [_period(author), date_part, title_part] if author else [title_part, date_part]

@@ -87,10 +87,11 @@ def sniff_document(content_type: str, url_path: str, head: bytes) -> str | None:
     """``"pdf"``, ``"docx"``, ``"pptx"`` or None (anything else) for a body.
 
     ``head`` is the beginning of the body (a few KiB is enough). A PDF is known by
-    ``%PDF-`` within the first KiB, whatever the content type. A DOCX or PPTX must be a
-    zip that the content type or the URL's file extension names, and whose entries
-    (``word/...`` or ``ppt/...``), where ``head`` shows them, agree; an Office package
-    whose entries show it plainly is recognised even under a generic content type.
+    ``%PDF-`` within the first KiB, whatever the content type. A DOCX or PPTX is a zip
+    whose entries, as far as ``head`` shows them, confirm an Office package: its
+    ``word/`` or ``ppt/`` part agreeing with the content type or file extension, or an
+    ``[Content_Types].xml`` entry (then its ``word/``/``ppt/`` part, else the content
+    type or extension, tells which). A zip that shows neither is not read as one.
     """
     if _PDF_MAGIC in head[:_PDF_MAGIC_WITHIN]:
         return "pdf"
@@ -103,12 +104,9 @@ def sniff_document(content_type: str, url_path: str, head: bytes) -> str | None:
     elif any(name.startswith("ppt/") for name in names):
         shown = "pptx"
     claimed = _office_kind_claimed(content_type, url_path)
-    if shown is not None and "[Content_Types].xml" in names:
-        return shown
-    if claimed is None:
-        return None
-    # The entries seen so far must not contradict the claim.
-    return claimed if shown in (None, claimed) else None
+    if "[Content_Types].xml" in names:
+        return shown or claimed
+    return shown if shown is not None and shown == claimed else None
 
 
 # -- shared helpers --------------------------------------------------------------------

@@ -1,0 +1,166 @@
+"""The web tools over MCP (a spawned ``doiget serve``) and from the CLI."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from mcp.client.session import ClientSession
+from mcputil import mcp_session
+
+from cliutil import doiget
+from replay import ReplayUpstream, Reply
+
+BRAVE = ("api.search.brave.com", "/res/v1/web/search")
+BRAVE_ANSWER = {
+    "web": {
+        "results": [
+            {
+                "title": "Graphene review",
+                "url": "https://www.nature.com/articles/graphene",
+                "description": "Graphene conducts <strong>electricity</strong> well.",
+            }
+        ]
+    }
+}
+LONG_PAGE = (
+    "<html><head><title>A long essay</title></head><body><article><h1>A long essay</h1>"
+    + "".join(
+        f"<p>Paragraph {n} of a long essay about the history of measurement, with enough "
+        "words in it to be kept by the extractor as real prose rather than boilerplate.</p>"
+        for n in range(400)
+    )
+    + "</article></body></html>"
+).encode()
+
+
+async def _call(session: ClientSession, tool: str, arguments: dict[str, Any]) -> Any:
+    result = await session.call_tool(tool, arguments)
+    structured = result.structured_content
+    assert structured is not None
+    assert json.loads(result.content[0].text) == structured  # type: ignore[union-attr]
+    assert bool(result.is_error) == ("error" in structured)
+    return result
+
+
+@pytest.fixture
+def web_env(doiget_env: dict[str, str]) -> dict[str, str]:
+    return {**doiget_env, "BRAVE_API_KEY": "brave-e2e-key"}
+
+
+async def test_web_tools_are_listed_with_contracts_and_the_artifact_template(
+    web_env: dict[str, str],
+) -> None:
+    async with mcp_session(web_env, toolsets="web") as session:
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        assert set(tools) == {"web_search", "scrape_page"}
+        for tool in tools.values():
+            assert tool.input_schema["additionalProperties"] is False
+            assert tool.annotations is not None and tool.annotations.open_world_hint is True
+            assert "WHEN TO USE:" in (tool.description or "")
+        assert tools["web_search"].input_schema["required"] == ["query"]
+        templates = (await session.list_resource_templates()).resource_templates
+        assert [t.uri_template for t in templates] == ["research://artifact/{id}"]
+
+
+async def test_search_then_cache_hit_over_mcp(
+    web_env: dict[str, str], upstream: ReplayUpstream
+) -> None:
+    upstream.json(*BRAVE, BRAVE_ANSWER)
+    async with mcp_session(web_env, toolsets="web") as session:
+        first = await _call(session, "web_search", {"query": "graphene"})
+        second = await _call(session, "web_search", {"query": "graphene"})
+    body = first.structured_content
+    assert body["urls"] == ["https://www.nature.com/articles/graphene"]
+    assert body["results"][0]["snippet"] == "Graphene conducts electricity well."
+    assert body["trust"] == "untrusted-external-content"
+    assert first.meta["cached"] is False
+    assert second.meta["cached"] is True
+    assert "brave-e2e-key" not in json.dumps(body)
+    assert len(upstream.requests_to(BRAVE[0])) == 1
+
+
+async def test_large_scrape_comes_back_as_a_resource_link(
+    web_env: dict[str, str], upstream: ReplayUpstream
+) -> None:
+    upstream.route(
+        "blog.example.org", "/essay", Reply(200, LONG_PAGE, {"Content-Type": "text/html"})
+    )
+    async with mcp_session(web_env, toolsets="web") as session:
+        result = await _call(session, "scrape_page", {"url": "https://blog.example.org/essay"})
+        summary = result.structured_content
+        assert summary["linked"] is True
+        assert summary["bytes"] >= 24 * 1024
+        links = [item for item in result.content if item.type == "resource_link"]
+        assert len(links) == 1 and str(links[0].uri) == summary["resource"]
+        read = await session.read_resource(summary["resource"])
+        full = json.loads(read.contents[0].text)  # type: ignore[union-attr]
+        assert full["url"] == "https://blog.example.org/essay"
+        assert "Paragraph 399" in full["content"]
+        assert full["citation"]["metadata"]["title"] == "A long essay"
+        assert len(json.dumps(full, ensure_ascii=False).encode()) == summary["bytes"]
+        with pytest.raises(Exception, match="no resource"):
+            await session.read_resource("research://artifact/" + "0" * 64)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "kind"),
+    [
+        ({"query": "q", "site": "nature.com", "lens": "academic"}, "validation"),
+        ({"query": "q", "color": "blue"}, "validation"),
+        ({"query": ""}, "validation"),
+        ({"query": "q", "num_results": 11}, "validation"),
+        ({"query": "q", "provider": "bing"}, "validation"),
+        ({"query": "q", "provider": "tavily"}, "not_configured"),
+    ],
+)
+async def test_bad_search_input_is_a_coded_error(
+    web_env: dict[str, str], arguments: dict[str, Any], kind: str
+) -> None:
+    async with mcp_session(web_env, toolsets="web") as session:
+        result = await _call(session, "web_search", arguments)
+        assert result.is_error
+        error = result.structured_content["error"]
+        assert error["kind"] == kind
+        assert error["suggestedAction"]
+        assert isinstance(error["retryable"], bool)
+        if kind == "not_configured":
+            assert "TAVILY_API_KEY" in error["message"]
+
+
+async def test_scrape_of_a_private_address_is_refused_and_the_server_keeps_serving(
+    web_env: dict[str, str], upstream: ReplayUpstream
+) -> None:
+    upstream.json(*BRAVE, BRAVE_ANSWER)
+    async with mcp_session(web_env, toolsets="web") as session:
+        for url in ("http://127.0.0.1:9/", "http://169.254.169.254/", "ftp://example.org/x"):
+            result = await _call(session, "scrape_page", {"url": url})
+            assert result.is_error
+            assert result.structured_content["error"]["kind"] == "validation"
+        ok = await _call(session, "web_search", {"query": "graphene"})
+        assert not ok.is_error
+
+
+def test_cli_search_and_scrape(web_env: dict[str, str], upstream: ReplayUpstream) -> None:
+    upstream.json(*BRAVE, BRAVE_ANSWER)
+    upstream.route(
+        "blog.example.org", "/essay", Reply(200, LONG_PAGE, {"Content-Type": "text/html"})
+    )
+    searched = doiget("web", "search", "graphene", "--json", env=web_env)
+    assert searched.returncode == 0, searched.stderr
+    assert json.loads(searched.stdout)["urls"] == ["https://www.nature.com/articles/graphene"]
+    text = doiget("web", "search", "graphene", env=web_env)
+    assert "Graphene review" in text.stdout
+    scraped = doiget(
+        "web", "scrape", "https://blog.example.org/essay", "--max-length", "2000", "--json",
+        env=web_env,
+    )
+    assert scraped.returncode == 0, scraped.stderr
+    body = json.loads(scraped.stdout)
+    assert body["truncated"] is True and body["contentLength"] <= 2000
+    refused = doiget("web", "scrape", "http://127.0.0.1:9/", env=web_env)
+    assert refused.returncode != 0
+    assert "127.0.0.1" in refused.stderr
+    bad = doiget("web", "search", "q", "--num-results", "50", env=web_env)
+    assert bad.returncode == 2
