@@ -97,7 +97,8 @@ async def test_large_scrape_comes_back_as_a_resource_link(
         read = await session.read_resource(summary["resource"])
         full = json.loads(read.contents[0].text)  # type: ignore[union-attr]
         assert full["url"] == "https://blog.example.org/essay"
-        assert "Paragraph 399" in full["content"]
+        assert "Paragraph 199" in full["content"]
+        assert full["truncated"] is True  # 400 paragraphs exceed the 50,000-byte default
         assert full["citation"]["metadata"]["title"] == "A long essay"
         assert len(json.dumps(full, ensure_ascii=False).encode()) == summary["bytes"]
         with pytest.raises(Exception, match="no resource"):
@@ -153,7 +154,12 @@ def test_cli_search_and_scrape(web_env: dict[str, str], upstream: ReplayUpstream
     text = doiget("web", "search", "graphene", env=web_env)
     assert "Graphene review" in text.stdout
     scraped = doiget(
-        "web", "scrape", "https://blog.example.org/essay", "--max-length", "2000", "--json",
+        "web",
+        "scrape",
+        "https://blog.example.org/essay",
+        "--max-length",
+        "2000",
+        "--json",
         env=web_env,
     )
     assert scraped.returncode == 0, scraped.stderr

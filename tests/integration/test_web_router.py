@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from netutil import make_network
 
 from doiget.config import load_settings
 from doiget.errors import DoigetError
@@ -13,6 +12,8 @@ from doiget.web.breaker import OPEN_SECONDS, CircuitBreaker
 from doiget.web.failure import Kind, failure_of
 from doiget.web.providers.base import SearchRequest
 from doiget.web.router import Router
+
+from netutil import make_network
 from replay import ReplayUpstream, Reply
 
 BRAVE = ("api.search.brave.com", "/res/v1/web/search")

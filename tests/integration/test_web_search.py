@@ -6,13 +6,14 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from netutil import make_network
 
 from doiget.config import load_settings
 from doiget.errors import DoigetError
 from doiget.web.failure import Kind, failure_of
 from doiget.web.lens import builtin_lenses
 from doiget.web.service import WebCore
+
+from netutil import make_network
 from replay import ReplayUpstream
 
 BRAVE = ("api.search.brave.com", "/res/v1/web/search")
@@ -75,7 +76,9 @@ async def test_results_are_deduplicated_with_reputation_and_trust(
 
 async def test_claim_signal_is_on_every_result(core: WebCore, upstream: ReplayUpstream) -> None:
     upstream.json(*BRAVE, brave_results(*ROWS))
-    body = (await core.search({"query": "coffee", "claim": "coffee lowers heart failure risk"})).body
+    body = (
+        await core.search({"query": "coffee", "claim": "coffee lowers heart failure risk"})
+    ).body
     signals = [result["claimSignal"] for result in body["results"]]
     assert signals[0] == "Moderate coffee intake was linked to lower heart failure risk."
     assert signals[1] == ""

@@ -7,13 +7,15 @@ from typing import Any
 
 import anyio
 import pytest
-from netutil import CountingBackend, make_network
 from webutil import loopback_server
 
 from doiget.errors import DoigetError
 from doiget.web.failure import Kind, failure_of
 from doiget.web.scrape.service import Scraper
+
+from netutil import CountingBackend, make_network
 from replay import ReplayUpstream
+
 
 async def _refusal(env: dict[str, str], url: str, backend: CountingBackend) -> DoigetError:
     network = make_network(env, backend=backend)

@@ -509,11 +509,14 @@ def cache_secret(settings: Settings) -> bytes:
     return _key_file(settings.data_dir / KEY_FILE_NAME)
 
 
-def open_cache(settings: Settings) -> Cache | None:
+def open_cache(settings: Settings, clock: Callable[[], float] = time.time) -> Cache | None:
     """The cache these settings ask for: none, Redis, or memory in front of disk."""
     if not settings.web_cache:
         return None
     secret = cache_secret(settings)
     if settings.redis_url:
-        return RedisCache(settings.redis_url, secret)
-    return TieredCache(MemoryCache(), EncryptedDiskCache(settings.data_dir / DISK_DIR_NAME, secret))
+        return RedisCache(settings.redis_url, secret, clock=clock)
+    return TieredCache(
+        MemoryCache(clock=clock),
+        EncryptedDiskCache(settings.data_dir / DISK_DIR_NAME, secret, clock=clock),
+    )

@@ -46,7 +46,7 @@ class WebCore:
         self.router = Router(settings, self.network)
         self.scraper = Scraper(self.network)
         self._clock = clock
-        self._cache: Cache | None = open_cache(settings)
+        self._cache: Cache | None = open_cache(settings, clock)
         self.artifacts = Artifacts(self._cache, clock=clock) if self._cache is not None else None
 
     async def aclose(self) -> None:

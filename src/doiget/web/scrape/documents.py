@@ -267,19 +267,19 @@ def extract_docx(data: bytes) -> DocumentText:
 
 def _shape_texts(shape: BaseShape) -> Iterator[str]:
     """The text of a shape: its paragraphs, its table, or those of a group's members."""
+    from pptx.shapes.autoshape import Shape
+    from pptx.shapes.graphfrm import GraphicFrame
     from pptx.shapes.group import GroupShape
 
     if isinstance(shape, GroupShape):
         for member in shape.shapes:
             yield from _shape_texts(member)
-        return
-    if shape.has_text_frame:
-        text = clean_text(shape.text_frame.text)  # type: ignore[attr-defined]
+    elif isinstance(shape, Shape) and shape.has_text_frame:
+        text = clean_text(shape.text_frame.text)
         if text:
             yield text
-    elif shape.has_table:
-        rows = [[cell.text for cell in row.cells] for row in shape.table.rows]  # type: ignore[attr-defined]
-        table = pipe_table(rows)
+    elif isinstance(shape, GraphicFrame) and shape.has_table:
+        table = pipe_table([[cell.text for cell in row.cells] for row in shape.table.rows])
         if table:
             yield table
 

@@ -310,6 +310,7 @@ def extract_html(html: str, url: str) -> HtmlExtraction:
 
     from trafilatura import extract_metadata
 
+    # Last, as it reads the tree in place (extract() and the fallback work on copies).
     metadata = extract_metadata(tree, default_url=url)
     author = _clean(metadata.author)
     if author is None and structured is not None:
