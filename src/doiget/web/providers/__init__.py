@@ -6,17 +6,14 @@ and asking for one that lacks it names the variable to set.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from doiget.config import Settings
-from doiget.net.network import Network
 from doiget.web.failure import Kind, web_error
-from doiget.web.providers.base import SearchProvider
-from doiget.web.providers.brave import Brave
-from doiget.web.providers.duckduckgo import DuckDuckGo
-from doiget.web.providers.google import Google
-from doiget.web.providers.searxng import SearXNG
-from doiget.web.providers.tavily import Tavily
+
+if TYPE_CHECKING:
+    from doiget.net.network import Network
+    from doiget.web.providers.base import SearchProvider
 
 PROVIDER_NAMES: Final = ("duckduckgo", "searxng", "brave", "tavily", "google")
 
@@ -71,6 +68,14 @@ def build_provider(name: str, settings: Settings, network: Network) -> SearchPro
             f"{chosen} is not configured: it needs {needs}; set {' and '.join(missing)}.",
             provider=chosen,
         )
+    # Imported here: the provider modules pull in the HTTP stack and lxml, which a
+    # server answering tools/list does not need.
+    from doiget.web.providers.brave import Brave
+    from doiget.web.providers.duckduckgo import DuckDuckGo
+    from doiget.web.providers.google import Google
+    from doiget.web.providers.searxng import SearXNG
+    from doiget.web.providers.tavily import Tavily
+
     if chosen == "duckduckgo":
         return DuckDuckGo(network.client(chosen))
     if chosen == "searxng":

@@ -137,17 +137,18 @@ class Scraper:
     async def _from_body(self, url: str, fetched: Fetched) -> Extracted:
         import anyio
 
-        from doiget.web.scrape import documents
+        from doiget.web.scrape.documents import (
+            extract_docx,
+            extract_pdf,
+            extract_pptx,
+            sniff_document,
+        )
         from doiget.web.scrape.html import extract_html
 
         content_type, body = fetched.content_type, fetched.content
-        kind = documents.sniff_document(content_type, httpx.URL(url).path, body[:4096])
+        kind = sniff_document(content_type, httpx.URL(url).path, body[:4096])
         if kind is not None:
-            reader = {
-                "pdf": documents.extract_pdf,
-                "docx": documents.extract_docx,
-                "pptx": documents.extract_pptx,
-            }[kind]
+            reader = {"pdf": extract_pdf, "docx": extract_docx, "pptx": extract_pptx}[kind]
             doc = await anyio.to_thread.run_sync(reader, body)
             return Extracted(doc.text, kind, doc.title, doc.author, doc.date)
         decoded = fetched.text
