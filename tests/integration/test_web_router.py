@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
+from webutil import Clock
 
 from doiget.config import load_settings
 from doiget.errors import DoigetError
@@ -24,16 +25,6 @@ TAVILY_ANSWER = {
         {"title": "Tavily hit", "url": "https://www.nature.com/articles/x", "content": "A."}
     ],
 }
-
-
-class Clock:
-    """A settable monotonic clock for the breakers."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture

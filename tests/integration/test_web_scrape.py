@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from webutil import Clock
 
 from doiget.config import load_settings
 from doiget.errors import DoigetError
@@ -21,14 +22,6 @@ from replay import FIXTURES, ReplayUpstream, Reply
 ARTICLE_URL = "https://journals.plos.org/plosone/article?id=10.1371/journal.pone.0299999"
 CROSSREF_PATH = "/works/10.1371/journal.pone.0299999"
 CROSSREF_RECORD = "crossref/works-10.1371_journal.pone.0033693.json"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_800_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Helpers for web toolset tests: a plain loopback HTTP server that logs requests."""
+"""Helpers for web toolset tests: a settable clock and a loopback HTTP server."""
 
 from __future__ import annotations
 
@@ -46,3 +46,13 @@ def loopback_server(
     finally:
         server.shutdown()
         server.server_close()
+
+
+class Clock:
+    """A clock a test sets by hand (breakers, cache expiry, artifacts)."""
+
+    def __init__(self, now: float = 1_800_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now

@@ -11,11 +11,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from doiget.errors import DenialReason, DoigetError, ErrorCode
-from doiget.web.failure import failure_of
-from doiget.web.outcome import Outcome, ResourceLink
 
 if TYPE_CHECKING:
     from doiget.server.toolset import ToolSpec
+    from doiget.web.outcome import ResourceLink
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,11 +112,15 @@ class WebEnvelope:
     ``{error: {kind, message, retryable, suggestedAction, provider?}}``."""
 
     def success(self, value: Any) -> Rendered:
+        from doiget.web.outcome import Outcome
+
         if isinstance(value, Outcome):
             return Rendered(value.body, _json(value.body), False, value.meta, value.link)
         return Rendered(value, _json(value), False)
 
     def failure(self, error: DoigetError, spec: ToolSpec | None, arguments: Any) -> Rendered:
+        from doiget.web.failure import failure_of
+
         body = {"error": failure_of(error).to_dict()}
         return Rendered(body, _json(body), True)
 

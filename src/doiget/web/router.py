@@ -137,13 +137,16 @@ class Router:
             )
         breaker = self._breakers[name]
         if not breaker.allow():
-            raise self._open_error(name)
+            wait = self._breakers[name].retry_in()
+            raise self._wait_error(name, wait, f"failed repeatedly and is paused for {wait:.0f} s")
         trace.attempted.append(name)
         try:
             answer = await self._call(name, breaker, request)
         except DoigetError as error:
             if kind_of(error) is Kind.RATE_LIMIT:
-                raise self._rate_limited(name, error) from None
+                raise self._wait_error(
+                    name, error.retry_after or 60, "is rate limiting searches"
+                ) from None
             raise
         trace.used = name
         return answer
@@ -165,30 +168,21 @@ class Router:
         breaker.succeeded()
         return answer
 
-    def _alternatives(self, name: str) -> str:
+    def _wait_error(self, name: str, wait_seconds: float, what: str) -> DoigetError:
+        """RATE_LIMIT for ``name``: how long to wait, and which providers are healthy now."""
+        wait = max(1, round(wait_seconds))
         others = self.healthy(exclude=name)
-        if not others:
-            return "no other provider is configured and healthy"
-        return "or pass provider=" + " / ".join(others) + " (configured and healthy)"
-
-    def _open_error(self, name: str) -> DoigetError:
-        wait = max(1, round(self._breakers[name].retry_in()))
-        return web_error(
-            Kind.RATE_LIMIT,
-            f"{name} failed repeatedly and is paused for {wait} s (circuit open).",
-            provider=name,
-            retry_after=float(wait),
-            suggested_action=f"Wait {wait} s, {self._alternatives(name)}.",
+        advice = (
+            f"Wait {wait} s, or pass provider=" + " / ".join(others) + " (configured and healthy)."
+            if others
+            else f"Wait {wait} s; no other provider is configured and healthy."
         )
-
-    def _rate_limited(self, name: str, error: DoigetError) -> DoigetError:
-        wait = max(1, round(error.retry_after or 60))
         return web_error(
             Kind.RATE_LIMIT,
-            f"{name} is rate limiting searches.",
+            f"{name} {what}.",
             provider=name,
             retry_after=float(wait),
-            suggested_action=f"Wait {wait} s, {self._alternatives(name)}.",
+            suggested_action=advice,
         )
 
     def _all_failed(self, failures: list[tuple[str, DoigetError | None]]) -> DoigetError:

@@ -243,18 +243,22 @@ def _docx_blocks(document: DocxDocument) -> Iterator[str]:
             yield text
 
 
+def _office_text(text: str, properties: Any, pages: int | None) -> DocumentText:
+    """DOCX and PPTX share their core properties (title, author, created)."""
+    return DocumentText(
+        text=text,
+        title=_text_or_none(properties.title),
+        author=_text_or_none(properties.author),
+        date=_iso_date(properties.created),
+        pages=pages,
+    )
+
+
 def _docx(data: bytes) -> DocumentText:
     import docx
 
     document = docx.Document(io.BytesIO(data))
-    properties = document.core_properties
-    return DocumentText(
-        text="\n\n".join(_docx_blocks(document)),
-        title=_text_or_none(properties.title),
-        author=_text_or_none(properties.author),
-        date=_iso_date(properties.created),
-        pages=None,
-    )
+    return _office_text("\n\n".join(_docx_blocks(document)), document.core_properties, None)
 
 
 def extract_docx(data: bytes) -> DocumentText:
@@ -293,14 +297,7 @@ def _pptx(data: bytes) -> DocumentText:
     for count, slide in enumerate(presentation.slides, start=1):
         texts = [text for shape in slide.shapes for text in _shape_texts(shape)]
         sections.append("\n\n".join([f"## Slide {count}", *texts]))
-    properties = presentation.core_properties
-    return DocumentText(
-        text="\n\n".join(sections),
-        title=_text_or_none(properties.title),
-        author=_text_or_none(properties.author),
-        date=_iso_date(properties.created),
-        pages=count,
-    )
+    return _office_text("\n\n".join(sections), presentation.core_properties, count)
 
 
 def extract_pptx(data: bytes) -> DocumentText:
