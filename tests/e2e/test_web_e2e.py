@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from mcp.client.session import ClientSession
-from mcputil import mcp_session
+from mcputil import converse, mcp_session, spawn_server
 
 from cliutil import doiget
 from replay import ReplayUpstream, Reply
@@ -170,3 +170,34 @@ def test_cli_search_and_scrape(web_env: dict[str, str], upstream: ReplayUpstream
     assert "127.0.0.1" in refused.stderr
     bad = doiget("web", "search", "q", "--num-results", "50", env=web_env)
     assert bad.returncode == 2
+
+
+def test_stdout_carries_only_json_rpc_across_the_web_tools(
+    web_env: dict[str, str], upstream: ReplayUpstream
+) -> None:
+    upstream.fixture(
+        "html.duckduckgo.com",
+        "/html/",
+        "web/duckduckgo-html-results.html",
+        content_type="text/html; charset=utf-8",
+    )
+    upstream.json(*BRAVE, BRAVE_ANSWER)
+    upstream.route(
+        "blog.example.org", "/essay", Reply(200, LONG_PAGE, {"Content-Type": "text/html"})
+    )
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("web_search", {"query": "graphene", "provider": "duckduckgo", "claim": "graphene"}),
+        ("web_search", {"query": "graphene", "lens": "science"}),
+        ("scrape_page", {"url": "https://blog.example.org/essay"}),
+        ("scrape_page", {"url": "https://blog.example.org/essay", "mode": "raw"}),
+        ("scrape_page", {"url": "http://169.254.169.254/latest/meta-data/"}),
+    ]
+    env = {**web_env, "DOIGET_LOG_LEVEL": "DEBUG"}
+    answers, stderr = converse(spawn_server(env, "web"), calls)
+    for number, (tool, _) in enumerate(calls, start=2):
+        result = answers[number]["result"]
+        assert result.get("isError", False) is (number == len(calls) + 1), (tool, result)
+    assert answers[2]["result"]["structuredContent"]["resultCount"] > 0
+    assert answers[4]["result"]["structuredContent"]["linked"] is True
+    assert b"DEBUG" in stderr
+    assert b"brave-e2e-key" not in stderr
