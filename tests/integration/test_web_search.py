@@ -159,3 +159,33 @@ async def test_second_identical_search_is_served_from_cache(
     third = await core.search({"query": "coffee", "safe": "high"})
     assert len(upstream.requests_to(BRAVE[0])) == 2
     assert third.body["urls"] == [ROWS[2][1]]
+
+
+async def test_lens_with_its_own_engine_goes_to_that_google_engine(
+    doiget_env: dict[str, str], upstream: ReplayUpstream, tmp_path: Any
+) -> None:
+    lens_dir = tmp_path / "lenses"
+    lens_dir.mkdir()
+    (lens_dir / "engine.json").write_text(
+        '{"name": "engine", "domains": ["a.org", "b.org"], "cx": "lens-engine-1"}'
+    )
+    env = {
+        **doiget_env,
+        "BRAVE_API_KEY": "k",
+        "GOOGLE_API_KEY": "g-key",
+        "GOOGLE_CX": "default-engine",
+        "DOIGET_LENS_DIR": str(lens_dir),
+    }
+    web = WebCore(load_settings(env), make_network(env))
+    upstream.json("www.googleapis.com", "/customsearch/v1", {"items": []})
+    upstream.json(*BRAVE, brave_results())
+    try:
+        await web.search({"query": "q", "lens": "engine"})
+        await web.search({"query": "q", "lens": "engine", "provider": "brave"})
+    finally:
+        await web.network.aclose()
+        await web.aclose()
+    sent = upstream.requests_to("www.googleapis.com")[0].query
+    assert sent["cx"] == "lens-engine-1" and "site:" not in sent["q"]
+    # Another provider asked for by name: the lens falls back to site: terms.
+    assert "site:a.org" in upstream.requests_to(BRAVE[0])[0].query["q"]

@@ -4,7 +4,11 @@ The built-in lenses ship as JSON files in ``doiget/web/data/lenses``; a user add
 overrides lenses with files of the same shape in ``DOIGET_LENS_DIR`` (default: the
 platform config dir ``doiget/lenses``)::
 
-    {"name": "mylens", "description": "...", "domains": ["example.org", ...]}
+    {"name": "mylens", "description": "...", "domains": ["example.org", ...], "cx": "..."}
+
+``cx`` (optional) names a Google Programmable Search engine built for the lens: when
+Google is configured and no other provider is asked for, the search goes to that
+engine instead of carrying the domains as ``site:`` terms.
 """
 
 from __future__ import annotations
@@ -19,13 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from doiget.web.failure import Kind, web_error
+from doiget.web.params import DOMAIN_PATTERN
 
 logger = logging.getLogger("doiget.web")
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
-_DOMAIN = re.compile(
-    r"^(?=.{1,253}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$"
-)
+_DOMAIN = re.compile(DOMAIN_PATTERN)
+_CX = re.compile(r"^[A-Za-z0-9:_-]{1,100}$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +39,7 @@ class Lens:
     name: str
     description: str
     domains: tuple[str, ...]
+    cx: str | None = None
 
 
 def _parse(data: Any, where: str) -> Lens:
@@ -50,7 +55,10 @@ def _parse(data: Any, where: str) -> Lens:
     bad = [domain for domain in cleaned if not _DOMAIN.match(domain)]
     if bad:
         raise ValueError(f"{where} lists invalid domains: {', '.join(bad[:3])}")
-    return Lens(name, str(data.get("description", "")), cleaned)
+    cx = data.get("cx")
+    if cx is not None and (not isinstance(cx, str) or not _CX.match(cx)):
+        raise ValueError(f"{where} has an invalid cx (a Programmable Search engine id)")
+    return Lens(name, str(data.get("description", "")), cleaned, cx or None)
 
 
 @cache

@@ -30,8 +30,14 @@ EPISTEMIC_WARNING: Final = (
 )
 
 
-def build_request(args: Mapping[str, Any], lenses: dict[str, Lens]) -> SearchRequest:
-    """The provider-neutral request for validated ``args``."""
+def build_request(
+    args: Mapping[str, Any], lenses: dict[str, Lens], *, dedicated_engine_usable: bool = False
+) -> SearchRequest:
+    """The provider-neutral request for validated ``args``.
+
+    ``dedicated_engine_usable``: Google is configured and will answer, so a lens with
+    its own engine (``cx``) uses it instead of ``site:`` terms.
+    """
     if args.get("site") and args.get("lens"):
         raise web_error(
             Kind.VALIDATION,
@@ -39,11 +45,17 @@ def build_request(args: Mapping[str, Any], lenses: dict[str, Lens]) -> SearchReq
             "Pass one of them.",
         )
     sites: tuple[str, ...] = ()
+    google_cx: str | None = None
     if args.get("lens"):
-        sites = find_lens(lenses, str(args["lens"])).domains
+        lens = find_lens(lenses, str(args["lens"]))
+        if lens.cx and dedicated_engine_usable:
+            google_cx = lens.cx
+        else:
+            sites = lens.domains
     elif args.get("site"):
         sites = (str(args["site"]).lower(),)
     return SearchRequest(
+        google_cx=google_cx,
         query=str(args["query"]).strip(),
         num_results=int(args.get("num_results", 5)),
         time_range=args.get("time_range"),
@@ -95,8 +107,18 @@ async def web_search(
     args: Mapping[str, Any], router: Router, lenses: dict[str, Lens]
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The SearchOutput for ``args``, plus routing provenance when routing is on."""
-    request = build_request(args, lenses)
-    answer, trace = await router.search(request, args.get("provider"))
+    provider = args.get("provider")
+    lens = lenses.get(str(args.get("lens", "")).lower())
+    dedicated = (
+        lens is not None
+        and lens.cx is not None
+        and provider in (None, "google")
+        and "google" in router.healthy()
+    )
+    request = build_request(args, lenses, dedicated_engine_usable=dedicated)
+    if request.google_cx is not None:
+        provider = "google"
+    answer, trace = await router.search(request, provider)
     claim = args.get("claim")
     seen: set[str] = set()
     results = []

@@ -35,6 +35,8 @@ class SearchRequest:
     sites: tuple[str, ...] = ()
     exact_terms: str | None = None
     exclude_terms: str | None = None
+    # A lens's own Google Programmable Search engine, used instead of site: terms.
+    google_cx: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

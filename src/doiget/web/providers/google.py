@@ -102,7 +102,7 @@ class Google:
         )
         params: dict[str, str | int] = {
             "key": self._key.reveal(),
-            "cx": self._cx,
+            "cx": request.google_cx or self._cx,
             "q": query,
             "num": count,
             "safe": _SAFE.get(request.safe, "active"),
