@@ -148,3 +148,41 @@ async def test_every_provider_failing_reports_each_one(
         await router.search(SearchRequest("q"))
     assert "brave:" in caught.value.message and "tavily:" in caught.value.message
     assert "tavily-test-key" not in caught.value.message
+
+
+async def test_a_cancelled_probe_does_not_leave_the_breaker_stuck(
+    router: Router, upstream: ReplayUpstream, clock: Clock
+) -> None:
+    import anyio
+
+    brave_fails(upstream, 429)
+    upstream.json(*TAVILY, TAVILY_ANSWER)
+    await router.search(SearchRequest("q"))  # 429: brave's breaker opens
+    clock.now += OPEN_SECONDS + 1
+    upstream.json(*BRAVE, {"web": {"results": []}}, delay=2.0)
+    with anyio.move_on_after(0.3):
+        await router.search(SearchRequest("q"), provider="brave")  # the probe, cancelled
+    clock.now += OPEN_SECONDS + 1
+    upstream.json(*BRAVE, {"web": {"results": [{"title": "B", "url": "https://b.org/"}]}})
+    answer, _ = await router.search(SearchRequest("q"), provider="brave")
+    assert answer.provider == "brave"
+
+
+async def test_google_answer_that_is_not_json_never_shows_the_key(
+    doiget_env: dict[str, str], upstream: ReplayUpstream
+) -> None:
+    env = {**doiget_env, "GOOGLE_API_KEY": "AIzaSECRETSECRET", "GOOGLE_CX": "cx1"}
+    network = make_network(env)
+    upstream.route(
+        "www.googleapis.com",
+        "/customsearch/v1",
+        Reply(200, b"<html>maintenance</html>", {"Content-Type": "text/html"}),
+    )
+    try:
+        with pytest.raises(DoigetError) as caught:
+            await Router(load_settings(env), network).search(SearchRequest("q"))
+    finally:
+        await network.aclose()
+    failure = failure_of(caught.value)
+    assert "AIzaSECRETSECRET" not in failure.message
+    assert failure.provider == "google"

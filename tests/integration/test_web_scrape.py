@@ -389,3 +389,46 @@ async def test_youtube_caption_link_off_youtube_is_refused(
         await core.scrape({"url": f"https://youtu.be/{VIDEO}"})
     assert "evil.example" in caught.value.message
     assert upstream.requests_to("evil.example") == []
+
+
+async def test_json_ld_with_a_broken_escape_does_not_break_the_scrape(
+    core: WebCore, upstream: ReplayUpstream
+) -> None:
+    page = (
+        b'<html><head><title>Half an emoji</title><script type="application/ld+json">'
+        b'{"@type": "BlogPosting", "headline": "broken \\ud83d emoji"}</script></head>'
+        b"<body><article><p>"
+        + b"Readable prose about a broken emoji escape. " * 20
+        + b"</p></article></body></html>"
+    )
+    upstream.route("blog.example.org", "/emoji", Reply(200, page, {"Content-Type": "text/html"}))
+    body = (await core.scrape({"url": "https://blog.example.org/emoji"})).body
+    json.dumps(body, ensure_ascii=False).encode("utf-8")  # encodable: no lone surrogates
+    assert body["structuredData"]["jsonLd"][0]["headline"].startswith("broken ")
+
+
+async def test_an_unusable_cache_slows_calls_down_but_never_fails_them(
+    doiget_env: dict[str, str], upstream: ReplayUpstream, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the data folder should be")
+    env = {**doiget_env, "DOIGET_DATA_DIR": str(blocker)}
+    web = WebCore(load_settings(env), make_network(env))
+    upstream.route(
+        "docs.example.org", "/n.txt", Reply(200, b"plain words", {"Content-Type": "text/plain"})
+    )
+    try:
+        body = (await web.scrape({"url": "https://docs.example.org/n.txt"})).body
+    finally:
+        await web.network.aclose()
+        await web.aclose()
+    assert body["content"] == "plain words"
+    assert web.artifacts is None
+
+
+async def test_hacker_news_url_with_a_non_ascii_digit_is_not_an_internal_error(
+    core: WebCore, upstream: ReplayUpstream
+) -> None:
+    with pytest.raises(DoigetError) as caught:
+        await core.scrape({"url": "https://news.ycombinator.com/item?id=%C2%B2"})
+    assert failure_of(caught.value).kind is Kind.NOT_FOUND

@@ -180,12 +180,12 @@ async def test_lens_with_its_own_engine_goes_to_that_google_engine(
     upstream.json("www.googleapis.com", "/customsearch/v1", {"items": []})
     upstream.json(*BRAVE, brave_results())
     try:
-        await web.search({"query": "q", "lens": "engine"})
-        await web.search({"query": "q", "lens": "engine", "provider": "brave"})
+        await web.search({"query": "q", "lens": "engine", "provider": "google"})
+        await web.search({"query": "q", "lens": "engine"})  # brave answers by default
     finally:
         await web.network.aclose()
         await web.aclose()
     sent = upstream.requests_to("www.googleapis.com")[0].query
     assert sent["cx"] == "lens-engine-1" and "site:" not in sent["q"]
-    # Another provider asked for by name: the lens falls back to site: terms.
+    # Another provider answers: the lens's domains travel as site: terms.
     assert "site:a.org" in upstream.requests_to(BRAVE[0])[0].query["q"]

@@ -12,7 +12,9 @@ import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
+
+from doiget.pdfium import PDFIUM_LOCK
 
 SOFT_HYPHENS: Final = ("\ufffe", "\u00ad", "\x02")
 BOLD_WEIGHT: Final = 600
@@ -115,15 +117,27 @@ def read_pdf(path: Path) -> PdfText:
         data = path.read_bytes()
     except OSError as exc:
         raise UnusableDocument("unreadable", f"cannot read {path.name}: {exc.strerror}") from exc
+    with PDFIUM_LOCK:
+        lines, pages = _lines_of(pdfium, data, path.name)
+    if sum(len(line.text.replace(" ", "")) for line in lines) < MIN_TEXT_CHARS:
+        raise UnusableDocument(
+            "no_text",
+            f"{path.name} has no text layer (a scan?); run OCR on it first, then index it",
+        )
+    return PdfText(join_hyphenated(lines), pages, hashlib.sha256(data).hexdigest())
+
+
+def _lines_of(pdfium: Any, data: bytes, name: str) -> tuple[list[Line], int]:
+    """Every line and the page count; the caller holds the PDFium lock."""
     try:
         document = pdfium.PdfDocument(data)
     except pdfium.PdfiumError as exc:
         raise UnusableDocument(
-            "unreadable", f"{path.name} is not a readable PDF ({exc}); fetch it again"
+            "unreadable", f"{name} is not a readable PDF ({exc}); fetch it again"
         ) from exc
     try:
         if len(document) == 0:
-            raise UnusableDocument("empty", f"{path.name} has no pages")
+            raise UnusableDocument("empty", f"{name} has no pages")
         lines: list[Line] = []
         for number in range(len(document)):
             page = document[number]
@@ -136,9 +150,4 @@ def read_pdf(path: Path) -> PdfText:
         pages = len(document)
     finally:
         document.close()
-    if sum(len(line.text.replace(" ", "")) for line in lines) < MIN_TEXT_CHARS:
-        raise UnusableDocument(
-            "no_text",
-            f"{path.name} has no text layer (a scan?); run OCR on it first, then index it",
-        )
-    return PdfText(join_hyphenated(lines), pages, hashlib.sha256(data).hexdigest())
+    return lines, pages

@@ -281,7 +281,9 @@ class SourceClient:
         try:
             return json.loads(fetched.content)
         except ValueError as exc:
-            raise self.schema_drift(f"answered {fetched.url} with a body that is not JSON") from exc
+            raise self.schema_drift(
+                f"answered {redact_url(fetched.url)} with a body that is not JSON"
+            ) from exc
 
     @asynccontextmanager
     async def download_pdf(
@@ -319,7 +321,9 @@ class SourceClient:
         """An upstream answer that does not have the shape this source expects."""
         return denied(
             ErrorCode.NETWORK_ERROR,
-            f"{self.source} {what}; its API may have changed. Retry later or report it.",
+            self._scrub(
+                f"{self.source} {what}; its API may have changed. Retry later or report it."
+            ),
             DenialReason.SCHEMA_DRIFT,
             source=self.source,
         )

@@ -52,7 +52,6 @@ class Network:
             self.settings.brave_api_key,
             self.settings.tavily_api_key,
             self.settings.google_api_key,
-            self.settings.cache_key,
         )
         return [key.reveal() for key in keys if key is not None]
 

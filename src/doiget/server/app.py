@@ -229,7 +229,8 @@ class DoigetServer:
             return types.ReadResourceResult(contents=[content])
         raise MCPError(
             RESOURCE_NOT_FOUND,
-            f"no resource {uri[:200]}; list resources to see the stored papers.",
+            f"no resource {uri[:200]}; list resources to see the stored papers "
+            "(web results linked as research://artifact/... expire 30 minutes after the call).",
         )
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import logging
 import math
 import os
@@ -107,6 +108,13 @@ class Sealer:
         from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
         self._aead: AESGCM = AESGCM(key)
+        # A separate key for storage names, so a file or Redis key name cannot be
+        # checked against a guessed query or URL.
+        self._names = hashlib.sha256(b"doiget-web-cache-names\x00" + key).digest()
+
+    def name(self, cache_key: str) -> str:
+        """The storage name of ``cache_key``: an HMAC, not a plain hash."""
+        return hmac.new(self._names, cache_key.encode(), hashlib.sha256).hexdigest()
 
     def seal(self, cache_key: str, entry: CacheEntry) -> bytes:
         """``nonce || ciphertext`` of ``entry``, bound to ``cache_key``."""
@@ -229,7 +237,7 @@ class EncryptedDiskCache:
 
     def path_for(self, key: str) -> Path:
         """The file that holds ``key``'s entry."""
-        return self._directory / hashlib.sha256(key.encode()).hexdigest()
+        return self._directory / self._sealer.name(key)
 
     async def get(self, key: str) -> CacheEntry | None:
         """The live entry for ``key``, else None."""
@@ -397,7 +405,7 @@ class RedisCache:
 
     def redis_key(self, key: str) -> str:
         """The Redis key that holds ``key``'s entry."""
-        return self._prefix + key
+        return self._prefix + self._sealer.name(key)
 
     async def get(self, key: str) -> CacheEntry | None:
         """The live entry for ``key``, else None (also when Redis is unreachable)."""

@@ -138,7 +138,12 @@ class Router:
         breaker = self._breakers[name]
         if not breaker.allow():
             wait = self._breakers[name].retry_in()
-            raise self._wait_error(name, wait, f"failed repeatedly and is paused for {wait:.0f} s")
+            what = (
+                f"failed repeatedly and is paused for {max(1, round(wait))} s"
+                if wait > 0
+                else "is being probed by another call after repeated failures"
+            )
+            raise self._wait_error(name, wait, what)
         trace.attempted.append(name)
         try:
             answer = await self._call(name, breaker, request)
@@ -159,11 +164,15 @@ class Router:
             answer = await provider.search(request)
         except DoigetError as error:
             kind = kind_of(error)
-            if kind is Kind.VALIDATION:
+            if kind is Kind.VALIDATION and error.denial is None:
                 # The provider is up; the request was refused on its merits.
                 breaker.succeeded()
             else:
                 breaker.failed(rate_limited=kind is Kind.RATE_LIMIT)
+            raise
+        except BaseException:
+            # Cancelled or broken mid-call: never leave a half-open probe taken.
+            breaker.failed()
             raise
         breaker.succeeded()
         return answer

@@ -109,15 +109,11 @@ async def web_search(
     """The SearchOutput for ``args``, plus routing provenance when routing is on."""
     provider = args.get("provider")
     lens = lenses.get(str(args.get("lens", "")).lower())
-    dedicated = (
-        lens is not None
-        and lens.cx is not None
-        and provider in (None, "google")
-        and "google" in router.healthy()
-    )
+    # A lens's own engine replaces site: terms only where Google alone answers: asked
+    # for by name, or the single provider when no fallback order is configured.
+    google_alone = provider == "google" or (provider is None and router.order() == ("google",))
+    dedicated = lens is not None and lens.cx is not None and google_alone
     request = build_request(args, lenses, dedicated_engine_usable=dedicated)
-    if request.google_cx is not None:
-        provider = "google"
     answer, trace = await router.search(request, provider)
     claim = args.get("claim")
     seen: set[str] = set()

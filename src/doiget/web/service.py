@@ -8,12 +8,15 @@ instead of the body when the result is large.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from doiget.config import Settings
+from doiget.errors import DoigetError
 from doiget.net.network import Network
 from doiget.web.artifacts import Artifacts
 from doiget.web.cache import Cache, open_cache
@@ -24,6 +27,8 @@ from doiget.web.params import SCRAPE_PAGE, WEB_SEARCH
 from doiget.web.router import Router
 from doiget.web.scrape.service import Scraper
 from doiget.web.search import web_search
+
+logger = logging.getLogger("doiget.web")
 
 Computed = tuple[dict[str, Any], dict[str, Any] | None]
 # Tools whose fresh (not cached) results also carry cache provenance.
@@ -46,7 +51,7 @@ class WebCore:
         self.router = Router(settings, self.network)
         self.scraper = Scraper(self.network)
         self._clock = clock
-        self._cache: Cache | None = open_cache(settings, clock)
+        self._cache = _cache_or_none(settings, clock)
         self.artifacts = Artifacts(self._cache, clock=clock) if self._cache is not None else None
 
     async def aclose(self) -> None:
@@ -59,8 +64,20 @@ class WebCore:
     async def search(self, args: Mapping[str, Any]) -> Outcome:
         """web_search."""
         lenses = load_lenses(self.settings.lens_dir)
+        # What else decides the answer: the providers that would be asked, and the
+        # lens's current definition (a user may edit it).
+        context: dict[str, Any] = {}
+        if not args.get("provider"):
+            context["providers"] = list(self.router.order())
+        lens = lenses.get(str(args.get("lens", "")).lower())
+        if lens is not None:
+            context["lens"] = [list(lens.domains), lens.cx]
         return await self._cached(
-            "web_search", args, WEB_SEARCH, lambda: web_search(args, self.router, lenses)
+            "web_search",
+            args,
+            WEB_SEARCH,
+            lambda: web_search(args, self.router, lenses),
+            context,
         )
 
     async def scrape(self, args: Mapping[str, Any]) -> Outcome:
@@ -85,15 +102,20 @@ class WebCore:
         args: Mapping[str, Any],
         properties: Mapping[str, Any],
         compute: Callable[[], Awaitable[Computed]],
+        context: Mapping[str, Any] | None = None,
     ) -> Outcome:
         key = cache_key(tool, args, {"properties": properties})
+        if context:
+            digest = hashlib.sha256(json.dumps(context, sort_keys=True).encode()).hexdigest()
+            key = f"{key}:{digest[:16]}"
         ttl = float(TTL_SECONDS[tool])
         if self._cache is not None:
             entry = await self._cache.get(key)
             if entry is not None:
                 hit = freshness_meta(cached=True, age=entry.age(self._clock()), ttl=ttl)
                 return await self._finish(json.loads(entry.value), hit)
-        body, routing = await compute()
+        computed, routing = await compute()
+        body = _valid_unicode(computed)
         if self._cache is not None:
             await self._cache.set(key, json.dumps(body, ensure_ascii=False).encode("utf-8"), ttl)
         meta: dict[str, Any] | None = (
@@ -121,6 +143,28 @@ class WebCore:
             description=linked.summary,
         )
         return Outcome(inline, meta, link)
+
+
+def _cache_or_none(settings: Settings, clock: Callable[[], float]) -> Cache | None:
+    """The web cache, or None (with a warning) when it cannot be opened: a cache
+    problem slows calls down, it never fails them."""
+    try:
+        return open_cache(settings, clock)
+    except (DoigetError, OSError, ValueError) as exc:
+        logger.warning("web cache off: %s", getattr(exc, "message", exc))
+        return None
+
+
+def _valid_unicode(body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` with lone surrogates (from JSON escapes such as a half emoji in a page's
+    JSON-LD) replaced, so it can always be encoded as UTF-8."""
+    text = json.dumps(body, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        cleaned: dict[str, Any] = json.loads(text.encode("utf-8", "replace").decode("utf-8"))
+        return cleaned
+    return body
 
 
 def _summary(body: Mapping[str, Any]) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from doiget.errors import DoigetError
+from doiget.pdfium import PDFIUM_LOCK
 from doiget.web.failure import Kind, web_error
 from doiget.web.scrape.measure import clean_text
 
@@ -176,15 +177,14 @@ def _pdf_date(value: str | None) -> str | None:
 
 
 def _pdf(data: bytes) -> DocumentText:
-    try:
-        import pypdfium2 as pdfium
-    except ImportError as exc:
-        raise web_error(
-            Kind.NOT_CONFIGURED,
-            "Reading PDFs needs pypdfium2, which is not installed.",
-            suggested_action="Install doiget with the library extra "
-            "(pip install 'doiget[library]'), or find an HTML version of the document.",
-        ) from exc
+    import pypdfium2 as pdfium
+
+    with PDFIUM_LOCK:
+        return _pdf_text(pdfium, data)
+
+
+def _pdf_text(pdfium: Any, data: bytes) -> DocumentText:
+    """The document's text and metadata; the caller holds the PDFium lock."""
     document = pdfium.PdfDocument(data)
     try:
         pages = []

@@ -36,7 +36,7 @@ def item_id(url: str) -> int | None:
     if (parts.hostname or "").lower() != "news.ycombinator.com" or parts.path != "/item":
         return None
     ids = parse_qs(parts.query).get("id", [])
-    return int(ids[0]) if ids and ids[0].isdigit() else None
+    return int(ids[0]) if ids and ids[0].isascii() and ids[0].isdigit() else None
 
 
 def _text(raw: Any) -> str:
@@ -57,7 +57,10 @@ async def read_item(client: SourceClient, number: int) -> HnItem:
     item = await client.get_json(API.format(id=number))
     if not isinstance(item, dict) or item.get("deleted") or item.get("dead"):
         raise web_error(Kind.NOT_FOUND, f"Hacker News item {number} does not exist or was removed.")
-    comments: list[dict[str, Any] | None] = [None] * min(len(item.get("kids") or []), TOP_COMMENTS)
+    raw_kids = item.get("kids")
+    kids = [kid for kid in raw_kids if isinstance(kid, int)] if isinstance(raw_kids, list) else []
+    kids = kids[:TOP_COMMENTS]
+    comments: list[dict[str, Any] | None] = [None] * len(kids)
 
     async def comment(slot: int, kid: int) -> None:
         try:
@@ -68,7 +71,7 @@ async def read_item(client: SourceClient, number: int) -> HnItem:
             comments[slot] = found
 
     async with anyio.create_task_group() as tasks:
-        for slot, kid in enumerate((item.get("kids") or [])[:TOP_COMMENTS]):
+        for slot, kid in enumerate(kids):
             tasks.start_soon(comment, slot, kid)
 
     title = _text(item.get("title")) or f"Hacker News item {number}"

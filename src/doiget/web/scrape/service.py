@@ -95,7 +95,7 @@ class Scraper:
         fetched = await self._network.client("web", any_public_host=True).get(
             url, max_bytes=limit, truncate=True, headers={"Accept": ACCEPT}
         )
-        content = fetched.content.decode("utf-8", errors="replace")
+        content = fetched.text  # the declared charset, else UTF-8 (invalid bytes replaced)
         kinds = classify(url, None)
         tokens = estimated_tokens(content)
         return {
@@ -188,9 +188,14 @@ class Scraper:
 
     async def _render(self, url: str, page: Extracted, limit: int) -> dict[str, Any]:
         from doiget.web.scrape.classify import classify
-        from doiget.web.scrape.measure import estimated_tokens, size_category, truncate_utf8
+        from doiget.web.scrape.measure import (
+            clean_text,
+            estimated_tokens,
+            size_category,
+            truncate_utf8,
+        )
 
-        content, truncated = truncate_utf8(page.content, limit)
+        content, truncated = truncate_utf8(clean_text(page.content), limit)
         kinds = classify(url, page.structured)
         tokens = estimated_tokens(content)
         out: dict[str, Any] = {

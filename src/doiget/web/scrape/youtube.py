@@ -62,10 +62,16 @@ def _session(client: SourceClient) -> requests.Session:
         def request(  # type: ignore[override]
             self, method: str, url: str, **kwargs: Any
         ) -> requests.Response:
+            merged = {**self.headers, **(kwargs.get("headers") or {})}
+            # doiget's own User-Agent and connection handling apply, not requests'.
             headers = {
-                k: str(v) for k, v in {**self.headers, **(kwargs.get("headers") or {})}.items()
+                name: str(value)
+                for name, value in merged.items()
+                if name.lower() not in ("user-agent", "connection", "accept-encoding")
             }
-            headers.pop("Connection", None)
+            cookies = "; ".join(f"{cookie.name}={cookie.value}" for cookie in self.cookies)
+            if cookies:
+                headers["Cookie"] = cookies
             if method.upper() == "POST":
                 body = json.dumps(kwargs.get("json")).encode() if "json" in kwargs else b""
                 headers["Content-Type"] = "application/json"
