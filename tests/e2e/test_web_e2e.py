@@ -12,6 +12,7 @@ from mcputil import converse, mcp_session, spawn_server
 from cliutil import doiget
 from replay import ReplayUpstream, Reply
 
+WEB_TOOLS = {"web_search", "scrape_page", "search_and_scrape"}
 BRAVE = ("api.search.brave.com", "/res/v1/web/search")
 BRAVE_ANSWER = {
     "web": {
@@ -54,7 +55,7 @@ async def test_web_tools_are_listed_with_contracts_and_the_artifact_template(
 ) -> None:
     async with mcp_session(web_env, toolsets="web") as session:
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-        assert set(tools) == {"web_search", "scrape_page"}
+        assert set(tools) == WEB_TOOLS
         for tool in tools.values():
             assert tool.input_schema["additionalProperties"] is False
             assert tool.annotations is not None and tool.annotations.open_world_hint is True

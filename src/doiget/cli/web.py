@@ -7,7 +7,8 @@ prints exactly the tool's structured result.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -18,10 +19,18 @@ from doiget.cli.output import JSON_OPTION_HELP, emit_json, handles_errors, run_c
 from doiget.cli.output import wants_json as _wants_json
 from doiget.server.toolset import object_schema
 from doiget.server.validation import validate_arguments
-from doiget.web.params import DEFAULT_SCRAPE_BYTES, SCRAPE_PAGE, WEB_SEARCH
+from doiget.web.params import DEFAULT_SCRAPE_BYTES, SCRAPE_PAGE, SEARCH_AND_SCRAPE, WEB_SEARCH
 
 if TYPE_CHECKING:
+    from doiget.web.outcome import Outcome
     from doiget.web.service import WebCore
+
+# The core call behind each tool.
+_METHODS: dict[str, Callable[[WebCore, Mapping[str, Any]], Awaitable[Outcome]]] = {
+    "web_search": lambda web, args: web.search(args),
+    "scrape_page": lambda web, args: web.scrape(args),
+    "search_and_scrape": lambda web, args: web.search_and_scrape(args),
+}
 
 JsonFlag = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
 out = Console()
@@ -43,7 +52,7 @@ def _call(
     core = WebCore(runtime(ctx).settings)
 
     async def work(web: WebCore) -> dict[str, Any]:
-        outcome = await (web.search(valid) if tool == "web_search" else web.scrape(valid))
+        outcome = await _METHODS[tool](web, valid)
         if outcome.link is not None:
             stored = await web.read_artifact(outcome.link.uri)
             if stored is not None:
@@ -52,6 +61,14 @@ def _call(
         return outcome.body
 
     return run_closing(core, work)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _printable(text: str) -> str:
+    """Page text without control characters: a page must not drive the terminal."""
+    return _CONTROL.sub("", text)
 
 
 @web_app.command("search")
@@ -132,8 +149,64 @@ def scrape(
     if _wants_json(ctx, json_output):
         emit_json(body)
         return
-    typer.echo(body["content"])
+    typer.echo(_printable(body["content"]))
     citation = body["citation"]["formatted"]["apa"]
     state = " (truncated)" if body.get("truncated") else ""
     typer.echo(f"\n-- {body['contentType']}, {body['contentLength']} bytes{state}", err=True)
     typer.echo(f"-- {citation}", err=True)
+
+
+@web_app.command("search-and-scrape")
+@handles_errors
+def search_and_scrape(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="Search terms.")],
+    num_results: Annotated[int, typer.Option("--num-results", "-n", help="1-10.")] = 3,
+    dedup: Annotated[
+        bool, typer.Option("--dedup/--no-dedup", help="Drop repeated paragraphs.")
+    ] = True,
+    per_source: Annotated[
+        int, typer.Option("--max-length-per-source", help="Byte cap per page.")
+    ] = DEFAULT_SCRAPE_BYTES,
+    total: Annotated[int, typer.Option("--total-max-length", help="Byte cap overall.")] = 300_000,
+    filter_by_query: Annotated[
+        bool | None,
+        typer.Option("--filter/--no-filter", help="Drop off-topic pages (default: with --claim)."),
+    ] = None,
+    provider: Annotated[str | None, typer.Option(help="Search provider for the search.")] = None,
+    claim: Annotated[str | None, typer.Option(help="Claim to gather evidence for.")] = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Search, read the top pages, and combine them (the search_and_scrape tool)."""
+    body = _call(
+        ctx,
+        "search_and_scrape",
+        SEARCH_AND_SCRAPE,
+        {
+            "query": query,
+            "num_results": num_results,
+            "deduplicate": dedup,
+            "max_length_per_source": per_source,
+            "total_max_length": total,
+            "filter_by_query": filter_by_query,
+            "provider": provider,
+            "claim": claim,
+        },
+        ("query",),
+    )
+    if _wants_json(ctx, json_output):
+        emit_json(body)
+        return
+    for number, source in enumerate(body["sources"], start=1):
+        score = source["scores"]["overall"]
+        out.print(f"[bold][{number}] {escape(source['title'])}[/bold] ({score:.2f})")
+        out.print(f"    {escape(source['url'])}")
+        if source.get("claimSignal"):
+            out.print(f"    claim: {escape(source['claimSignal'])}", style="green")
+    for failure in body["scrapeFailures"]:
+        out.print(f"failed: {escape(failure['url'])}: {escape(failure['reason'])}", style="yellow")
+    summary = body["summary"]
+    out.print(
+        f"{body['status']}: {summary['urlsScraped']} of {summary['urlsSearched']} pages read, "
+        f"{summary['urlsFailed']} failed"
+    )

@@ -88,3 +88,38 @@ SCRAPE_PAGE: Final[dict[str, Any]] = {
     },
     "sessionId": SESSION_ID,
 }
+
+SEARCH_AND_SCRAPE: Final[dict[str, Any]] = {
+    "query": WEB_SEARCH["query"],
+    "num_results": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3},
+    "include_sources": {
+        "type": "boolean",
+        "default": True,
+        "description": "Return each source's own content (false: only combinedContent).",
+    },
+    "deduplicate": {
+        "type": "boolean",
+        "default": True,
+        "description": "Drop paragraphs already seen in a higher-ranked source.",
+    },
+    "max_length_per_source": {
+        "type": "integer",
+        "minimum": 100,
+        "maximum": MAX_SCRAPE_BYTES,
+        "default": DEFAULT_SCRAPE_BYTES,
+    },
+    "total_max_length": {
+        "type": "integer",
+        "minimum": 100,
+        "maximum": MAX_SCRAPE_BYTES,
+        "default": 300_000,
+    },
+    "filter_by_query": {
+        "type": "boolean",
+        "description": "Drop sources that barely mention the query (default: on when claim "
+        "is set, else off).",
+    },
+    "provider": WEB_SEARCH["provider"],
+    "sessionId": SESSION_ID,
+    "claim": WEB_SEARCH["claim"],
+}

@@ -30,7 +30,8 @@ from doiget.web.search import web_search
 
 logger = logging.getLogger("doiget.web")
 
-Computed = tuple[dict[str, Any], dict[str, Any] | None]
+Meta = dict[str, Any] | None
+Computed = tuple[dict[str, Any], Meta]
 # Tools whose fresh (not cached) results also carry cache provenance.
 _FRESH_META = frozenset({"web_search"})
 
@@ -63,6 +64,27 @@ class WebCore:
 
     async def search(self, args: Mapping[str, Any]) -> Outcome:
         """web_search."""
+        return await self._finish(*await self._searched(args))
+
+    async def scrape(self, args: Mapping[str, Any]) -> Outcome:
+        """scrape_page."""
+        return await self._finish(*await self._scraped(args))
+
+    async def search_and_scrape(self, args: Mapping[str, Any]) -> Outcome:
+        """search_and_scrape: not cached as a whole; its search and its scrapes are."""
+        from doiget.web.combined import search_and_scrape
+
+        async def search(search_args: Mapping[str, Any]) -> dict[str, Any]:
+            return (await self._searched(search_args))[0]
+
+        async def scrape(url: str, max_length: int) -> dict[str, Any]:
+            return (await self._scraped({"url": url, "max_length": max_length}))[0]
+
+        body = await search_and_scrape(args, search, scrape, self.router)
+        return await self._finish(_valid_unicode(body), None)
+
+    async def _searched(self, args: Mapping[str, Any]) -> tuple[dict[str, Any], Meta]:
+        """One search's body (from cache when fresh) and its ``_meta``."""
         lenses = load_lenses(self.settings.lens_dir)
         # What else decides the answer: the providers that would be asked, and the
         # lens's current definition (a user may edit it).
@@ -80,8 +102,8 @@ class WebCore:
             context,
         )
 
-    async def scrape(self, args: Mapping[str, Any]) -> Outcome:
-        """scrape_page."""
+    async def _scraped(self, args: Mapping[str, Any]) -> tuple[dict[str, Any], Meta]:
+        """One scrape's body (from cache when fresh) and its ``_meta``."""
 
         async def compute() -> Computed:
             return await self.scraper.scrape(args), None
@@ -103,7 +125,7 @@ class WebCore:
         properties: Mapping[str, Any],
         compute: Callable[[], Awaitable[Computed]],
         context: Mapping[str, Any] | None = None,
-    ) -> Outcome:
+    ) -> tuple[dict[str, Any], Meta]:
         key = cache_key(tool, args, {"properties": properties})
         if context:
             digest = hashlib.sha256(json.dumps(context, sort_keys=True).encode()).hexdigest()
@@ -113,7 +135,8 @@ class WebCore:
             entry = await self._cache.get(key)
             if entry is not None:
                 hit = freshness_meta(cached=True, age=entry.age(self._clock()), ttl=ttl)
-                return await self._finish(json.loads(entry.value), hit)
+                cached: dict[str, Any] = json.loads(entry.value)
+                return cached, hit
         computed, routing = await compute()
         body = _valid_unicode(computed)
         if self._cache is not None:
@@ -123,9 +146,9 @@ class WebCore:
         )
         if routing is not None:
             meta = {**(meta or {}), "routing": routing}
-        return await self._finish(body, meta)
+        return body, meta
 
-    async def _finish(self, body: dict[str, Any], meta: dict[str, Any] | None) -> Outcome:
+    async def _finish(self, body: dict[str, Any], meta: Meta) -> Outcome:
         if self.artifacts is None:
             return Outcome(body, meta)
         text = json.dumps(body, ensure_ascii=False)

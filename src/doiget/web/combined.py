@@ -1,0 +1,242 @@
+"""search_and_scrape: one search, its result pages read concurrently, ranked and combined.
+
+A failed page never fails the call: it is listed in ``scrapeFailures`` and the status
+becomes ``partial``. Paragraphs already seen in a higher-ranked page are dropped.
+Scores (each 0-1) are transparent: relevance is the share of the query's content
+words the page contains; freshness decays with the page's age (0.5 when unknown);
+authority follows the source's authority tier; content quality follows the amount of
+extracted prose. Overall = 0.35 relevance + 0.20 freshness + 0.25 authority + 0.20
+content quality.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Final
+
+import anyio
+
+from doiget.errors import DoigetError
+from doiget.web.claim import claim_signal, content_words, split_sentences
+from doiget.web.failure import failure_of
+from doiget.web.outcome import TRUST
+from doiget.web.router import Router
+from doiget.web.scrape.measure import truncate_utf8
+
+Search = Callable[[Mapping[str, Any]], Awaitable[dict[str, Any]]]
+Scrape = Callable[[str, int], Awaitable[dict[str, Any]]]
+
+CONCURRENT_SCRAPES: Final = 5
+# A source whose relevance is below this is dropped by filter_by_query.
+RELEVANCE_FLOOR: Final = 0.25
+SPARSE_WORDS: Final = 150
+KEY_SENTENCES: Final = 3
+_AUTHORITY: Final = {"high": 1.0, "medium": 0.6, "low": 0.3}
+_WEIGHTS: Final = {"relevance": 0.35, "freshness": 0.20, "authority": 0.25, "contentQuality": 0.20}
+
+
+def _relevance(query: str, content: str) -> float:
+    wanted = content_words(query)
+    if not wanted:
+        return 0.0
+    return len(wanted & content_words(content)) / len(wanted)
+
+
+def _freshness(date: str, today: dt.date) -> float:
+    """1 within a year, falling linearly to 0.2 at ten years; 0.5 when undated."""
+    try:
+        year = int(date[:4])
+    except ValueError:
+        return 0.5
+    age = max(0, today.year - year)
+    return round(max(0.2, 1.0 - 0.8 * max(0, age - 1) / 9), 3)
+
+
+def _content_quality(words: int, quality: str | None) -> float:
+    return min(1.0, words / 600) * (1.0 if quality != "partial" else 0.7)
+
+
+def _scores(query: str, page: Mapping[str, Any], words: int, today: dt.date) -> dict[str, float]:
+    parts = {
+        "relevance": _relevance(query, page["content"]),
+        "freshness": _freshness(page["citation"]["metadata"].get("date", ""), today),
+        "authority": _AUTHORITY.get(page.get("authorityTier", "low"), 0.3),
+        "contentQuality": _content_quality(words, page.get("extractionQuality")),
+    }
+    overall = sum(_WEIGHTS[name] * value for name, value in parts.items())
+    return {"overall": round(overall, 3), **{name: round(v, 3) for name, v in parts.items()}}
+
+
+def _key_sentences(claim: str, content: str) -> list[str]:
+    """The sentences sharing most words with the claim, in document order."""
+    wanted = content_words(claim)
+    scored = [
+        (len(wanted & content_words(sentence)), index, sentence)
+        for index, sentence in enumerate(split_sentences(content))
+    ]
+    best = sorted((item for item in scored if item[0] > 0), key=lambda item: -item[0])
+    return [sentence for _, _, sentence in sorted(best[:KEY_SENTENCES], key=lambda i: i[1])]
+
+
+def _paragraph_key(paragraph: str) -> str:
+    return hashlib.sha256(" ".join(paragraph.lower().split()).encode()).hexdigest()
+
+
+def _dedup(content: str, seen: set[str]) -> str:
+    """``content`` without the paragraphs already in ``seen`` (which it then joins)."""
+    kept = []
+    for paragraph in content.split("\n\n"):
+        if not paragraph.strip():
+            continue
+        key = _paragraph_key(paragraph)
+        if key in seen:
+            continue
+        seen.add(key)
+        kept.append(paragraph)
+    return "\n\n".join(kept)
+
+
+def _failure(url: str, error: DoigetError) -> dict[str, Any]:
+    failure = failure_of(error)
+    return {
+        "url": url,
+        "kind": failure.kind.value,
+        "reason": failure.message,
+        "retryable": failure.retryable,
+        "suggestedAction": failure.suggested_action,
+    }
+
+
+async def _read_all(
+    urls: list[str], scrape: Scrape, per_source: int
+) -> tuple[list[dict[str, Any] | None], list[dict[str, Any]]]:
+    """Every page (None where it failed) and the failures, at most 5 reads at a time."""
+    pages: list[dict[str, Any] | None] = [None] * len(urls)
+    failures: list[dict[str, Any] | None] = [None] * len(urls)
+    limiter = anyio.CapacityLimiter(CONCURRENT_SCRAPES)
+
+    async def read(slot: int, url: str) -> None:
+        async with limiter:
+            try:
+                pages[slot] = await scrape(url, per_source)
+            except DoigetError as error:
+                failures[slot] = _failure(url, error)
+
+    async with anyio.create_task_group() as tasks:
+        for slot, url in enumerate(urls):
+            tasks.start_soon(read, slot, url)
+    return pages, [failure for failure in failures if failure is not None]
+
+
+def _source(
+    result: Mapping[str, Any],
+    page: Mapping[str, Any],
+    content: str,
+    args: Mapping[str, Any],
+    today: dt.date,
+) -> dict[str, Any]:
+    words = len(content.split())
+    source: dict[str, Any] = {
+        "url": result["url"],
+        "title": (page.get("metadata") or {}).get("title") or result["title"],
+        "content": content,
+        "contentType": page["contentType"],
+        "trust": TRUST,
+        "scores": _scores(str(args["query"]), {**page, "content": content}, words, today),
+        "sourceType": page["sourceType"],
+        "authorityTier": page["authorityTier"],
+        "domainCategory": page["domainCategory"],
+        "extractionQuality": page.get("extractionQuality", "complete"),
+        "wordCount": words,
+    }
+    if page["citation"]["metadata"].get("date"):
+        source["publishedAt"] = page["citation"]["metadata"]["date"]
+    claim = args.get("claim")
+    if claim is not None:
+        source["claimSignal"] = claim_signal(claim, content)
+        source["keySentences"] = _key_sentences(claim, content)
+    return source
+
+
+def _combined(sources: list[dict[str, Any]], limit: int) -> str:
+    text = "\n\n".join(
+        f"## [{number}] {source['title']}\n{source['url']}\n\n{source['content']}"
+        for number, source in enumerate(sources, start=1)
+    )
+    return truncate_utf8(text, limit)[0]
+
+
+async def search_and_scrape(
+    args: Mapping[str, Any],
+    search: Search,
+    scrape: Scrape,
+    router: Router,
+    today: Callable[[], dt.date] = dt.date.today,
+) -> dict[str, Any]:
+    """The SearchAndScrapeOutput for validated ``args``."""
+    started = time.monotonic()
+    search_args: dict[str, Any] = {
+        "query": args["query"],
+        "num_results": int(args.get("num_results", 3)),
+    }
+    if args.get("provider"):
+        search_args["provider"] = args["provider"]
+    found = await search(search_args)
+    results = found["results"]
+    pages, failures = await _read_all(
+        [result["url"] for result in results],
+        scrape,
+        int(args.get("max_length_per_source", 50_000)),
+    )
+
+    seen: set[str] = set()
+    sources: list[dict[str, Any]] = []
+    duplicates = 0
+    for result, page in zip(results, pages, strict=True):
+        if page is None:
+            continue
+        content = page["content"]
+        if args.get("deduplicate", True):
+            content = _dedup(content, seen)
+        if not content.strip():
+            duplicates += 1
+            continue
+        sources.append(_source(result, page, content, args, today()))
+    sparse = sum(source["wordCount"] < SPARSE_WORDS for source in sources)
+    if args.get("filter_by_query", args.get("claim") is not None):
+        sources = [s for s in sources if s["scores"]["relevance"] >= RELEVANCE_FLOOR]
+    sources.sort(key=lambda source: -source["scores"]["overall"])
+    combined = _combined(sources, int(args.get("total_max_length", 300_000)))
+    if not args.get("include_sources", True):
+        for source in sources:
+            source["content"] = ""
+
+    status = "failed" if not sources else "partial" if failures else "complete"
+    body: dict[str, Any] = {
+        "query": args["query"],
+        "status": status,
+        "sources": sources,
+        "combinedContent": combined,
+        "scrapeFailures": failures,
+        "summary": {
+            "urlsSearched": len(results),
+            "urlsScraped": sum(page is not None for page in pages),
+            "urlsFailed": len(failures),
+            "duplicatesRemoved": duplicates,
+            "sparseSources": sparse,
+            "processingTimeMs": int((time.monotonic() - started) * 1000),
+        },
+    }
+    if "hints" in found:
+        body["hints"] = found["hints"]
+    if status == "failed":
+        body["note"] = (
+            "No page could be read: see scrapeFailures and hints; try other search terms, "
+            f"another provider ({', '.join(router.healthy()) or 'none healthy'}), or "
+            "scrape_page on a known URL."
+        )
+    body["trust"] = TRUST
+    return body
