@@ -75,6 +75,9 @@ ENV_VARS: dict[str, str] = {
     "TAVILY_API_KEY": "Tavily API key",
     "GOOGLE_API_KEY": "Google Programmable Search API key (needs GOOGLE_CX)",
     "GOOGLE_CX": "Google Programmable Search engine id (needs GOOGLE_API_KEY)",
+    "LENS_API_TOKEN": "Lens.org patent API token (patent_search)",
+    "EPO_OPS_KEY": "EPO Open Patent Services consumer key for patent_search (needs EPO_OPS_SECRET)",
+    "EPO_OPS_SECRET": "EPO Open Patent Services consumer secret (needs EPO_OPS_KEY)",
     "DOIGET_LENS_DIR": "folder of extra web_search lenses, one JSON file each "
     "(default: platform config dir doiget/lenses)",
     "DOIGET_CACHE_KEY": "key for the encrypted web cache on disk (default: generated once "
@@ -115,6 +118,9 @@ class Settings:
     tavily_api_key: Secret | None = None
     google_api_key: Secret | None = None
     google_cx: str | None = None
+    lens_api_token: Secret | None = None
+    epo_ops_key: Secret | None = None
+    epo_ops_secret: Secret | None = None
     search_routing: tuple[str, ...] = ()
     lens_dir: Path | None = None
     cache_key: Secret | None = None
@@ -303,6 +309,9 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         tavily_api_key=_secret(env.get("TAVILY_API_KEY")),
         google_api_key=_secret(env.get("GOOGLE_API_KEY")),
         google_cx=pick("GOOGLE_CX", "google_cx") or None,
+        lens_api_token=_secret(env.get("LENS_API_TOKEN")),
+        epo_ops_key=_secret(env.get("EPO_OPS_KEY")),
+        epo_ops_secret=_secret(env.get("EPO_OPS_SECRET")),
         search_routing=_routing(pick("DOIGET_SEARCH_ROUTING", "search_routing")),
         lens_dir=Path(
             pick("DOIGET_LENS_DIR", "lens_dir")

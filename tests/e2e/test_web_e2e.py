@@ -12,7 +12,16 @@ from mcputil import converse, mcp_session, spawn_server
 from cliutil import doiget
 from replay import ReplayUpstream, Reply
 
-WEB_TOOLS = {"web_search", "scrape_page", "search_and_scrape"}
+WEB_TOOLS = {
+    "web_search",
+    "scrape_page",
+    "search_and_scrape",
+    "academic_search",
+    "patent_search",
+    "sequential_search",
+    "get_research_session",
+    "research_export",
+}
 BRAVE = ("api.search.brave.com", "/res/v1/web/search")
 BRAVE_ANSWER = {
     "web": {
@@ -58,7 +67,9 @@ async def test_web_tools_are_listed_with_contracts_and_the_artifact_template(
         assert set(tools) == WEB_TOOLS
         for tool in tools.values():
             assert tool.input_schema["additionalProperties"] is False
-            assert tool.annotations is not None and tool.annotations.open_world_hint is True
+            assert tool.annotations is not None
+            local = tool.name in ("sequential_search", "get_research_session")
+            assert tool.annotations.open_world_hint is not local
             assert "WHEN TO USE:" in (tool.description or "")
         assert tools["web_search"].input_schema["required"] == ["query"]
         templates = (await session.list_resource_templates()).resource_templates
@@ -202,3 +213,95 @@ def test_stdout_carries_only_json_rpc_across_the_web_tools(
     assert answers[4]["result"]["structuredContent"]["linked"] is True
     assert b"DEBUG" in stderr
     assert b"brave-e2e-key" not in stderr
+
+
+async def _step(session: ClientSession, arguments: dict[str, Any]) -> dict[str, Any]:
+    result = await _call(session, "sequential_search", arguments)
+    assert not result.is_error, result.structured_content
+    body: dict[str, Any] = result.structured_content
+    return body
+
+
+async def test_research_session_across_a_restart_and_every_export_format(
+    web_env: dict[str, str], upstream: ReplayUpstream
+) -> None:
+    import bibtexparser
+    import jsonschema
+
+    from doiget.cite import csl
+
+    upstream.json(*BRAVE, BRAVE_ANSWER)
+    async with mcp_session(web_env, toolsets="web") as session:
+        first = await _step(
+            session,
+            {
+                "searchStep": "Survey graphene conductivity reviews",
+                "stepNumber": 1,
+                "nextStepNeeded": True,
+                "researchGoal": "How well does graphene conduct?",
+            },
+        )
+        sid = first["sessionId"]
+        found = await _call(session, "web_search", {"query": "graphene", "sessionId": sid})
+        assert not found.is_error
+        await _step(
+            session,
+            {
+                "searchStep": "Compare with copper",
+                "stepNumber": 2,
+                "nextStepNeeded": True,
+                "sessionId": sid,
+                "knowledgeGap": "No room-temperature data yet",
+            },
+        )
+        await _step(
+            session,
+            {
+                "searchStep": "Compare with silver instead",
+                "stepNumber": 3,
+                "nextStepNeeded": True,
+                "sessionId": sid,
+                "revisesStep": 2,
+            },
+        )
+        await _step(
+            session,
+            {
+                "searchStep": "Branch: doped graphene",
+                "stepNumber": 4,
+                "nextStepNeeded": True,
+                "sessionId": sid,
+                "branchFromStep": 1,
+                "branchId": "doped",
+            },
+        )
+        await _step(
+            session,
+            {"searchStep": "Summarise", "stepNumber": 5, "nextStepNeeded": False, "sessionId": sid},
+        )
+        unknown = await _call(session, "web_search", {"query": "x", "sessionId": "no-such-id"})
+        assert unknown.is_error
+        assert unknown.structured_content["error"]["kind"] == "not_found"
+
+    async with mcp_session(web_env, toolsets="web") as session:  # a new server process
+        read = await _call(session, "get_research_session", {"sessionId": sid})
+        stored = read.structured_content
+        assert stored["researchGoal"] == "How well does graphene conduct?"
+        assert [source["url"] for source in stored["sources"]] == [
+            "https://www.nature.com/articles/graphene"
+        ]
+        exports = {}
+        for fmt in ("markdown", "json", "bibtex", "csl-json", "ris"):
+            result = await _call(session, "research_export", {"sessionId": sid, "format": fmt})
+            assert not result.is_error, result.structured_content
+            exports[fmt] = result.structured_content
+    assert all(body["stepCount"] == 5 and body["sourceCount"] == 1 for body in exports.values())
+    assert "Compare with silver instead" in exports["markdown"]["document"]
+    assert json.loads(exports["json"]["document"])["sessionId"] == sid
+    library = bibtexparser.parse_string(exports["bibtex"]["document"])
+    assert len(library.entries) == 1 and not library.failed_blocks
+    assert library.entries[0]["url"] == "https://www.nature.com/articles/graphene"
+    items = json.loads(exports["csl-json"]["document"])
+    jsonschema.validate(items, json.loads(csl.SCHEMA_PATH.read_text()))
+    assert items[0]["URL"] == "https://www.nature.com/articles/graphene"
+    assert "UR  - https://www.nature.com/articles/graphene" in exports["ris"]["document"]

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from netutil import make_network
 
 from doiget.config import load_settings
 from doiget.web.service import WebCore
+
+from netutil import make_network
 from replay import ReplayUpstream, Reply
 
 BRAVE = ("api.search.brave.com", "/res/v1/web/search")

@@ -85,7 +85,10 @@ async def test_article_page_becomes_markdown_with_structure_citation_and_integri
     assert body["estimatedTokens"] > 0 and body["sizeCategory"] == "small"
     assert outcome.meta is None  # fresh scrapes carry no cache provenance
 
-    again = await core.scrape({"url": ARTICLE_URL, "sessionId": "s-1"})
+    sid = (
+        await core.research_step({"searchStep": "start", "stepNumber": 1, "nextStepNeeded": True})
+    ).body["sessionId"]
+    again = await core.scrape({"url": ARTICLE_URL, "sessionId": sid})
     assert again.body == body
     assert again.meta is not None and again.meta["cached"] is True
     assert again.meta["maxAgeSeconds"] == 3600

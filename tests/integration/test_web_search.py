@@ -151,7 +151,10 @@ async def test_second_identical_search_is_served_from_cache(
 ) -> None:
     upstream.json(*BRAVE, brave_results(*ROWS))
     first = await core.search({"query": "coffee"})
-    second = await core.search({"query": "coffee", "num_results": 5, "sessionId": "s1"})
+    sid = (
+        await core.research_step({"searchStep": "start", "stepNumber": 1, "nextStepNeeded": True})
+    ).body["sessionId"]
+    second = await core.search({"query": "coffee", "num_results": 5, "sessionId": sid})
     assert len(upstream.requests_to(BRAVE[0])) == 1
     assert second.body == first.body
     assert second.meta is not None and second.meta["cached"] is True

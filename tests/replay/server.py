@@ -60,6 +60,9 @@ DEFAULT_HOSTS = (
     "blog.example.org",
     "docs.example.org",
     "www.nature.com",
+    # Patent search providers.
+    "api.lens.org",
+    "ops.epo.org",
 )
 
 

@@ -19,6 +19,8 @@ from doiget.web.cachekey import NOT_RESULT_AFFECTING, cache_key
 BASE: dict[str, dict[str, Any]] = {
     "web_search": {"query": "graphene conductivity"},
     "scrape_page": {"url": "https://blog.example.org/post"},
+    "patent_search": {"query": "tactile robotic hand"},
+    "academic_search": {"query": "coral bleaching"},
 }
 CHANGED: dict[str, dict[str, Any]] = {
     "web_search": {
@@ -39,6 +41,30 @@ CHANGED: dict[str, dict[str, Any]] = {
         "url": "https://blog.example.org/other",
         "mode": "raw",
         "max_length": 1234,
+    },
+    # inventor and the years were once left out of a patent cache key elsewhere.
+    "patent_search": {
+        "query": "tactile robotic finger",
+        "num_results": 9,
+        "search_type": "landscape",
+        "patent_office": "EP",
+        "assignee": "Acme",
+        "inventor": "Road Runner",
+        "cpc_code": "B25J",
+        "year_from": 2015,
+        "year_to": 2020,
+        "provider": "epo",
+    },
+    "academic_search": {
+        "query": "coral bleaching recovery",
+        "num_results": 8,
+        "year_from": 2010,
+        "year_to": 2020,
+        "source": "pubmed",
+        "open_access": True,
+        "pdf_only": True,
+        "sort_by": "date",
+        "provider": "crossref",
     },
 }
 

@@ -13,6 +13,7 @@ from bibtexparser.entrypoint import write_string
 from bibtexparser.library import Library
 from bibtexparser.model import Entry, Field
 
+from doiget.cite import ACCESSED_KEY
 from doiget.cite.citekey import citekey, unique_citekeys
 from doiget.models import Author, Work
 
@@ -24,6 +25,7 @@ ENTRY_TYPES: Final = {
     "book": "book",
     "thesis": "phdthesis",
     "report": "techreport",
+    "webpage": "misc",
 }
 _ESCAPES: Final = {
     "\\": r"\textbackslash{}",
@@ -88,6 +90,8 @@ def bibtex_fields(work: Work, *, with_abstract: bool = False) -> list[tuple[str,
         raw.append(("pmid", work.pmid))
     if work.retracted:
         raw.append(("note", "Retracted"))
+    if work.type == "webpage":
+        raw.append(("urldate", work.extra.get(ACCESSED_KEY)))
     if with_abstract:
         raw.append(("abstract", work.abstract))
     fields = []
@@ -98,6 +102,9 @@ def bibtex_fields(work: Work, *, with_abstract: bool = False) -> list[tuple[str,
         for name, value in raw
         if value
     ]
+    if work.type == "webpage" and work.url:
+        # Styles without a url field print howpublished; \url keeps the link verbatim.
+        fields.append(("howpublished", "\\url{" + work.url.translate(_VERBATIM_TABLE) + "}"))
     return fields
 
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from doiget.cite import ACCESSED_KEY
 from doiget.cite.citekey import unique_citekeys
 from doiget.models import Author, Work
 
@@ -24,14 +25,15 @@ def _name(author: Author) -> dict[str, str]:
     return {"literal": author.literal or ""}
 
 
-def _date(work: Work) -> dict[str, Any] | None:
+def _date(iso: str | None, year: int | None = None) -> dict[str, Any] | None:
+    """A CSL date from an ISO 8601 date (possibly partial), else from ``year``."""
     parts: list[int] = []
-    for piece in (work.issued or "").split("T", 1)[0].split("-")[:3]:
+    for piece in (iso or "").split("T", 1)[0].split("-")[:3]:
         if not piece.isdigit():
             break
         parts.append(int(piece))
-    if not parts and work.year:
-        parts = [work.year]
+    if not parts and year:
+        parts = [year]
     return {"date-parts": [parts]} if parts else None
 
 
@@ -42,7 +44,8 @@ def to_csl(work: Work, item_id: str) -> dict[str, Any]:
         "type": work.type or "article",
         "title": work.title,
         "author": [_name(author) for author in work.authors if author.family or author.literal],
-        "issued": _date(work),
+        "issued": _date(work.issued, work.year),
+        "accessed": _date(work.extra.get(ACCESSED_KEY)),
         "container-title": work.venue,
         "volume": work.volume,
         "issue": work.issue,

@@ -30,6 +30,11 @@ _METHODS: dict[str, Callable[[WebCore, Mapping[str, Any]], Awaitable[Outcome]]] 
     "web_search": lambda web, args: web.search(args),
     "scrape_page": lambda web, args: web.scrape(args),
     "search_and_scrape": lambda web, args: web.search_and_scrape(args),
+    "academic_search": lambda web, args: web.academic_search(args),
+    "patent_search": lambda web, args: web.patent_search(args),
+    "sequential_search": lambda web, args: web.research_step(args),
+    "get_research_session": lambda web, args: web.research_session(args),
+    "research_export": lambda web, args: web.research_export(args),
 }
 
 JsonFlag = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
@@ -210,3 +215,220 @@ def search_and_scrape(
         f"{body['status']}: {summary['urlsScraped']} of {summary['urlsSearched']} pages read, "
         f"{summary['urlsFailed']} failed"
     )
+
+
+@web_app.command("papers")
+@handles_errors
+def papers(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="Topic or title words.")],
+    num_results: Annotated[int, typer.Option("--num-results", "-n", help="1-10.")] = 5,
+    year_from: Annotated[int | None, typer.Option(help="First publication year.")] = None,
+    year_to: Annotated[int | None, typer.Option(help="Last publication year.")] = None,
+    source: Annotated[
+        str, typer.Option(help="all, arxiv, pubmed, openalex, crossref or semantic_scholar.")
+    ] = "all",
+    open_access: Annotated[bool, typer.Option(help="Only open-access papers.")] = False,
+    pdf_only: Annotated[bool, typer.Option(help="Only papers with a PDF link.")] = False,
+    sort_by: Annotated[str, typer.Option(help="relevance or date.")] = "relevance",
+    provider: Annotated[str | None, typer.Option(help="Ask this index alone.")] = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Search scholarly indexes (the academic_search tool)."""
+    from doiget.web.academic import INPUTS
+
+    body = _call(
+        ctx,
+        "academic_search",
+        INPUTS,
+        {
+            "query": query,
+            "num_results": num_results,
+            "year_from": year_from,
+            "year_to": year_to,
+            "source": source,
+            "open_access": open_access,
+            "pdf_only": pdf_only,
+            "sort_by": sort_by,
+            "provider": provider,
+        },
+        ("query",),
+    )
+    if _wants_json(ctx, json_output):
+        emit_json(body)
+        return
+    for number, paper in enumerate(body["papers"], start=1):
+        year = f" ({paper['year']})" if paper.get("year") else ""
+        out.print(f"[bold]{number}. {escape(paper['title'])}[/bold]{year}")
+        if paper.get("ref"):
+            out.print(f"   ref: {escape(paper['ref'])}")
+        if paper.get("pdfUrl"):
+            out.print(f"   pdf: {escape(paper['pdfUrl'])}", style="green")
+        if paper.get("retractionStatus", {}).get("retracted"):
+            out.print("   RETRACTED", style="bold red")
+    out.print(f"{body['resultCount']} of {body['totalResults']} from {body['source']}")
+
+
+@web_app.command("patents")
+@handles_errors
+def patents(
+    ctx: typer.Context,
+    query: Annotated[str | None, typer.Argument(help="What the invention does.")] = None,
+    num_results: Annotated[int, typer.Option("--num-results", "-n", help="1-10.")] = 5,
+    search_type: Annotated[
+        str, typer.Option(help="prior_art, specific or landscape.")
+    ] = "prior_art",
+    office: Annotated[str, typer.Option(help="all, US, EP, WO, JP, CN or KR.")] = "all",
+    assignee: Annotated[str | None, typer.Option(help="Applicant / owner.")] = None,
+    inventor: Annotated[str | None, typer.Option(help="Inventor name.")] = None,
+    cpc: Annotated[str | None, typer.Option(help="CPC code, e.g. G06F.")] = None,
+    year_from: Annotated[int | None, typer.Option(help="First filing year.")] = None,
+    year_to: Annotated[int | None, typer.Option(help="Last filing year.")] = None,
+    provider: Annotated[str | None, typer.Option(help="lens or epo.")] = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Search patents (the patent_search tool)."""
+    from doiget.web.patents import INPUTS
+
+    body = _call(
+        ctx,
+        "patent_search",
+        INPUTS,
+        {
+            "query": query,
+            "num_results": num_results,
+            "search_type": search_type,
+            "patent_office": office,
+            "assignee": assignee,
+            "inventor": inventor,
+            "cpc_code": cpc,
+            "year_from": year_from,
+            "year_to": year_to,
+            "provider": provider,
+        },
+        (),
+    )
+    if _wants_json(ctx, json_output):
+        emit_json(body)
+        return
+    for patent in body["patents"]:
+        out.print(f"[bold]{escape(patent['number'])}[/bold] {escape(patent['title'])}")
+        owner = patent.get("assignee")
+        dates = ", ".join(f"{k} {patent[k]}" for k in ("filed", "granted") if patent.get(k))
+        out.print(f"    {escape(owner or '')} {dates}".rstrip())
+        out.print(f"    {escape(patent['url'])}", style="dim")
+    for cluster in body.get("assigneeClusters", []):
+        out.print(f"  {cluster['count']:3d}  {escape(cluster['assignee'])}")
+    hints = body.get("hints")
+    if hints:
+        out.print(f"No patents ({hints['reason']}). Try: " + "; ".join(hints["suggestedActions"]))
+
+
+research_app = typer.Typer(
+    help="Research sessions: record steps, read them back, export them.", no_args_is_help=True
+)
+web_app.add_typer(research_app, name="research")
+
+
+@research_app.command("step")
+@handles_errors
+def research_step(
+    ctx: typer.Context,
+    step: Annotated[str, typer.Argument(help="What this step does.")],
+    number: Annotated[int, typer.Option("--number", help="Step number (1 starts a session).")],
+    session: Annotated[str | None, typer.Option("--session", help="Session id.")] = None,
+    goal: Annotated[str | None, typer.Option(help="The research goal.")] = None,
+    more: Annotated[bool, typer.Option("--more/--done", help="Whether more steps follow.")] = True,
+    reasoning: Annotated[str | None, typer.Option(help="Why this direction.")] = None,
+    confidence: Annotated[float | None, typer.Option(help="0-1.")] = None,
+    revises: Annotated[int | None, typer.Option(help="The step this revises.")] = None,
+    branch_from: Annotated[int | None, typer.Option(help="Branch from this step.")] = None,
+    branch_id: Annotated[str | None, typer.Option(help="Name of the branch.")] = None,
+    gap: Annotated[str | None, typer.Option(help="A knowledge gap found.")] = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Record one research step (the sequential_search tool)."""
+    from doiget.web.research import SEQUENTIAL_SEARCH_INPUTS, SEQUENTIAL_SEARCH_REQUIRED
+
+    body = _call(
+        ctx,
+        "sequential_search",
+        SEQUENTIAL_SEARCH_INPUTS,
+        {
+            "searchStep": step,
+            "stepNumber": number,
+            "nextStepNeeded": more,
+            "sessionId": session,
+            "researchGoal": goal,
+            "reasoning": reasoning,
+            "confidence": confidence,
+            "revisesStep": revises,
+            "branchFromStep": branch_from,
+            "branchId": branch_id,
+            "knowledgeGap": gap,
+        },
+        SEQUENTIAL_SEARCH_REQUIRED,
+    )
+    if _wants_json(ctx, json_output):
+        emit_json(body)
+        return
+    state = "complete" if body["isComplete"] else "open"
+    out.print(f"session {body['sessionId']}: step {body['currentStep']} recorded ({state})")
+
+
+@research_app.command("show")
+@handles_errors
+def research_show(
+    ctx: typer.Context,
+    session: Annotated[str, typer.Argument(help="Session id.")],
+    step: Annotated[int | None, typer.Option("--step", help="One step only.")] = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Read a research session (the get_research_session tool)."""
+    from doiget.web.research import GET_SESSION_INPUTS, GET_SESSION_REQUIRED
+
+    body = _call(
+        ctx,
+        "get_research_session",
+        GET_SESSION_INPUTS,
+        {"sessionId": session, "stepId": step},
+        GET_SESSION_REQUIRED,
+    )
+    if _wants_json(ctx, json_output):
+        emit_json(body)
+        return
+    out.print(f"[bold]{escape(str(body.get('researchGoal', '')))}[/bold] ({session})")
+    for item in body.get("steps", [body] if "stepNumber" in body else []):
+        note = f" (superseded by {item['supersededBy']})" if item.get("supersededBy") else ""
+        out.print(f"{item['stepNumber']}. {escape(item['searchStep'])}{note}")
+    for gap in body.get("gaps", []):
+        out.print(f"gap (step {gap['foundInStep']}): {escape(gap['gap'])}", style="yellow")
+    for source in body.get("sources", []):
+        out.print(f"- {escape(source.get('title') or '')} {escape(source.get('url') or '')}")
+
+
+@research_app.command("export")
+@handles_errors
+def research_export(
+    ctx: typer.Context,
+    session: Annotated[str, typer.Argument(help="Session id.")],
+    format_: Annotated[
+        str, typer.Option("--format", help="markdown, json, bibtex, csl-json or ris.")
+    ] = "markdown",
+    verify_links: Annotated[bool, typer.Option(help="Check each source URL is live.")] = False,
+    json_output: JsonFlag = False,
+) -> None:
+    """Export a research session (the research_export tool); prints the document."""
+    from doiget.web.research import EXPORT_INPUTS, EXPORT_REQUIRED
+
+    body = _call(
+        ctx,
+        "research_export",
+        EXPORT_INPUTS,
+        {"sessionId": session, "format": format_, "verify_links": verify_links},
+        EXPORT_REQUIRED,
+    )
+    if _wants_json(ctx, json_output):
+        emit_json(body)
+        return
+    typer.echo(body["document"])

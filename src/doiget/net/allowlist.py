@@ -51,6 +51,9 @@ DEFAULT_ALLOWLISTS: Mapping[str, tuple[str, ...]] = {
     "brave": ("api.search.brave.com",),
     "tavily": ("api.tavily.com",),
     "google": ("www.googleapis.com",),
+    # Patent search providers.
+    "lens": ("api.lens.org",),
+    "epo": ("ops.epo.org",),
     # APIs scrape_page reads instead of a site's HTML.
     "hackernews": ("hacker-news.firebaseio.com",),
     "youtube": ("youtube.com", "www.youtube.com", "m.youtube.com"),

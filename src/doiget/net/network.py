@@ -52,6 +52,9 @@ class Network:
             self.settings.brave_api_key,
             self.settings.tavily_api_key,
             self.settings.google_api_key,
+            self.settings.lens_api_token,
+            self.settings.epo_ops_key,
+            self.settings.epo_ops_secret,
         )
         return [key.reveal() for key in keys if key is not None]
 

@@ -22,7 +22,17 @@ from doiget.server.toolset import (
     describe,
     tool_spec,
 )
+from doiget.web.academic import INPUTS as ACADEMIC_INPUTS
 from doiget.web.params import SCRAPE_PAGE, SEARCH_AND_SCRAPE, WEB_SEARCH
+from doiget.web.patents import INPUTS as PATENT_INPUTS
+from doiget.web.research import (
+    EXPORT_INPUTS,
+    EXPORT_REQUIRED,
+    GET_SESSION_INPUTS,
+    GET_SESSION_REQUIRED,
+    SEQUENTIAL_SEARCH_INPUTS,
+    SEQUENTIAL_SEARCH_REQUIRED,
+)
 
 if TYPE_CHECKING:
     from doiget.web.service import WebCore
@@ -176,6 +186,84 @@ COMBINED_OUTPUT: Final = {
 }
 
 
+ACADEMIC_OUTPUT: Final = {
+    "type": "object",
+    "required": ["papers", "query", "totalResults", "resultCount", "source", "trust"],
+    "properties": {
+        "papers": {
+            "type": "array",
+            "items": {"type": "object", "required": ["title", "url", "source"]},
+        },
+        "query": {"type": "string"},
+        "totalResults": {"type": "integer"},
+        "resultCount": {"type": "integer"},
+        "source": {"type": "string"},
+        "hints": {"type": "object"},
+        "notes": {"type": "array", "items": {"type": "string"}},
+        "trust": _TRUST,
+    },
+}
+PATENT_OUTPUT: Final = {
+    "type": "object",
+    "required": ["patents", "query", "searchType", "resultCount", "source", "trust"],
+    "properties": {
+        "patents": {
+            "type": "array",
+            "items": {"type": "object", "required": ["title", "number", "url"]},
+        },
+        "query": {"type": "string"},
+        "searchType": {"enum": ["prior_art", "specific", "landscape"]},
+        "resultCount": {"type": "integer"},
+        "source": {"type": "string"},
+        "hints": {"type": "object"},
+        "notes": {"type": "array", "items": {"type": "string"}},
+        "assigneeClusters": {
+            "type": "array",
+            "items": {"type": "object", "required": ["assignee", "count"]},
+        },
+        "trust": _TRUST,
+    },
+}
+
+
+SESSION_OUTPUT: Final = {
+    "type": "object",
+    "required": ["sessionId", "researchGoal", "trust"],
+    "properties": {
+        "sessionId": {"type": "string"},
+        "researchGoal": {"type": "string"},
+        "currentStep": {"type": "integer"},
+        "isComplete": {"type": "boolean"},
+        "steps": {"type": "array"},
+        "summary": {"type": "object"},
+        "gaps": {"type": "array"},
+        "sources": {"type": "array"},
+        "trust": _TRUST,
+    },
+}
+EXPORT_OUTPUT: Final = {
+    "type": "object",
+    "required": [
+        "sessionId",
+        "format",
+        "researchGoal",
+        "stepCount",
+        "sourceCount",
+        "exportedAt",
+        "document",
+        "trust",
+    ],
+    "properties": {
+        "format": {"enum": ["markdown", "json", "bibtex", "csl-json", "ris"]},
+        "document": {"type": "string"},
+        "linkStatus": {"type": "object"},
+        "trust": _TRUST,
+    },
+}
+WRITES_SESSION: Final = Hints(read_only=False, destructive=False, idempotent=True, open_world=False)
+READS_SESSION: Final = Hints(read_only=True, destructive=False, idempotent=True, open_world=False)
+
+
 def _or_linked(shape: Mapping[str, Any]) -> dict[str, Any]:
     """The full shape, or the inline summary of a result returned as a resource link."""
     return {"type": "object", "anyOf": [dict(shape), LINKED]}
@@ -201,6 +289,21 @@ class WebTools:
 
     async def search_and_scrape(self, args: Mapping[str, Any], call: ToolCall) -> Any:
         return await self._core.get().search_and_scrape(args)
+
+    async def academic_search(self, args: Mapping[str, Any], call: ToolCall) -> Any:
+        return await self._core.get().academic_search(args)
+
+    async def patent_search(self, args: Mapping[str, Any], call: ToolCall) -> Any:
+        return await self._core.get().patent_search(args)
+
+    async def sequential_search(self, args: Mapping[str, Any], call: ToolCall) -> Any:
+        return await self._core.get().research_step(args)
+
+    async def get_research_session(self, args: Mapping[str, Any], call: ToolCall) -> Any:
+        return await self._core.get().research_session(args)
+
+    async def research_export(self, args: Mapping[str, Any], call: ToolCall) -> Any:
+        return await self._core.get().research_export(args)
 
     async def read_resource(self, uri: str) -> ResourceBody | None:
         if not uri.startswith(ARTIFACT_PREFIX):
@@ -300,6 +403,118 @@ def web_toolset(runtime: Runtime) -> Toolset:
             _or_linked(COMBINED_OUTPUT),
             READS_WEB,
             tools.search_and_scrape,
+            WEB_ENVELOPE,
+        ),
+        tool_spec(
+            "academic_search",
+            describe(
+                when="Find scholarly papers on a topic across OpenAlex, Crossref, Semantic "
+                "Scholar, PubMed and arXiv, with open-access PDF links and retraction status.",
+                inputs="query (1-500 chars); num_results 1-10 (default 5); year_from; year_to; "
+                "source all|arxiv|pubmed|openalex|crossref|semantic_scholar; open_access; "
+                "pdf_only; sort_by relevance|date (date: newest first); provider openalex|"
+                "crossref|semantic_scholar|pubmed|arxiv (that index alone); sessionId.",
+                outputs="{ papers: [{ title, url, source, doi?, authors?, journal?, year?, "
+                "abstract? (<= 500 chars), citationCount?, openAccess?, pdfUrl?, "
+                "retractionStatus?, ref? (give it to doiget_fetch_paper) }], query, "
+                "totalResults, resultCount, source (the index that answered), notes?, hints?, "
+                "trust }.",
+                costs="One index query, then Unpaywall and Crossref lookups for the returned "
+                "DOIs (concurrent, within the rate limits); cached 1 h.",
+                side_effects="None.",
+                limits="Without a provider, a failing index falls back to the next one.",
+            ),
+            ACADEMIC_INPUTS,
+            ("query",),
+            ACADEMIC_OUTPUT,
+            READS_WEB,
+            tools.academic_search,
+            WEB_ENVELOPE,
+        ),
+        tool_spec(
+            "patent_search",
+            describe(
+                when="Find patents: prior art for an idea, a specific patent, or the "
+                "landscape of who patents in a field.",
+                inputs="query (1-500 chars; optional when assignee or inventor is given); "
+                "num_results 1-10 (default 5); search_type prior_art|specific|landscape; "
+                "patent_office all|US|EP|WO|JP|CN|KR; assignee; inventor; cpc_code (e.g. "
+                "G06F or H01L21/02); year_from; year_to; provider lens|epo; sessionId.",
+                outputs="{ patents: [{ title, number, url, abstract?, assignee?, inventor?, "
+                "filed?, granted?, status? }], query, searchType, resultCount, source, "
+                "notes?, hints? (when nothing matched), assigneeClusters? (landscape: "
+                "[{ assignee, count }]), trust }.",
+                costs="One or two provider requests; answers cached 24 h (empty ones not).",
+                side_effects="None.",
+                limits="Needs a configured provider: LENS_API_TOKEN, or EPO_OPS_KEY and "
+                "EPO_OPS_SECRET (otherwise a not_configured error names them).",
+            ),
+            PATENT_INPUTS,
+            (),
+            _or_linked(PATENT_OUTPUT),
+            READS_WEB,
+            tools.patent_search,
+            WEB_ENVELOPE,
+        ),
+        tool_spec(
+            "sequential_search",
+            describe(
+                when="Track a multi-step research effort: record each step, revisions and "
+                "branches, and what is still unknown; every web or paper tool called with "
+                "the sessionId adds its sources to the session.",
+                inputs="searchStep (what this step does); stepNumber (1 starts a session); "
+                "nextStepNeeded; sessionId (required after step 1); researchGoal; reasoning; "
+                "confidence 0-1; rejectedApproaches; isRevision + revisesStep; "
+                "branchFromStep + branchId; knowledgeGap.",
+                outputs="{ sessionId, researchGoal, currentStep, isComplete, steps (or summary "
+                "when long), gaps, sources (most recent), trust }.",
+                costs="Local only (encrypted on disk, or Redis).",
+                side_effects="Creates or updates the session; idle sessions expire after 4 h.",
+                limits="50 sessions (the longest idle is dropped first), 200 steps and 500 "
+                "sources each.",
+            ),
+            SEQUENTIAL_SEARCH_INPUTS,
+            SEQUENTIAL_SEARCH_REQUIRED,
+            SESSION_OUTPUT,
+            WRITES_SESSION,
+            tools.sequential_search,
+            WEB_ENVELOPE,
+        ),
+        tool_spec(
+            "get_research_session",
+            describe(
+                when="Read a research session back: every step, gap and recorded source.",
+                inputs="sessionId; stepId (one step only).",
+                outputs="The session (or one step) with revisions marked supersededBy.",
+                costs="Local only.",
+                side_effects="None.",
+                limits="An expired or unknown session is a not_found error.",
+            ),
+            GET_SESSION_INPUTS,
+            GET_SESSION_REQUIRED,
+            {"type": "object"},
+            READS_SESSION,
+            tools.get_research_session,
+            WEB_ENVELOPE,
+        ),
+        tool_spec(
+            "research_export",
+            describe(
+                when="Package a research session: a markdown report, JSON, or its sources as "
+                "BibTeX, CSL-JSON or RIS.",
+                inputs="sessionId; format markdown|json|bibtex|csl-json|ris; verify_links "
+                "(check each source URL is live, through the SSRF guard).",
+                outputs="{ sessionId, format, researchGoal, stepCount, sourceCount, exportedAt, "
+                "document, linkStatus?, trust }. Large documents come back as a resource link.",
+                costs="Local, plus one small request per source with verify_links.",
+                side_effects="None.",
+                limits="The document is the same for the same session apart from exportedAt.",
+            ),
+            EXPORT_INPUTS,
+            EXPORT_REQUIRED,
+            _or_linked(EXPORT_OUTPUT),
+            READS_WEB,
+            tools.research_export,
             WEB_ENVELOPE,
         ),
     ]

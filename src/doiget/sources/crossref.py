@@ -1,7 +1,9 @@
-"""Crossref: ``/works/{doi}`` — the authoritative bibliographic record of a DOI."""
+"""Crossref: ``/works/{doi}`` — the authoritative bibliographic record of a DOI — and
+``/works?query=`` — a search of every record Crossref holds."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Final, Literal
 from urllib.parse import quote
 
@@ -12,6 +14,7 @@ from doiget.sources.shape import (
     bare_doi,
     bare_orcid,
     expect_dict,
+    expect_list,
     first_text,
     integer,
     items,
@@ -165,3 +168,54 @@ async def get_work(client: SourceClient, doi: str, mailto: str | None) -> Work:
     params = {"mailto": mailto} if mailto else None
     data = await client.get_json(API_BASE + doi_path(doi), params=params)
     return parse_or_drift(client, parse_work, data)
+
+
+@dataclass(frozen=True, slots=True)
+class WorksPage:
+    """One page of a ``/works`` query: how many records match in all, and this page's."""
+
+    total: int
+    works: list[Work]
+
+
+def parse_works_page(data: Any) -> WorksPage:
+    """A :class:`WorksPage` from a ``/works?query=`` response (``message.items``)."""
+    message = expect_dict(expect_dict(data, "a response").get("message"), "a message")
+    rows = expect_list(message.get("items"), "items")
+    works = [parse_work({"message": item}) for item in rows if isinstance(item, dict)]
+    total = integer(message.get("total-results"))
+    return WorksPage(total if total is not None else len(works), works)
+
+
+async def search_works(
+    client: SourceClient,
+    query: str,
+    rows: int,
+    *,
+    years: tuple[int | None, int | None] = (None, None),
+    full_text_only: bool = False,
+    newest_first: bool = False,
+    mailto: str | None = None,
+) -> WorksPage:
+    """The first ``rows`` records matching ``query``, by relevance or newest first.
+
+    ``years`` bounds the publication date, both ends inclusive; ``full_text_only``
+    keeps records that link to a full text (``has-full-text``).
+    """
+    params: dict[str, str | int] = {"query": query, "rows": rows}
+    start, end = years
+    filters = []
+    if start is not None:
+        filters.append(f"from-pub-date:{start:04d}-01-01")
+    if end is not None:
+        filters.append(f"until-pub-date:{end:04d}-12-31")
+    if full_text_only:
+        filters.append("has-full-text:true")
+    if filters:
+        params["filter"] = ",".join(filters)
+    if newest_first:
+        params |= {"sort": "published", "order": "desc"}
+    if mailto:
+        params["mailto"] = mailto
+    data = await client.get_json(API_BASE.rstrip("/"), params=params)
+    return parse_or_drift(client, parse_works_page, data)

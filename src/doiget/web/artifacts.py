@@ -13,10 +13,10 @@ import hashlib
 import re
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, Final
 
 from doiget.web.cache import Cache, Clock
+from doiget.web.outcome import rfc3339
 
 LINK_THRESHOLD_BYTES: Final = 24 * 1024
 ARTIFACT_TTL_SECONDS: Final = 1800
@@ -60,10 +60,6 @@ def _cache_key(artifact_id: str) -> str:
     return f"artifact:{artifact_id}"
 
 
-def _iso_utc(timestamp: float) -> str:
-    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 class Artifacts:
     """Stores large bodies in ``cache`` and reads them back by uri."""
 
@@ -88,7 +84,7 @@ class Artifacts:
             uri=URI_TEMPLATE.format(id=artifact_id),
             bytes=len(data),
             mime_type=mime_type,
-            expires_at=_iso_utc(self._clock() + ARTIFACT_TTL_SECONDS),
+            expires_at=rfc3339(self._clock() + ARTIFACT_TTL_SECONDS),
             summary=summary,
         )
 

@@ -25,6 +25,8 @@ NOT_RESULT_AFFECTING: Final = frozenset({"sessionId"})
 TTL_SECONDS: dict[str, int] = {
     "web_search": 1800,
     "scrape_page": 3600,
+    "academic_search": 3600,
+    "patent_search": 86400,
 }
 
 

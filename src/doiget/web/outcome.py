@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Final
 
 TRUST: Final = "untrusted-external-content"
@@ -42,3 +43,8 @@ def freshness_meta(*, cached: bool, age: float, ttl: float) -> dict[str, Any]:
         "maxAgeSeconds": int(ttl),
         "freshness": label,
     }
+
+
+def rfc3339(timestamp: float) -> str:
+    """``timestamp`` as an RFC 3339 UTC time to the second."""
+    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

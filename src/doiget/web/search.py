@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
@@ -68,7 +68,8 @@ def build_request(
     )
 
 
-def _dedup_key(url: str) -> str:
+def url_key(url: str) -> str:
+    """A URL without its fragment or trailing slash, scheme and host lower-cased."""
     parts = urlsplit(url)
     path = parts.path.rstrip("/") or "/"
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
@@ -90,17 +91,26 @@ def _result(hit: SearchHit, claim: str | None) -> dict[str, Any]:
     return result
 
 
-def _hints(args: Mapping[str, Any], router: Router, used: str | None) -> dict[str, Any]:
-    applied = [name for name in FILTERS if args.get(name)]
+def zero_result_hints(applied: Sequence[str], alternatives: Iterable[str]) -> dict[str, Any]:
+    """The ``hints`` of a search that found nothing (web_search, academic_search).
+
+    ``applied`` names the filters that were in force, ``alternatives`` the providers
+    worth trying instead.
+    """
     actions = [f"remove the {name} filter" for name in applied]
-    actions += [f"try provider={name}" for name in router.healthy(exclude=used)]
+    actions += [f"try provider={name}" for name in alternatives]
     actions.append("rephrase the query with fewer or more general terms")
     return {
         "reason": "filters_too_restrictive" if applied else "no_match",
-        "filtersApplied": applied,
+        "filtersApplied": list(applied),
         "suggestedActions": actions,
         "epistemicWarning": EPISTEMIC_WARNING,
     }
+
+
+def _hints(args: Mapping[str, Any], router: Router, used: str | None) -> dict[str, Any]:
+    applied = [name for name in FILTERS if args.get(name)]
+    return zero_result_hints(applied, router.healthy(exclude=used))
 
 
 async def web_search(
@@ -119,7 +129,7 @@ async def web_search(
     seen: set[str] = set()
     results = []
     for hit in answer.hits:
-        key = _dedup_key(hit.url)
+        key = url_key(hit.url)
         if key in seen:
             continue
         seen.add(key)

@@ -24,6 +24,7 @@ from doiget.web.cachekey import TTL_SECONDS, cache_key
 from doiget.web.lens import load_lenses
 from doiget.web.outcome import TRUST, Outcome, ResourceLink, freshness_meta
 from doiget.web.params import SCRAPE_PAGE, WEB_SEARCH
+from doiget.web.research import Research
 from doiget.web.router import Router
 from doiget.web.scrape.service import Scraper
 from doiget.web.search import web_search
@@ -54,6 +55,7 @@ class WebCore:
         self._clock = clock
         self._cache = _cache_or_none(settings, clock)
         self.artifacts = Artifacts(self._cache, clock=clock) if self._cache is not None else None
+        self.research = Research(settings, self.network, clock)
 
     async def aclose(self) -> None:
         """Close the cache, and the network pools when this core built them."""
@@ -61,14 +63,44 @@ class WebCore:
             await self.network.aclose()
         if self._cache is not None:
             await self._cache.aclose()
+        await self.research.aclose()
 
     async def search(self, args: Mapping[str, Any]) -> Outcome:
         """web_search."""
-        return await self._finish(*await self._searched(args))
+        await self._session_open(args)
+        return await self._recorded("web_search", args, *await self._searched(args))
 
     async def scrape(self, args: Mapping[str, Any]) -> Outcome:
         """scrape_page."""
-        return await self._finish(*await self._scraped(args))
+        await self._session_open(args)
+        return await self._recorded("scrape_page", args, *await self._scraped(args))
+
+    # -- research sessions ----------------------------------------------------------
+
+    async def research_step(self, args: Mapping[str, Any]) -> Outcome:
+        """sequential_search."""
+        return Outcome(await self.research.step(args))
+
+    async def research_session(self, args: Mapping[str, Any]) -> Outcome:
+        """get_research_session."""
+        return Outcome(await self.research.session(args))
+
+    async def research_export(self, args: Mapping[str, Any]) -> Outcome:
+        """research_export (a large document comes back as a resource link)."""
+        return await self._finish(await self.research.export(args), None)
+
+    async def _session_open(self, args: Mapping[str, Any]) -> None:
+        """A call linked to a session fails before any work when the session is gone."""
+        if args.get("sessionId"):
+            await self.research.require(str(args["sessionId"]))
+
+    async def _recorded(
+        self, tool: str, args: Mapping[str, Any], body: dict[str, Any], meta: Meta
+    ) -> Outcome:
+        """Record what ``tool`` found in the call's session, then finish the result."""
+        if args.get("sessionId"):
+            await self.research.record_sources(str(args["sessionId"]), tool, sources_of(body))
+        return await self._finish(body, meta)
 
     async def search_and_scrape(self, args: Mapping[str, Any]) -> Outcome:
         """search_and_scrape: not cached as a whole; its search and its scrapes are."""
@@ -80,8 +112,45 @@ class WebCore:
         async def scrape(url: str, max_length: int) -> dict[str, Any]:
             return (await self._scraped({"url": url, "max_length": max_length}))[0]
 
+        await self._session_open(args)
         body = await search_and_scrape(args, search, scrape, self.router)
-        return await self._finish(_valid_unicode(body), None)
+        return await self._recorded("search_and_scrape", args, _valid_unicode(body), None)
+
+    async def academic_search(self, args: Mapping[str, Any]) -> Outcome:
+        """academic_search."""
+        from doiget.web.academic import INPUTS, Academic
+
+        async def compute() -> Computed:
+            return await Academic(self.settings, self.network).search(args), None
+
+        await self._session_open(args)
+        return await self._recorded(
+            "academic_search", args, *await self._cached("academic_search", args, INPUTS, compute)
+        )
+
+    async def patent_search(self, args: Mapping[str, Any]) -> Outcome:
+        """patent_search (an empty answer is not cached: a later call may find more)."""
+        from doiget.web.patents import INPUTS, Patents
+
+        patents = Patents(self.settings, self.network)
+
+        async def compute() -> Computed:
+            return await patents.search(args), None
+
+        context = None if args.get("provider") else {"providers": list(patents.configured())}
+        await self._session_open(args)
+        return await self._recorded(
+            "patent_search",
+            args,
+            *await self._cached(
+                "patent_search",
+                args,
+                INPUTS,
+                compute,
+                context,
+                keep=lambda body: bool(body.get("resultCount")),
+            ),
+        )
 
     async def _searched(self, args: Mapping[str, Any]) -> tuple[dict[str, Any], Meta]:
         """One search's body (from cache when fresh) and its ``_meta``."""
@@ -125,7 +194,9 @@ class WebCore:
         properties: Mapping[str, Any],
         compute: Callable[[], Awaitable[Computed]],
         context: Mapping[str, Any] | None = None,
+        keep: Callable[[dict[str, Any]], bool] = lambda body: True,
     ) -> tuple[dict[str, Any], Meta]:
+        """``compute()``'s body, or a fresh cached one; ``keep`` says what may be cached."""
         key = cache_key(tool, args, {"properties": properties})
         if context:
             digest = hashlib.sha256(json.dumps(context, sort_keys=True).encode()).hexdigest()
@@ -139,7 +210,7 @@ class WebCore:
                 return cached, hit
         computed, routing = await compute()
         body = _valid_unicode(computed)
-        if self._cache is not None:
+        if self._cache is not None and keep(body):
             await self._cache.set(key, json.dumps(body, ensure_ascii=False).encode("utf-8"), ttl)
         meta: dict[str, Any] | None = (
             freshness_meta(cached=False, age=0, ttl=ttl) if tool in _FRESH_META else None
@@ -166,6 +237,27 @@ class WebCore:
             description=linked.summary,
         )
         return Outcome(inline, meta, link)
+
+
+def sources_of(body: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The sources a web tool result names, in the shape sessions record."""
+    if "results" in body:  # web_search
+        return [{"url": r["url"], "title": r["title"], "kind": "web"} for r in body["results"]]
+    if "sources" in body:  # search_and_scrape
+        return [{"url": s["url"], "title": s["title"], "kind": "web"} for s in body["sources"]]
+    if "patents" in body:
+        return [{"url": p["url"], "title": p["title"], "kind": "patent"} for p in body["patents"]]
+    if "papers" in body:  # academic_search
+        keys = ("url", "title", "doi", "authors", "year", "journal")
+        return [
+            {**{key: paper[key] for key in keys if key in paper}, "kind": "paper"}
+            for paper in body["papers"]
+        ]
+    metadata = body["citation"]["metadata"]  # scrape_page
+    page: dict[str, Any] = {"url": body["url"], "title": metadata.get("title") or body["url"]}
+    if body.get("detectedDoi"):
+        return [{**page, "doi": body["detectedDoi"], "kind": "paper"}]
+    return [{**page, "kind": "web"}]
 
 
 def _cache_or_none(settings: Settings, clock: Callable[[], float]) -> Cache | None:

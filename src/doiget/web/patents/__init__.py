@@ -1,0 +1,382 @@
+"""patent_search: keyed patent databases (Lens.org, EPO OPS) behind one contract.
+
+The tool's input contract (:data:`INPUTS`) lives here so the server can list it
+without loading a provider. :class:`Patents` turns validated arguments into a
+:class:`~doiget.web.patents.base.PatentQuery`, asks the pinned provider or each
+configured one in turn (a failing provider is skipped, and said so in ``notes``),
+and shapes the answer: landscape searches over-fetch and cluster by assignee, and
+a search that finds nothing carries hints on how to widen it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from doiget.config import Settings
+from doiget.errors import DoigetError
+from doiget.web.failure import Kind, failure_of, web_error
+from doiget.web.outcome import TRUST
+from doiget.web.params import SESSION_ID
+from doiget.web.patents.base import (
+    Patent,
+    PatentAnswer,
+    PatentProvider,
+    PatentQuery,
+    normalise_assignee,
+    patent_number,
+)
+
+if TYPE_CHECKING:
+    from doiget.net.network import Network
+
+logger = logging.getLogger("doiget.web")
+
+# Tried in this order when no provider is pinned: Lens first, as it honours every
+# filter natively (claims text, filing years); OPS reaches titles and abstracts only.
+PATENT_PROVIDERS: Final = ("lens", "epo")
+SEARCH_TYPES: Final = ("prior_art", "specific", "landscape")
+PATENT_OFFICES: Final = ("all", "US", "EP", "WO", "JP", "CN", "KR")
+# How many candidates a landscape search clusters before cutting to num_results.
+LANDSCAPE_POOL: Final = 50
+# CPC section+class, optional subclass, optional main group and subgroup.
+CPC_PATTERN: Final = r"^[A-HYa-hy][0-9]{2}([A-Za-z]( ?[0-9]{1,4}(/[0-9]{1,6})?)?)?$"
+# The inputs that narrow a search, as named in a zero-result hint.
+FILTERS: Final = ("assignee", "inventor", "cpc_code", "year_from", "year_to", "patent_office")
+
+# The environment variables each provider needs, in the order to mention them.
+_NEEDS: Final[dict[str, tuple[str, ...]]] = {
+    "lens": ("LENS_API_TOKEN",),
+    "epo": ("EPO_OPS_KEY", "EPO_OPS_SECRET"),
+}
+_LABELS: Final = {"lens": "Lens.org", "epo": "EPO Open Patent Services"}
+
+_YEAR: Final = {"type": "integer", "minimum": 1790, "maximum": 2100}
+INPUTS: Final[dict[str, Any]] = {
+    "query": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 500,
+        "description": "Patent terms, an exact title, or a patent number (e.g. US10123456B2). "
+        "Required unless assignee or inventor is given.",
+    },
+    "num_results": {"type": "integer", "minimum": 1, "maximum": 10, "default": 5},
+    "search_type": {
+        "type": "string",
+        "enum": list(SEARCH_TYPES),
+        "default": "prior_art",
+        "description": "prior_art: match the terms in titles, abstracts and claims; specific: "
+        "the query is a patent number or an exact title; landscape: a wider pool clustered "
+        "by assignee.",
+    },
+    "patent_office": {"type": "string", "enum": list(PATENT_OFFICES), "default": "all"},
+    "assignee": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 200,
+        "description": "Applicant or owner; suffixes such as Inc, LLC or Ltd are ignored.",
+    },
+    "inventor": {"type": "string", "minLength": 1, "maxLength": 200},
+    "cpc_code": {
+        "type": "string",
+        "pattern": CPC_PATTERN,
+        "description": "CPC class, subclass or group, e.g. G06F or H01L21/02.",
+    },
+    "year_from": {**_YEAR, "description": "Only patents filed in or after this year."},
+    "year_to": {**_YEAR, "description": "Only patents filed in or before this year."},
+    "provider": {"type": "string", "enum": list(PATENT_PROVIDERS)},
+    "sessionId": SESSION_ID,
+}
+
+
+def _values(settings: Settings) -> dict[str, object | None]:
+    return {
+        "LENS_API_TOKEN": settings.lens_api_token,
+        "EPO_OPS_KEY": settings.epo_ops_key,
+        "EPO_OPS_SECRET": settings.epo_ops_secret,
+    }
+
+
+def _missing(name: str, settings: Settings) -> tuple[str, ...]:
+    values = _values(settings)
+    return tuple(var for var in _NEEDS[name] if values[var] is None)
+
+
+def configured_patent_providers(settings: Settings) -> tuple[str, ...]:
+    """The patent providers that can run with ``settings``, in ladder order."""
+    return tuple(name for name in PATENT_PROVIDERS if not _missing(name, settings))
+
+
+def _none_configured(settings: Settings) -> DoigetError:
+    options = ", ".join(
+        f"{' + '.join(_NEEDS[name])} ({_LABELS[name]})" for name in PATENT_PROVIDERS
+    )
+    partly = [
+        f"{' and '.join(var for var in _NEEDS[name] if var not in missing)} is set but "
+        f"{' and '.join(missing)} is missing"
+        for name in PATENT_PROVIDERS
+        if 0 < len(missing := _missing(name, settings)) < len(_NEEDS[name])
+    ]
+    return web_error(
+        Kind.NOT_CONFIGURED,
+        f"patent_search needs a patent provider: configure one of {options}"
+        + (f" ({'; '.join(partly)})" if partly else "")
+        + ".",
+        suggested_action="Set the variables of one provider and restart doiget.",
+    )
+
+
+def _text(args: Mapping[str, Any], name: str) -> str | None:
+    """The argument with its whitespace runs collapsed; ``None`` when absent or blank."""
+    value = args.get(name)
+    if value is None:
+        return None
+    return " ".join(str(value).split()) or None
+
+
+def _year(args: Mapping[str, Any], name: str) -> int | None:
+    value = args.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        raise web_error(Kind.VALIDATION, f"{name} must be a whole year such as 2015.")
+    return int(value)
+
+
+def build_query(args: Mapping[str, Any]) -> PatentQuery:
+    """The provider-neutral query for schema-valid ``args``.
+
+    Raises VALIDATION for what the schema cannot say: a query is needed unless an
+    assignee or inventor is given, ``specific`` needs a query, and ``year_from``
+    may not come after ``year_to``.
+    """
+    text = _text(args, "query")
+    assignee = _text(args, "assignee")
+    inventor = _text(args, "inventor")
+    if not (text or assignee or inventor):
+        raise web_error(
+            Kind.VALIDATION,
+            "patent_search needs query, or assignee or inventor to search by; give at least one.",
+        )
+    search_type = str(args.get("search_type", "prior_art"))
+    if search_type not in SEARCH_TYPES:
+        raise web_error(
+            Kind.VALIDATION,
+            f"search_type {search_type!r} is not known; use one of: {', '.join(SEARCH_TYPES)}.",
+        )
+    if search_type == "specific" and not text:
+        raise web_error(
+            Kind.VALIDATION,
+            "search_type specific needs query: a patent number (e.g. US10123456B2) or an "
+            "exact title.",
+        )
+    office = str(args.get("patent_office", "all"))
+    if office not in PATENT_OFFICES:
+        raise web_error(
+            Kind.VALIDATION,
+            f"patent_office {office!r} is not known; use one of: {', '.join(PATENT_OFFICES)}.",
+        )
+    year_from, year_to = _year(args, "year_from"), _year(args, "year_to")
+    if year_from is not None and year_to is not None and year_from > year_to:
+        raise web_error(
+            Kind.VALIDATION,
+            f"year_from ({year_from}) is after year_to ({year_to}); swap or widen them.",
+        )
+    cpc = _text(args, "cpc_code")
+    wanted = int(args.get("num_results", 5))
+    return PatentQuery(
+        text=text,
+        search_type=search_type,
+        size=max(wanted, LANDSCAPE_POOL) if search_type == "landscape" else wanted,
+        number=patent_number(text) if text and search_type == "specific" else None,
+        office=None if office == "all" else office,
+        assignee=normalise_assignee(assignee) if assignee else None,
+        inventor=inventor,
+        cpc=cpc.replace(" ", "").upper() if cpc else None,
+        year_from=year_from,
+        year_to=year_to,
+    )
+
+
+def cluster_by_assignee(
+    patents: list[Patent], limit: int
+) -> tuple[list[Patent], list[dict[str, Any]]]:
+    """Up to ``limit`` patents grouped by assignee, and the groups' sizes among them.
+
+    The most-represented assignee of the pool comes first (ties: first seen), each
+    group's patents stay together, and patents without an assignee fill any room
+    left. Names differing only in company-form suffixes or case are one assignee.
+    """
+    groups: dict[str, list[Patent]] = {}
+    shown: dict[str, str] = {}
+    unassigned: list[Patent] = []
+    for patent in patents:
+        if not patent.assignee:
+            unassigned.append(patent)
+            continue
+        key = normalise_assignee(patent.assignee).casefold()
+        groups.setdefault(key, []).append(patent)
+        shown.setdefault(key, patent.assignee)
+    ordered = sorted(groups.values(), key=len, reverse=True)
+    picked = ([patent for group in ordered for patent in group] + unassigned)[:limit]
+    counts: dict[str, int] = {}
+    for patent in picked:
+        if patent.assignee:
+            key = normalise_assignee(patent.assignee).casefold()
+            counts[key] = counts.get(key, 0) + 1
+    ranked = sorted(counts.items(), key=lambda pair: -pair[1])
+    return picked, [{"assignee": shown[key], "count": count} for key, count in ranked]
+
+
+def _hints(args: Mapping[str, Any], others: tuple[str, ...]) -> dict[str, Any]:
+    """Why nothing came back and how to widen the search (web_search's hint shape)."""
+    from doiget.web.search import EPISTEMIC_WARNING
+
+    applied = [
+        name
+        for name in FILTERS
+        if args.get(name) is not None and (name != "patent_office" or args[name] != "all")
+    ]
+    actions = [f"remove the {name} filter" for name in applied]
+    if args.get("search_type") == "specific":
+        actions.append("use search_type=prior_art to match the terms instead of an exact title")
+    actions += [f"try provider={name}" for name in others]
+    actions.append("rephrase the query with fewer or more general terms")
+    return {
+        "reason": "filters_too_restrictive" if applied else "no_match",
+        "filtersApplied": applied,
+        "suggestedActions": actions,
+        "epistemicWarning": EPISTEMIC_WARNING,
+    }
+
+
+class Patents:
+    """patent_search over the configured patent providers (one per process)."""
+
+    def __init__(self, settings: Settings, network: Network) -> None:
+        self._settings = settings
+        self._network = network
+        self._providers: dict[str, PatentProvider] = {}
+
+    def configured(self) -> tuple[str, ...]:
+        """The providers that can run, in the order they are tried."""
+        return configured_patent_providers(self._settings)
+
+    async def search(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """``{patents, query, searchType, resultCount, source, notes?, hints?,
+        assigneeClusters?, trust}`` for ``args``."""
+        query = build_query(args)
+        order = self._order(args.get("provider"))
+        answer, notes = await self._ask(order, query)
+        wanted = int(args.get("num_results", 5))
+        found = [
+            patent
+            for patent in answer.patents
+            if query.office is None or patent.number.upper().startswith(query.office)
+        ]
+        clusters: list[dict[str, Any]] | None = None
+        if query.search_type == "landscape":
+            found, clusters = cluster_by_assignee(found, wanted)
+        else:
+            found = found[:wanted]
+        body: dict[str, Any] = {
+            "patents": [patent.to_dict() for patent in found],
+            "query": query.text or "",
+            "searchType": query.search_type,
+            "resultCount": len(found),
+            "source": answer.provider,
+        }
+        notes += answer.notes
+        if notes:
+            body["notes"] = list(notes)
+        if clusters is not None and found:
+            body["assigneeClusters"] = clusters
+        if not found:
+            others = tuple(name for name in self.configured() if name != answer.provider)
+            body["hints"] = _hints(args, others)
+        body["trust"] = TRUST
+        return body
+
+    def _order(self, pinned: Any) -> tuple[str, ...]:
+        """The providers to ask: the pinned one, else every configured one."""
+        if pinned is None:
+            order = self.configured()
+            if not order:
+                raise _none_configured(self._settings)
+            return order
+        name = str(pinned).strip().lower()
+        if name not in PATENT_PROVIDERS:
+            raise web_error(
+                Kind.VALIDATION,
+                f"{pinned!r} is not a patent provider; use one of: {', '.join(PATENT_PROVIDERS)}.",
+            )
+        missing = _missing(name, self._settings)
+        if missing:
+            raise web_error(
+                Kind.NOT_CONFIGURED,
+                f"{name} is not configured: it needs {' and '.join(_NEEDS[name])}; "
+                f"set {' and '.join(missing)}.",
+                provider=name,
+            )
+        return (name,)
+
+    async def _ask(
+        self, order: tuple[str, ...], query: PatentQuery
+    ) -> tuple[PatentAnswer, tuple[str, ...]]:
+        """The first answer along ``order``, with a note for each provider that failed.
+
+        Only when every provider failed is the call failed, with the first failure
+        (the preferred provider's) and the others' messages appended.
+        """
+        failures: list[tuple[str, DoigetError]] = []
+        for name in order:
+            try:
+                answer = await self._provider(name).search(query)
+            except DoigetError as error:
+                if len(order) == 1:
+                    raise
+                logger.info("patent provider %s failed: %s", name, error.message)
+                failures.append((name, error))
+                continue
+            notes = tuple(
+                f"{failed} failed and was skipped ({failure_of(error).kind.value}): {error.message}"
+                for failed, error in failures
+            )
+            return answer, notes
+        first = failures[0][1]
+        if len(failures) == 1:
+            raise first
+        others = "; ".join(f"{name}: {error.message}" for name, error in failures[1:])
+        raise DoigetError(
+            first.code,
+            f"{first.message} (also failed: {others})",
+            first.denial,
+            retry_after=first.retry_after,
+            details=first.details,
+        ) from first
+
+    def _provider(self, name: str) -> PatentProvider:
+        """Provider ``name`` with its own client (built on first use, then reused, so a
+        held EPO token outlives one call)."""
+        built = self._providers.get(name)
+        if built is not None:
+            return built
+        # Imported here: the providers pull in the HTTP stack and lxml.
+        if name == "lens":
+            from doiget.web.patents.lens import Lens
+
+            assert self._settings.lens_api_token is not None
+            built = Lens(self._network.client(name), self._settings.lens_api_token)
+        else:
+            from doiget.web.patents.epo import Epo
+
+            assert self._settings.epo_ops_key is not None
+            assert self._settings.epo_ops_secret is not None
+            built = Epo(
+                self._network.client(name),
+                self._settings.epo_ops_key,
+                self._settings.epo_ops_secret,
+            )
+        self._providers[name] = built
+        return built
