@@ -303,6 +303,19 @@ async def test_pubmed_takes_the_year_range_natively(
     assert first["doi"] == "10.1006/cryo.2001.2328" and first["year"] == 2001
     assert first["ref"] == "10.1006/cryo.2001.2328"
     assert len(first["abstract"]) <= 500 and first["abstract"].endswith("…")
+    assert sent["sort"] == "relevance"
+
+
+async def test_pubmed_is_asked_for_newest_first_and_answers_in_date_order(
+    academic: Academic, upstream: ReplayUpstream
+) -> None:
+    upstream.fixture(*ESEARCH, "pubmed/esearch-pubmed-biopython.xml")
+    upstream.fixture(*EFETCH, "pubmed/efetch-pubmed-11748933_11700088.xml")
+    body = await academic.search({"query": "biopython", "provider": "pubmed", "sort_by": "date"})
+    assert upstream.requests_to(ESEARCH[0])[0].query["sort"] == "pub_date"
+    years = [paper["year"] for paper in body["papers"]]
+    assert years == sorted(years, reverse=True)
+    assert not any("sort" in note for note in body.get("notes", []))
 
 
 # -- enrichment and filters -----------------------------------------------------------

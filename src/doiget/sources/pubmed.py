@@ -210,8 +210,10 @@ async def search_ids(
     limit: int,
     years: tuple[int | None, int | None],
     identity: EutilsIdentity,
+    *,
+    newest_first: bool = False,
 ) -> SearchHits:
-    """The ids of the ``limit`` most relevant records for ``term``.
+    """The ids of the ``limit`` most relevant (or newest) records for ``term``.
 
     Years filter on the publication date, both ends inclusive.
     """
@@ -220,7 +222,7 @@ async def search_ids(
         "term": term,
         "retmax": limit,
         "retstart": 0,
-        "sort": "relevance",
+        "sort": "pub_date" if newest_first else "relevance",
         **identity.params(),
     }
     start, end = years

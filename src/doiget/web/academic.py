@@ -51,9 +51,9 @@ RESTRICTS_TO: Final[dict[str, frozenset[str]]] = {
     "pubmed": frozenset({"pubmed"}),
     "arxiv": frozenset({"arxiv"}),
 }
-# Providers not asked for a date order upstream (Semantic Scholar has none; the PubMed
-# source function sends relevance): their best matches are sorted here.
-NO_DATE_SORT: Final = frozenset({"semantic_scholar", "pubmed"})
+# Providers that cannot be asked for a date order upstream (Semantic Scholar has
+# none): their best matches are sorted here.
+NO_DATE_SORT: Final = frozenset({"semantic_scholar"})
 # Arguments that can eliminate papers, as named in a zero-result hint.
 FILTERS: Final = ("year_from", "year_to", "open_access", "pdf_only", "source")
 ABSTRACT_MAX: Final = 500
@@ -439,7 +439,14 @@ class Academic:
             email=self._settings.pubmed_email or self._settings.email,
             api_key=revealed(self._settings.pubmed_api_key),
         )
-        hits = await pubmed.search_ids(client, query.text, query.fetch_count, query.years, identity)
+        hits = await pubmed.search_ids(
+            client,
+            query.text,
+            query.fetch_count,
+            query.years,
+            identity,
+            newest_first=query.newest_first,
+        )
         articles = await pubmed.fetch_articles(client, hits.ids[: query.fetch_count], identity)
         works = [(article.to_work(), None) for article in articles]
         return _Answer(_papers(works, "pubmed"), hits.count)
