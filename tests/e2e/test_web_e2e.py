@@ -305,3 +305,36 @@ async def test_research_session_across_a_restart_and_every_export_format(
     jsonschema.validate(items, json.loads(csl.SCHEMA_PATH.read_text()))
     assert items[0]["URL"] == "https://www.nature.com/articles/graphene"
     assert "UR  - https://www.nature.com/articles/graphene" in exports["ris"]["document"]
+
+
+def test_cli_research_session_papers_and_patents(
+    web_env: dict[str, str], upstream: ReplayUpstream
+) -> None:
+    upstream.json(*BRAVE, BRAVE_ANSWER)
+    started = doiget(
+        "web",
+        "research",
+        "step",
+        "Survey",
+        "--number",
+        "1",
+        "--goal",
+        "Graphene",
+        "--json",
+        env=web_env,
+    )
+    assert started.returncode == 0, started.stderr
+    sid = json.loads(started.stdout)["sessionId"]
+    searched = doiget("web", "search", "graphene", "--session", sid, env=web_env)
+    assert searched.returncode == 0, searched.stderr
+    shown = doiget("web", "research", "show", sid, env=web_env)
+    assert "https://www.nature.com/articles/graphene" in shown.stdout
+    exported = doiget("web", "research", "export", sid, "--format", "ris", env=web_env)
+    assert exported.returncode == 0, exported.stderr
+    assert "UR  - https://www.nature.com/articles/graphene" in exported.stdout
+    gone = doiget("web", "research", "show", "no-such-session", env=web_env)
+    assert gone.returncode != 0 and "expired or does not exist" in gone.stderr
+
+    patents = doiget("web", "patents", "robot hand", env=web_env)
+    assert patents.returncode != 0
+    assert "LENS_API_TOKEN" in patents.stderr and "EPO_OPS_KEY" in patents.stderr

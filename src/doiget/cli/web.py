@@ -38,6 +38,9 @@ _METHODS: dict[str, Callable[[WebCore, Mapping[str, Any]], Awaitable[Outcome]]] 
 }
 
 JsonFlag = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
+SessionOption = Annotated[
+    str | None, typer.Option("--session", help="Record what is found in this research session.")
+]
 out = Console()
 web_app = typer.Typer(help="Search the web and read pages (the web toolset).", no_args_is_help=True)
 
@@ -92,6 +95,7 @@ def search(
     exclude_terms: Annotated[str | None, typer.Option(help="Words to exclude.")] = None,
     provider: Annotated[str | None, typer.Option(help="Use this provider alone.")] = None,
     claim: Annotated[str | None, typer.Option(help="Claim to triage results against.")] = None,
+    session: SessionOption = None,
     json_output: JsonFlag = False,
 ) -> None:
     """Search the web (the web_search tool)."""
@@ -112,6 +116,7 @@ def search(
             "exclude_terms": exclude_terms,
             "provider": provider,
             "claim": claim,
+            "sessionId": session,
         },
         ("query",),
     )
@@ -141,6 +146,7 @@ def scrape(
     max_length: Annotated[
         int, typer.Option("--max-length", help="Byte cap on content (at most 5000000).")
     ] = DEFAULT_SCRAPE_BYTES,
+    session: SessionOption = None,
     json_output: JsonFlag = False,
 ) -> None:
     """Read a page or document (the scrape_page tool)."""
@@ -148,7 +154,7 @@ def scrape(
         ctx,
         "scrape_page",
         SCRAPE_PAGE,
-        {"url": url, "mode": mode, "max_length": max_length},
+        {"url": url, "mode": mode, "max_length": max_length, "sessionId": session},
         ("url",),
     )
     if _wants_json(ctx, json_output):
@@ -180,6 +186,7 @@ def search_and_scrape(
     ] = None,
     provider: Annotated[str | None, typer.Option(help="Search provider for the search.")] = None,
     claim: Annotated[str | None, typer.Option(help="Claim to gather evidence for.")] = None,
+    session: SessionOption = None,
     json_output: JsonFlag = False,
 ) -> None:
     """Search, read the top pages, and combine them (the search_and_scrape tool)."""
@@ -196,6 +203,7 @@ def search_and_scrape(
             "filter_by_query": filter_by_query,
             "provider": provider,
             "claim": claim,
+            "sessionId": session,
         },
         ("query",),
     )
@@ -232,6 +240,7 @@ def papers(
     pdf_only: Annotated[bool, typer.Option(help="Only papers with a PDF link.")] = False,
     sort_by: Annotated[str, typer.Option(help="relevance or date.")] = "relevance",
     provider: Annotated[str | None, typer.Option(help="Ask this index alone.")] = None,
+    session: SessionOption = None,
     json_output: JsonFlag = False,
 ) -> None:
     """Search scholarly indexes (the academic_search tool)."""
@@ -251,6 +260,7 @@ def papers(
             "pdf_only": pdf_only,
             "sort_by": sort_by,
             "provider": provider,
+            "sessionId": session,
         },
         ("query",),
     )
@@ -285,6 +295,7 @@ def patents(
     year_from: Annotated[int | None, typer.Option(help="First filing year.")] = None,
     year_to: Annotated[int | None, typer.Option(help="Last filing year.")] = None,
     provider: Annotated[str | None, typer.Option(help="lens or epo.")] = None,
+    session: SessionOption = None,
     json_output: JsonFlag = False,
 ) -> None:
     """Search patents (the patent_search tool)."""
@@ -305,6 +316,7 @@ def patents(
             "year_from": year_from,
             "year_to": year_to,
             "provider": provider,
+            "sessionId": session,
         },
         (),
     )
