@@ -93,6 +93,7 @@ async def test_one_failure_one_duplicate_one_capped_source(
         assert set(scores) == {"overall", "relevance", "freshness", "authority", "contentQuality"}
         assert all(0 <= value <= 1 for value in scores.values())
     assert len(body["combinedContent"].encode()) <= 2000
+    assert sum(len(source["content"].encode()) for source in body["sources"]) <= 2000
     overall = [source["scores"]["overall"] for source in body["sources"]]
     assert overall == sorted(overall, reverse=True)
     assert body["trust"] == "untrusted-external-content"
@@ -145,3 +146,47 @@ async def test_large_combined_result_becomes_a_link(
     outcome = await core.search_and_scrape({"query": "glacier retreat", "num_results": 4})
     assert outcome.link is not None
     assert outcome.body["linked"] is True and outcome.body["bytes"] >= 24 * 1024
+
+
+async def test_a_malformed_result_url_is_a_listed_failure(
+    core: WebCore, upstream: ReplayUpstream
+) -> None:
+    _route(upstream)
+    upstream.json(
+        *BRAVE,
+        {
+            "web": {
+                "results": [
+                    {"title": "Broken", "url": "https://xn--/"},
+                    {"title": "Glacier survey", "url": f"https://{HOST}/glaciers"},
+                ]
+            }
+        },
+    )
+    body = (await core.search_and_scrape({"query": "glacier retreat", "num_results": 2})).body
+    assert body["status"] == "partial"
+    assert body["scrapeFailures"][0]["url"] == "https://xn--/"
+    assert body["scrapeFailures"][0]["kind"] == "validation"
+
+
+async def test_pages_read_but_all_off_topic_say_so(core: WebCore, upstream: ReplayUpstream) -> None:
+    upstream.json(
+        *BRAVE, {"web": {"results": [{"title": "Bread", "url": f"https://{HOST}/bread"}]}}
+    )
+    upstream.route(
+        HOST,
+        "/bread",
+        Reply(
+            200,
+            _page("Bread", ["A recipe for bread with flour and water."] * 3),
+            {"Content-Type": "text/html"},
+        ),
+    )
+    body = (
+        await core.search_and_scrape(
+            {"query": "glacier retreat", "num_results": 1, "filter_by_query": True}
+        )
+    ).body
+    assert body["status"] == "failed"
+    assert body["summary"]["filteredOut"] == 1 and body["scrapeFailures"] == []
+    assert "none kept" in body["note"]

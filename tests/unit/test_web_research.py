@@ -288,8 +288,8 @@ async def test_the_session_file_is_sealed_and_named_by_hmac(
         session_id, "web_search", [{"url": f"https://a.org/{MARKER}", "title": MARKER}]
     )
     directory = settings.data_dir / DIR_NAME
-    (path,) = list(directory.iterdir())
-    assert session_id not in path.name
+    (path,) = [entry for entry in directory.iterdir() if not entry.name.startswith(".")]
+    assert not any(session_id in entry.name for entry in directory.iterdir())
     assert len(path.name) == 64
     blob = path.read_bytes()
     assert MARKER.encode() not in blob
@@ -320,6 +320,50 @@ async def test_concurrent_updates_lose_nothing(research: Research) -> None:
     view = await research.session({"sessionId": session_id})
     assert view["sourceCount"] == 25
     assert view["stepCount"] == 2
+
+
+async def test_two_stores_on_one_folder_lose_no_update(
+    research: Research, settings: Settings, clock: Clock
+) -> None:
+    # A CLI process and a server share the data folder: each has its own store.
+    session_id = await start(research)
+    network = Network(settings)
+    other = Research(settings, network, clock=clock)
+
+    async def found(core: Research, n: int) -> None:
+        await core.record_sources(session_id, "web_search", [{"url": f"https://b.org/{n}"}])
+
+    try:
+        async with anyio.create_task_group() as group:
+            for n in range(20):
+                group.start_soon(found, research if n % 2 else other, n)
+    finally:
+        await other.aclose()
+        await network.aclose()
+    view = await research.session({"sessionId": session_id})
+    assert view["sourceCount"] == 20
+
+
+async def test_a_file_sealed_with_another_key_is_left_in_place(
+    research: Research, settings: Settings, clock: Clock, tmp_path: Path
+) -> None:
+    session_id = await start(research)
+    foreign = load_settings(
+        {
+            "DOIGET_CONFIG": str(tmp_path / "absent.toml"),
+            "DOIGET_DATA_DIR": str(settings.data_dir),
+            "DOIGET_CACHE_KEY": "a different key held by another process",
+        }
+    )
+    network = Network(foreign)
+    stranger = Research(foreign, network, clock=clock)
+    try:
+        with pytest.raises(DoigetError):
+            await stranger.session({"sessionId": session_id})
+    finally:
+        await stranger.aclose()
+        await network.aclose()
+    assert (await research.session({"sessionId": session_id}))["sessionId"] == session_id
 
 
 # -- sources ------------------------------------------------------------------------------
@@ -423,3 +467,26 @@ async def test_export_of_an_empty_bibliography(research: Research) -> None:
         assert out["sourceCount"] == 0
     out = await research.export({"sessionId": session_id, "format": "json"})
     assert json.loads(out["document"])["steps"][0]["searchStep"] == "step 1 text"
+
+
+async def test_answers_match_the_declared_output_schemas_past_the_full_view(
+    research: Research,
+) -> None:
+    import jsonschema
+
+    from doiget.server.web_tools import web_toolset
+
+    schemas = {
+        spec.name: spec.output_schema
+        for spec in web_toolset(runtime=None).tools  # type: ignore[arg-type]
+    }
+    session_id = await start(research)
+    for number in range(2, 11):
+        answer = await research.step(step(number, session_id))
+        jsonschema.validate(answer, schemas["sequential_search"])
+    assert "summary" in answer
+    jsonschema.validate(
+        await research.session({"sessionId": session_id}), schemas["get_research_session"]
+    )
+    exported = await research.export({"sessionId": session_id, "format": "markdown"})
+    jsonschema.validate(exported, schemas["research_export"])

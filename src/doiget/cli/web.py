@@ -79,6 +79,11 @@ def _printable(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
+def _shown(value: Any) -> str:
+    """External text for rich output: control characters gone, markup escaped."""
+    return escape(_printable(str(value or "")))
+
+
 @web_app.command("search")
 @handles_errors
 def search(
@@ -124,14 +129,14 @@ def search(
         emit_json(body)
         return
     for number, result in enumerate(body.get("results", []), start=1):
-        out.print(f"[bold]{number}. {escape(result['title'])}[/bold]")
-        out.print(f"   {escape(result['url'])}")
+        out.print(f"[bold]{number}. {_shown(result['title'])}[/bold]")
+        out.print(f"   {_shown(result['url'])}")
         if result.get("snippet"):
-            out.print(f"   {escape(result['snippet'])}", style="dim")
+            out.print(f"   {_shown(result['snippet'])}", style="dim")
         if result.get("claimSignal"):
-            out.print(f"   claim: {escape(result['claimSignal'])}", style="green")
+            out.print(f"   claim: {_shown(result['claimSignal'])}", style="green")
     for note in body.get("notes", []):
-        out.print(f"note: {escape(note)}", style="yellow")
+        out.print(f"note: {_shown(note)}", style="yellow")
     hints = body.get("hints")
     if hints:
         out.print(f"No results ({hints['reason']}). Try: " + "; ".join(hints["suggestedActions"]))
@@ -212,12 +217,12 @@ def search_and_scrape(
         return
     for number, source in enumerate(body["sources"], start=1):
         score = source["scores"]["overall"]
-        out.print(f"[bold][{number}] {escape(source['title'])}[/bold] ({score:.2f})")
-        out.print(f"    {escape(source['url'])}")
+        out.print(f"[bold][{number}] {_shown(source['title'])}[/bold] ({score:.2f})")
+        out.print(f"    {_shown(source['url'])}")
         if source.get("claimSignal"):
-            out.print(f"    claim: {escape(source['claimSignal'])}", style="green")
+            out.print(f"    claim: {_shown(source['claimSignal'])}", style="green")
     for failure in body["scrapeFailures"]:
-        out.print(f"failed: {escape(failure['url'])}: {escape(failure['reason'])}", style="yellow")
+        out.print(f"failed: {_shown(failure['url'])}: {_shown(failure['reason'])}", style="yellow")
     summary = body["summary"]
     out.print(
         f"{body['status']}: {summary['urlsScraped']} of {summary['urlsSearched']} pages read, "
@@ -269,11 +274,11 @@ def papers(
         return
     for number, paper in enumerate(body["papers"], start=1):
         year = f" ({paper['year']})" if paper.get("year") else ""
-        out.print(f"[bold]{number}. {escape(paper['title'])}[/bold]{year}")
+        out.print(f"[bold]{number}. {_shown(paper['title'])}[/bold]{year}")
         if paper.get("ref"):
-            out.print(f"   ref: {escape(paper['ref'])}")
+            out.print(f"   ref: {_shown(paper['ref'])}")
         if paper.get("pdfUrl"):
-            out.print(f"   pdf: {escape(paper['pdfUrl'])}", style="green")
+            out.print(f"   pdf: {_shown(paper['pdfUrl'])}", style="green")
         if paper.get("retractionStatus", {}).get("retracted"):
             out.print("   RETRACTED", style="bold red")
     out.print(f"{body['resultCount']} of {body['totalResults']} from {body['source']}")
@@ -324,13 +329,13 @@ def patents(
         emit_json(body)
         return
     for patent in body["patents"]:
-        out.print(f"[bold]{escape(patent['number'])}[/bold] {escape(patent['title'])}")
+        out.print(f"[bold]{_shown(patent['number'])}[/bold] {_shown(patent['title'])}")
         owner = patent.get("assignee")
         dates = ", ".join(f"{k} {patent[k]}" for k in ("filed", "granted") if patent.get(k))
-        out.print(f"    {escape(owner or '')} {dates}".rstrip())
-        out.print(f"    {escape(patent['url'])}", style="dim")
+        out.print(f"    {_shown(owner or '')} {dates}".rstrip())
+        out.print(f"    {_shown(patent['url'])}", style="dim")
     for cluster in body.get("assigneeClusters", []):
-        out.print(f"  {cluster['count']:3d}  {escape(cluster['assignee'])}")
+        out.print(f"  {cluster['count']:3d}  {_shown(cluster['assignee'])}")
     hints = body.get("hints")
     if hints:
         out.print(f"No patents ({hints['reason']}). Try: " + "; ".join(hints["suggestedActions"]))
@@ -409,14 +414,17 @@ def research_show(
     if _wants_json(ctx, json_output):
         emit_json(body)
         return
-    out.print(f"[bold]{escape(str(body.get('researchGoal', '')))}[/bold] ({session})")
-    for item in body.get("steps", [body] if "stepNumber" in body else []):
+    out.print(f"[bold]{_shown(body.get('researchGoal'))}[/bold] ({session})")
+    if "step" in body:  # one step asked for
+        out.print(json.dumps(body["step"], ensure_ascii=False, indent=2), markup=False)
+        return
+    for item in body.get("stepIndex", []):
         note = f" (superseded by {item['supersededBy']})" if item.get("supersededBy") else ""
-        out.print(f"{item['stepNumber']}. {escape(item['searchStep'])}{note}")
+        out.print(f"{item['stepNumber']}. [{item['branchId']}] {_shown(item['oneLiner'])}{note}")
     for gap in body.get("gaps", []):
-        out.print(f"gap (step {gap['foundInStep']}): {escape(gap['gap'])}", style="yellow")
+        out.print(f"gap (step {gap['foundInStep']}): {_shown(gap['gap'])}", style="yellow")
     for source in body.get("sources", []):
-        out.print(f"- {escape(source.get('title') or '')} {escape(source.get('url') or '')}")
+        out.print(f"- {_shown(source.get('title'))} {_shown(source.get('url'))}")
 
 
 @research_app.command("export")
@@ -443,4 +451,4 @@ def research_export(
     if _wants_json(ctx, json_output):
         emit_json(body)
         return
-    typer.echo(body["document"])
+    typer.echo(_printable(body["document"]))

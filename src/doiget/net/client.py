@@ -352,7 +352,10 @@ class SourceClient:
         if upgradable and current.scheme == "http" and self.allowlist.allows(current.host):
             current = current.copy_with(scheme="https")
         for hop in range(MAX_REDIRECTS + 1):
-            self._check_destination(current, hop)
+            try:
+                self._check_destination(current, hop)
+            except (httpx.InvalidURL, UnicodeError) as exc:
+                raise self._unusable_url(str(current), exc) from None
             request = _Request(method, current, headers, body)
             outcome = await self._attempts(request, hop, accept_status, timeouts, consume)
             if not isinstance(outcome, _Redirect):
@@ -417,6 +420,14 @@ class SourceClient:
         except AddressRefused as exc:
             raise self._ssrf_denial(exc, hop) from None
 
+    def _unusable_url(self, url: str, exc: Exception) -> DoigetError:
+        """A URL (often from upstream data) whose host cannot be encoded, e.g. a bad
+        IDNA label: refused as bad input, never a crash."""
+        return DoigetError(
+            ErrorCode.INVALID_REF,
+            f"{self.source}: {redact_url(url)} is not a usable URL ({type(exc).__name__}).",
+        )
+
     def _ssrf_denial(self, exc: AddressRefused, hop: int) -> DoigetError:
         return denied(
             ErrorCode.CAPABILITY_DENIED,
@@ -479,6 +490,8 @@ class SourceClient:
                                 return await consume(response, hop)
             except AddressRefused as exc:
                 raise self._ssrf_denial(exc, hop) from None
+            except (httpx.InvalidURL, UnicodeError) as exc:
+                raise self._unusable_url(str(url), exc) from None
             except TimeoutError:
                 last = _Failure(f"took longer than {timeouts.total:.0f} s", timed_out=True)
             except httpx.TimeoutException:

@@ -235,9 +235,12 @@ SESSION_OUTPUT: Final = {
         "currentStep": {"type": "integer"},
         "isComplete": {"type": "boolean"},
         "steps": {"type": "array"},
-        "summary": {"type": "object"},
+        "summary": {"type": "string"},
+        "stepIndex": {"type": "array"},
+        "lastSteps": {"type": "array"},
         "gaps": {"type": "array"},
         "sources": {"type": "array"},
+        "sourceCount": {"type": "integer"},
         "trust": _TRUST,
     },
 }
@@ -426,7 +429,7 @@ def web_toolset(runtime: Runtime) -> Toolset:
             ),
             ACADEMIC_INPUTS,
             ("query",),
-            ACADEMIC_OUTPUT,
+            _or_linked(ACADEMIC_OUTPUT),
             READS_WEB,
             tools.academic_search,
             WEB_ENVELOPE,
@@ -460,8 +463,8 @@ def web_toolset(runtime: Runtime) -> Toolset:
             "sequential_search",
             describe(
                 when="Track a multi-step research effort: record each step, revisions and "
-                "branches, and what is still unknown; every web or paper tool called with "
-                "the sessionId adds its sources to the session.",
+                "branches, and what is still unknown; every web tool (search, scrape, "
+                "papers, patents) called with the sessionId adds its sources to the session.",
                 inputs="searchStep (what this step does); stepNumber (1 starts a session); "
                 "nextStepNeeded; sessionId (required after step 1); researchGoal; reasoning; "
                 "confidence 0-1; rejectedApproaches; isRevision + revisesStep; "

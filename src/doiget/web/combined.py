@@ -1,7 +1,9 @@
 """search_and_scrape: one search, its result pages read concurrently, ranked and combined.
 
 A failed page never fails the call: it is listed in ``scrapeFailures`` and the status
-becomes ``partial``. Paragraphs already seen in a higher-ranked page are dropped.
+becomes ``partial``. Pages are scored, filtered and ranked on their whole text; then,
+in rank order, paragraphs a higher-ranked page already has are dropped and the
+contents are cut to one shared byte budget (``total_max_length``).
 Scores (each 0-1) are transparent: relevance is the share of the query's content
 words the page contains; freshness decays with the page's age (0.5 when unknown);
 authority follows the source's authority tier; content quality follows the amount of
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
@@ -21,10 +24,12 @@ import anyio
 
 from doiget.errors import DoigetError
 from doiget.web.claim import claim_signal, content_words, split_sentences
-from doiget.web.failure import failure_of
+from doiget.web.failure import Kind, failure_of, web_error
 from doiget.web.outcome import TRUST
 from doiget.web.router import Router
 from doiget.web.scrape.measure import truncate_utf8
+
+logger = logging.getLogger("doiget.web")
 
 Search = Callable[[Mapping[str, Any]], Awaitable[dict[str, Any]]]
 Scrape = Callable[[str, int], Awaitable[dict[str, Any]]]
@@ -124,6 +129,12 @@ async def _read_all(
                 pages[slot] = await scrape(url, per_source)
             except DoigetError as error:
                 failures[slot] = _failure(url, error)
+            except Exception as exc:  # one page's extractor bug must not sink the rest
+                logger.exception("reading %s for search_and_scrape failed", url)
+                internal = web_error(
+                    Kind.INTERNAL, f"reading {url} failed unexpectedly ({type(exc).__name__})."
+                )
+                failures[slot] = _failure(url, internal)
 
     async with anyio.create_task_group() as tasks:
         for slot, url in enumerate(urls):
@@ -161,6 +172,25 @@ def _source(
     return source
 
 
+def _trimmed(
+    ranked: list[dict[str, Any]], deduplicate: bool, budget: int
+) -> tuple[list[dict[str, Any]], int]:
+    """Sources in rank order without paragraphs a higher-ranked one has, their contents
+    together within ``budget`` bytes; and how many were nothing but repeats."""
+    seen: set[str] = set()
+    kept: list[dict[str, Any]] = []
+    duplicates = 0
+    for source in ranked:
+        content = _dedup(source["content"], seen) if deduplicate else source["content"]
+        if not content.strip():
+            duplicates += 1
+            continue
+        content, _ = truncate_utf8(content, max(budget, 0))
+        budget -= len(content.encode("utf-8"))
+        kept.append({**source, "content": content, "wordCount": len(content.split())})
+    return kept, duplicates
+
+
 def _combined(sources: list[dict[str, Any]], limit: int) -> str:
     text = "\n\n".join(
         f"## [{number}] {source['title']}\n{source['url']}\n\n{source['content']}"
@@ -192,23 +222,20 @@ async def search_and_scrape(
         int(args.get("max_length_per_source", 50_000)),
     )
 
-    seen: set[str] = set()
-    sources: list[dict[str, Any]] = []
-    duplicates = 0
-    for result, page in zip(results, pages, strict=True):
-        if page is None:
-            continue
-        content = page["content"]
-        if args.get("deduplicate", True):
-            content = _dedup(content, seen)
-        if not content.strip():
-            duplicates += 1
-            continue
-        sources.append(_source(result, page, content, args, today()))
+    sources = [
+        _source(result, page, page["content"], args, today())
+        for result, page in zip(results, pages, strict=True)
+        if page is not None
+    ]
     sparse = sum(source["wordCount"] < SPARSE_WORDS for source in sources)
+    read = len(sources)
     if args.get("filter_by_query", args.get("claim") is not None):
         sources = [s for s in sources if s["scores"]["relevance"] >= RELEVANCE_FLOOR]
+    filtered_out = read - len(sources)
     sources.sort(key=lambda source: -source["scores"]["overall"])
+    sources, duplicates = _trimmed(
+        sources, bool(args.get("deduplicate", True)), int(args.get("total_max_length", 300_000))
+    )
     combined = _combined(sources, int(args.get("total_max_length", 300_000)))
     if not args.get("include_sources", True):
         for source in sources:
@@ -226,13 +253,20 @@ async def search_and_scrape(
             "urlsScraped": sum(page is not None for page in pages),
             "urlsFailed": len(failures),
             "duplicatesRemoved": duplicates,
+            "filteredOut": filtered_out,
             "sparseSources": sparse,
             "processingTimeMs": int((time.monotonic() - started) * 1000),
         },
     }
     if "hints" in found:
         body["hints"] = found["hints"]
-    if status == "failed":
+    if status == "failed" and read:
+        body["note"] = (
+            f"{read} page(s) were read but none kept: off-topic for the query "
+            f"({filtered_out}) or repeating a kept page ({duplicates}); set filter_by_query "
+            "false, or rephrase the query."
+        )
+    elif status == "failed":
         body["note"] = (
             "No page could be read: see scrapeFailures and hints; try other search terms, "
             f"another provider ({', '.join(router.healthy()) or 'none healthy'}), or "

@@ -91,13 +91,16 @@ def _result(hit: SearchHit, claim: str | None) -> dict[str, Any]:
     return result
 
 
-def zero_result_hints(applied: Sequence[str], alternatives: Iterable[str]) -> dict[str, Any]:
-    """The ``hints`` of a search that found nothing (web_search, academic_search).
+def zero_result_hints(
+    applied: Sequence[str], alternatives: Iterable[str], extra_actions: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The ``hints`` of a search that found nothing (web, academic and patent search).
 
     ``applied`` names the filters that were in force, ``alternatives`` the providers
-    worth trying instead.
+    worth trying instead, ``extra_actions`` advice of the tool's own.
     """
     actions = [f"remove the {name} filter" for name in applied]
+    actions += extra_actions
     actions += [f"try provider={name}" for name in alternatives]
     actions.append("rephrase the query with fewer or more general terms")
     return {

@@ -13,7 +13,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from doiget.config import Settings
 from doiget.errors import DoigetError
@@ -28,6 +28,10 @@ from doiget.web.research import Research
 from doiget.web.router import Router
 from doiget.web.scrape.service import Scraper
 from doiget.web.search import web_search
+
+if TYPE_CHECKING:
+    from doiget.web.academic import Academic
+    from doiget.web.patents import Patents
 
 logger = logging.getLogger("doiget.web")
 
@@ -56,6 +60,8 @@ class WebCore:
         self._cache = _cache_or_none(settings, clock)
         self.artifacts = Artifacts(self._cache, clock=clock) if self._cache is not None else None
         self.research = Research(settings, self.network, clock)
+        self._academic: Academic | None = None
+        self._patents: Patents | None = None
 
     async def aclose(self) -> None:
         """Close the cache, and the network pools when this core built them."""
@@ -97,9 +103,16 @@ class WebCore:
     async def _recorded(
         self, tool: str, args: Mapping[str, Any], body: dict[str, Any], meta: Meta
     ) -> Outcome:
-        """Record what ``tool`` found in the call's session, then finish the result."""
+        """Record what ``tool`` found in the call's session, then finish the result.
+
+        The result is the caller's either way: a session that expired meanwhile (or a
+        store that failed) is reported in ``_meta``, not by losing the answer.
+        """
         if args.get("sessionId"):
-            await self.research.record_sources(str(args["sessionId"]), tool, sources_of(body))
+            try:
+                await self.research.record_sources(str(args["sessionId"]), tool, sources_of(body))
+            except DoigetError as error:
+                meta = {**(meta or {}), "sessionWarning": error.message}
         return await self._finish(body, meta)
 
     async def search_and_scrape(self, args: Mapping[str, Any]) -> Outcome:
@@ -120,19 +133,29 @@ class WebCore:
         """academic_search."""
         from doiget.web.academic import INPUTS, Academic
 
+        if self._academic is None:
+            self._academic = Academic(self.settings, self.network)
+        academic = self._academic
+
         async def compute() -> Computed:
-            return await Academic(self.settings, self.network).search(args), None
+            return await academic.search(args), None
 
         await self._session_open(args)
+        # Whether Unpaywall can be asked decides pdfUrl and what open_access keeps.
+        context = {"unpaywall": self.settings.email is not None}
         return await self._recorded(
-            "academic_search", args, *await self._cached("academic_search", args, INPUTS, compute)
+            "academic_search",
+            args,
+            *await self._cached("academic_search", args, INPUTS, compute, context, keep=_settled),
         )
 
     async def patent_search(self, args: Mapping[str, Any]) -> Outcome:
         """patent_search (an empty answer is not cached: a later call may find more)."""
         from doiget.web.patents import INPUTS, Patents
 
-        patents = Patents(self.settings, self.network)
+        if self._patents is None:
+            self._patents = Patents(self.settings, self.network)
+        patents = self._patents
 
         async def compute() -> Computed:
             return await patents.search(args), None
@@ -148,7 +171,7 @@ class WebCore:
                 INPUTS,
                 compute,
                 context,
-                keep=lambda body: bool(body.get("resultCount")),
+                keep=lambda body: bool(body.get("resultCount")) and _settled(body),
             ),
         )
 
@@ -239,6 +262,12 @@ class WebCore:
         return Outcome(inline, meta, link)
 
 
+def _settled(body: Mapping[str, Any]) -> bool:
+    """Whether an answer may be cached: not one that carries notes (a provider that
+    failed and was skipped, a filter not applied), which may not hold next time."""
+    return not body.get("notes")
+
+
 def sources_of(body: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The sources a web tool result names, in the shape sessions record."""
     if "results" in body:  # web_search
@@ -250,7 +279,11 @@ def sources_of(body: Mapping[str, Any]) -> list[dict[str, Any]]:
     if "papers" in body:  # academic_search
         keys = ("url", "title", "doi", "authors", "year", "journal")
         return [
-            {**{key: paper[key] for key in keys if key in paper}, "kind": "paper"}
+            {
+                **{key: paper[key] for key in keys if key in paper},
+                "authors": [name for name in paper.get("authors", []) if name != "et al."],
+                "kind": "paper",
+            }
             for paper in body["papers"]
         ]
     metadata = body["citation"]["metadata"]  # scrape_page
@@ -284,8 +317,17 @@ def _valid_unicode(body: dict[str, Any]) -> dict[str, Any]:
 
 def _summary(body: Mapping[str, Any]) -> str:
     """One line saying what a linked result holds."""
-    if "results" in body:
-        return f"{body.get('resultCount', 0)} web results for {body.get('query', '')!r}"
+    query = body.get("query", "")
+    if "combinedContent" in body:
+        return f"{len(body['sources'])} pages read and combined for {query!r} ({body['status']})"
+    if "document" in body:
+        return (
+            f"{body['format']} export of research session {body['sessionId']} "
+            f"({body['stepCount']} steps, {body['sourceCount']} sources)"
+        )
+    for items, noun in (("results", "web results"), ("papers", "papers"), ("patents", "patents")):
+        if items in body:
+            return f"{body.get('resultCount', 0)} {noun} for {query!r}"
     title = (body.get("metadata") or {}).get("title") or body.get("url", "")
     return (
         f"{body.get('contentType') or 'content'} of {body.get('url', '')} "

@@ -137,6 +137,10 @@ class _Sealed:
                 self._locks.pop(session_id, None)
 
 
+# How long an update waits for another process holding the same session.
+LOCK_SECONDS: Final = 10.0
+
+
 class DiskSessionStore(_Sealed):
     """One sealed file per session in a private directory.
 
@@ -167,18 +171,42 @@ class DiskSessionStore(_Sealed):
             await anyio.to_thread.run_sync(self._create_blocking, session_id, session)
 
     async def load(self, session_id: str) -> Session | None:
-        """The live session, else None; an expired or unreadable file is removed."""
+        """The live session, else None (expired files go in the sweep before a create)."""
         return await anyio.to_thread.run_sync(self._load_blocking, session_id)
 
     async def update(self, session_id: str, change: Callable[[Session], T]) -> T:
-        """Read, change and rewrite a session under its lock."""
+        """Read, change and rewrite a session under its lock.
+
+        The lock is held in this process (an anyio lock) and across processes (a lock
+        file beside the session), since the CLI and a server may share the folder.
+        """
+        import filelock
+
         async with self._locked(session_id):
-            session = await self.load(session_id)
-            if session is None:
+            if not self._directory.is_dir():
                 raise session_missing(session_id)
-            result = change(session)
-            await anyio.to_thread.run_sync(self._write_blocking, session_id, session)
-            return result
+            between_processes = filelock.FileLock(
+                str(self._directory / f".{self.name(session_id)}.lock"),
+                timeout=LOCK_SECONDS,
+                thread_local=False,
+            )
+            try:
+                await anyio.to_thread.run_sync(between_processes.acquire)
+            except filelock.Timeout as exc:
+                raise web_error(
+                    Kind.TIMEOUT,
+                    f"research session {session_id} is being updated by another process; "
+                    "retry in a moment.",
+                ) from exc
+            try:
+                session = await self.load(session_id)
+                if session is None:
+                    raise session_missing(session_id)
+                result = change(session)
+                await anyio.to_thread.run_sync(self._write_blocking, session_id, session)
+                return result
+            finally:
+                between_processes.release()
 
     async def aclose(self) -> None:
         """Nothing to release: files are opened per call."""
@@ -207,7 +235,7 @@ class DiskSessionStore(_Sealed):
                         _remove(path)
                     continue
                 if info.st_mtime + self._ttl <= now:
-                    _remove(path)
+                    _remove_session_files(path)
                 else:
                     live.append((info.st_mtime, path))
         live.sort()
@@ -217,7 +245,7 @@ class DiskSessionStore(_Sealed):
                 "research sessions: cap of %d reached, evicting the longest idle",
                 self._max_sessions,
             )
-            _remove(path)
+            _remove_session_files(path)
 
     def _load_blocking(self, session_id: str) -> Session | None:
         path = self.path_for(session_id)
@@ -228,10 +256,9 @@ class DiskSessionStore(_Sealed):
         except OSError as exc:
             logger.warning("research sessions: cannot read %s: %s", path, exc)
             return None
-        session = self._unseal(session_id, blob)
-        if session is None:
-            _remove(path)
-        return session
+        # An unreadable file may belong to a process with another key: it is left for
+        # the expiry sweep, never deleted on sight.
+        return self._unseal(session_id, blob)
 
     def _write_blocking(self, session_id: str, session: Session) -> None:
         now = self._clock()
@@ -382,3 +409,9 @@ def open_session_store(settings: Settings, clock: Clock = time.time) -> SessionS
     if settings.redis_url:
         return RedisSessionStore(settings.redis_url, secret, clock)
     return DiskSessionStore(settings.data_dir / DIR_NAME, secret, clock)
+
+
+def _remove_session_files(path: Path) -> None:
+    """A session's file and its cross-process lock file."""
+    _remove(path)
+    _remove(path.with_name(f".{path.name}.lock"))

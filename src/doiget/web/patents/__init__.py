@@ -231,24 +231,19 @@ def cluster_by_assignee(
 
 def _hints(args: Mapping[str, Any], others: tuple[str, ...]) -> dict[str, Any]:
     """Why nothing came back and how to widen the search (web_search's hint shape)."""
-    from doiget.web.search import EPISTEMIC_WARNING
+    from doiget.web.search import zero_result_hints
 
     applied = [
         name
         for name in FILTERS
         if args.get(name) is not None and (name != "patent_office" or args[name] != "all")
     ]
-    actions = [f"remove the {name} filter" for name in applied]
-    if args.get("search_type") == "specific":
-        actions.append("use search_type=prior_art to match the terms instead of an exact title")
-    actions += [f"try provider={name}" for name in others]
-    actions.append("rephrase the query with fewer or more general terms")
-    return {
-        "reason": "filters_too_restrictive" if applied else "no_match",
-        "filtersApplied": applied,
-        "suggestedActions": actions,
-        "epistemicWarning": EPISTEMIC_WARNING,
-    }
+    extra = (
+        ["use search_type=prior_art to match the terms instead of an exact title"]
+        if args.get("search_type") == "specific"
+        else []
+    )
+    return zero_result_hints(applied, others, extra)
 
 
 class Patents:

@@ -56,9 +56,10 @@ def checked_url(raw: str) -> httpx.URL:
     """``raw`` as an http(s) URL with a host, or a validation error."""
     try:
         url = httpx.URL(raw.strip())
-    except (httpx.InvalidURL, ValueError) as exc:
+        host = url.host  # decoding a bad IDNA label fails here
+    except (httpx.InvalidURL, ValueError) as exc:  # UnicodeError is a ValueError
         raise web_error(Kind.VALIDATION, f"{raw[:200]!r} is not a valid URL: {exc}.") from exc
-    if url.scheme not in ("http", "https") or not url.host:
+    if url.scheme not in ("http", "https") or not host:
         raise web_error(
             Kind.VALIDATION,
             f"URL rejected for {raw[:200]}: only http(s) URLs with a host can be read. "
