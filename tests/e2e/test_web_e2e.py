@@ -338,3 +338,32 @@ def test_cli_research_session_papers_and_patents(
     patents = doiget("web", "patents", "robot hand", env=web_env)
     assert patents.returncode != 0
     assert "LENS_API_TOKEN" in patents.stderr and "EPO_OPS_KEY" in patents.stderr
+
+
+async def test_a_scholar_tool_records_its_paper_in_a_research_session(
+    web_env: dict[str, str], upstream: ReplayUpstream
+) -> None:
+    from scholarutil import route_pubmed_record
+
+    route_pubmed_record(upstream)
+    async with mcp_session(web_env, toolsets="scholar,web") as session:
+        sid = (
+            await _step(
+                session, {"searchStep": "Find the paper", "stepNumber": 1, "nextStepNeeded": True}
+            )
+        )["sessionId"]
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        assert "sessionId" in tools["get_pubmed_paper"].input_schema["properties"]
+        assert "sessionId" not in tools["pubmed_to_bibtex"].input_schema["properties"]
+        paper = await session.call_tool("get_pubmed_paper", {"pmid": "38147649", "sessionId": sid})
+        assert not paper.is_error
+        gone = await session.call_tool(
+            "get_pubmed_paper", {"pmid": "38147649", "sessionId": "nope"}
+        )
+        assert gone.is_error and "expired or does not exist" in gone.content[0].text  # type: ignore[union-attr]
+        stored = (
+            await _call(session, "get_research_session", {"sessionId": sid})
+        ).structured_content
+    (source,) = stored["sources"]
+    assert source["kind"] == "paper" and source["tool"] == "get_pubmed_paper"
+    assert "pubmed.ncbi.nlm.nih.gov" in source["url"]

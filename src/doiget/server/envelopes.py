@@ -82,6 +82,8 @@ class ScholarEnvelope:
 
 def scholar_error_text(error: DoigetError) -> str:
     """The spec's error string for ``error``: its class first, then what to do."""
+    if (error.details or {}).get("kind"):  # a research session's error: say what it is
+        return f"Invalid parameter: {error.message}"
     if error.code is ErrorCode.NOT_FOUND:
         return "Paper not found"
     if error.code is ErrorCode.INVALID_REF:

@@ -7,9 +7,12 @@ adds ``ref`` (a DOI or arXiv id doiget_fetch_paper takes, or null). Handlers cal
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
+from doiget.errors import DoigetError
 from doiget.runtime import Runtime
 from doiget.server.envelopes import SCHOLAR_ENVELOPE
 from doiget.server.toolset import (
@@ -24,8 +27,11 @@ from doiget.server.toolset import (
     tool_spec,
 )
 
+logger = logging.getLogger("doiget.scholar")
+
 if TYPE_CHECKING:
     from doiget.scholar.service import Scholar, SearchRequest
+    from doiget.web.research import Research
 
 READS_REMOTE: Final = Hints(read_only=True, destructive=False, idempotent=True, open_world=True)
 
@@ -130,13 +136,86 @@ _LOOKUP_ERRORS: Final = (
 _CACHE: Final = "Answers are reused for 10 minutes (DOIGET_SCHOLAR_CACHE_TTL): a repeat is free."
 
 
+# Tools whose results a research session can record (the BibTeX exports are not).
+SESSION_LINKED: Final = frozenset(
+    {
+        "search_arxiv",
+        "get_arxiv_paper",
+        "search_semantic_scholar",
+        "get_semantic_scholar_paper",
+        "get_paper_citations",
+        "search_pubmed",
+        "get_pubmed_paper",
+    }
+)
+
+
+def scholar_sources(result: Any) -> list[dict[str, Any]]:
+    """The papers of a scholar result in the shape research sessions record."""
+    found = []
+    for item in result if isinstance(result, list) else [result]:
+        if not isinstance(item, dict):
+            continue
+        source: dict[str, Any] = {
+            "url": item.get("url"),
+            "title": item.get("title"),
+            "kind": "paper",
+        }
+        ref = item.get("ref")
+        doi = item.get("doi") or (ref if isinstance(ref, str) and ref.startswith("10.") else None)
+        if doi:
+            source["doi"] = doi
+        names = [a.get("name") if isinstance(a, dict) else a for a in item.get("authors") or []]
+        source["authors"] = [name for name in names if isinstance(name, str) and name]
+        year = str(item.get("year") or item.get("published") or "")[:4]
+        if year.isdigit():
+            source["year"] = int(year)
+        found.append(source)
+    return found
+
+
 class ScholarTools:
     """Handlers sharing one lazily built :class:`Scholar`."""
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self._core = LazyCore(self._build)
-        self.close = self._core.close
+        self._research = LazyCore(self._build_research)
+
+    async def close(self) -> None:
+        """Close the scholar core and the research session store, if built."""
+        await self._core.close()
+        await self._research.close()
+
+    def _build_research(self) -> Research:
+        from doiget.web.research import Research
+
+        return Research(self.runtime.settings, self.runtime.network())
+
+    def session_linked(self, spec: ToolSpec) -> ToolSpec:
+        """``spec`` taking a ``sessionId``: its results are recorded in that research
+        session (which must exist before the call)."""
+        from doiget.web.params import SESSION_ID
+
+        inner = spec.handler
+
+        async def handle(args: Mapping[str, Any], call: ToolCall) -> Any:
+            session_id = args.get("sessionId")
+            if not session_id:
+                return await inner(args, call)
+            await self._research.get().require(session_id)
+            result = await inner({k: v for k, v in args.items() if k != "sessionId"}, call)
+            try:
+                await self._research.get().record_sources(
+                    session_id, spec.name, scholar_sources(result)
+                )
+            except DoigetError as error:  # the answer is the caller's either way
+                logger.warning("not recorded in session %s: %s", session_id, error.message)
+            return result
+
+        schema = dict(spec.input_schema)
+        schema["properties"] = {**schema["properties"], "sessionId": SESSION_ID}
+        return replace(spec, input_schema=schema, handler=handle)
 
     def _build(self) -> Scholar:
         from doiget.scholar.service import Scholar
@@ -393,6 +472,7 @@ def scholar_toolset(runtime: Runtime) -> Toolset:
             tools.lookup("pubmed_to_bibtex", "pmid"),
         ),
     ]
+    specs = [tools.session_linked(spec) if spec.name in SESSION_LINKED else spec for spec in specs]
     return Toolset(
         "scholar",
         specs,
