@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
+from webutil import open_core
 
-from doiget.config import load_settings
 from doiget.web.service import WebCore
 
-from netutil import make_network
 from replay import ReplayUpstream, Reply
 
 BRAVE = ("api.search.brave.com", "/res/v1/web/search")
@@ -33,11 +32,8 @@ GLACIER = [
 
 @pytest.fixture
 async def core(doiget_env: dict[str, str]) -> AsyncIterator[WebCore]:
-    env = {**doiget_env, "BRAVE_API_KEY": "brave-test-key"}
-    web = WebCore(load_settings(env), make_network(env))
-    yield web
-    await web.network.aclose()
-    await web.aclose()
+    async with open_core({**doiget_env, "BRAVE_API_KEY": "brave-test-key"}) as web:
+        yield web
 
 
 def _route(upstream: ReplayUpstream) -> None:

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from webutil import open_core
 
 from doiget.config import load_settings
 from doiget.errors import DoigetError
@@ -44,11 +45,8 @@ ROWS = (
 
 @pytest.fixture
 async def core(doiget_env: dict[str, str]) -> AsyncIterator[WebCore]:
-    env = {**doiget_env, "BRAVE_API_KEY": "brave-test-key"}
-    web = WebCore(load_settings(env), make_network(env))
-    yield web
-    await web.network.aclose()
-    await web.aclose()
+    async with open_core({**doiget_env, "BRAVE_API_KEY": "brave-test-key"}) as web:
+        yield web
 
 
 async def test_results_are_deduplicated_with_reputation_and_trust(

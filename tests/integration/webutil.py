@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -56,3 +56,20 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
+
+
+@asynccontextmanager
+async def open_core(env: dict[str, str], **options: Any) -> AsyncIterator[Any]:
+    """A WebCore built from ``env`` as the program builds it, closed afterwards."""
+    from doiget.config import load_settings
+    from doiget.web.service import WebCore
+
+    from netutil import make_network
+
+    network = make_network(env)
+    web = WebCore(load_settings(env), network, **options)
+    try:
+        yield web
+    finally:
+        await network.aclose()
+        await web.aclose()

@@ -38,6 +38,9 @@ _METHODS: dict[str, Callable[[WebCore, Mapping[str, Any]], Awaitable[Outcome]]] 
 }
 
 JsonFlag = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
+NumResults = Annotated[int, typer.Option("--num-results", "-n", help="1-10.")]
+YearFrom = Annotated[int | None, typer.Option(help="First year.")]
+YearTo = Annotated[int | None, typer.Option(help="Last year.")]
 SessionOption = Annotated[
     str | None, typer.Option("--session", help="Record what is found in this research session.")
 ]
@@ -89,7 +92,7 @@ def _shown(value: Any) -> str:
 def search(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="Search terms.")],
-    num_results: Annotated[int, typer.Option("--num-results", "-n", help="1-10.")] = 5,
+    num_results: NumResults = 5,
     time_range: Annotated[str | None, typer.Option(help="day, week, month or year.")] = None,
     safe: Annotated[str, typer.Option(help="off, medium or high.")] = "medium",
     language: Annotated[str | None, typer.Option(help="ISO 639-1 code.")] = None,
@@ -177,7 +180,7 @@ def scrape(
 def search_and_scrape(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="Search terms.")],
-    num_results: Annotated[int, typer.Option("--num-results", "-n", help="1-10.")] = 3,
+    num_results: NumResults = 3,
     dedup: Annotated[
         bool, typer.Option("--dedup/--no-dedup", help="Drop repeated paragraphs.")
     ] = True,
@@ -235,9 +238,9 @@ def search_and_scrape(
 def papers(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="Topic or title words.")],
-    num_results: Annotated[int, typer.Option("--num-results", "-n", help="1-10.")] = 5,
-    year_from: Annotated[int | None, typer.Option(help="First publication year.")] = None,
-    year_to: Annotated[int | None, typer.Option(help="Last publication year.")] = None,
+    num_results: NumResults = 5,
+    year_from: YearFrom = None,
+    year_to: YearTo = None,
     source: Annotated[
         str, typer.Option(help="all, arxiv, pubmed, openalex, crossref or semantic_scholar.")
     ] = "all",
@@ -289,7 +292,7 @@ def papers(
 def patents(
     ctx: typer.Context,
     query: Annotated[str | None, typer.Argument(help="What the invention does.")] = None,
-    num_results: Annotated[int, typer.Option("--num-results", "-n", help="1-10.")] = 5,
+    num_results: NumResults = 5,
     search_type: Annotated[
         str, typer.Option(help="prior_art, specific or landscape.")
     ] = "prior_art",
@@ -297,8 +300,8 @@ def patents(
     assignee: Annotated[str | None, typer.Option(help="Applicant / owner.")] = None,
     inventor: Annotated[str | None, typer.Option(help="Inventor name.")] = None,
     cpc: Annotated[str | None, typer.Option(help="CPC code, e.g. G06F.")] = None,
-    year_from: Annotated[int | None, typer.Option(help="First filing year.")] = None,
-    year_to: Annotated[int | None, typer.Option(help="Last filing year.")] = None,
+    year_from: YearFrom = None,
+    year_to: YearTo = None,
     provider: Annotated[str | None, typer.Option(help="lens or epo.")] = None,
     session: SessionOption = None,
     json_output: JsonFlag = False,
