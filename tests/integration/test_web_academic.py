@@ -19,8 +19,10 @@ import pytest
 from doiget.config import load_settings
 from doiget.errors import DoigetError
 from doiget.refs import MCP_REF_PATTERN, parse_ref
-from doiget.web.academic import INPUTS, PROVIDERS, Academic, cut_abstract
+from doiget.web.academic import Academic, cut_abstract
 from doiget.web.failure import Kind, failure_of
+from doiget.web.params import ACADEMIC_PROVIDERS as PROVIDERS
+from doiget.web.params import ACADEMIC_SEARCH as INPUTS
 
 from netutil import make_network
 from replay import FIXTURES, ReplayUpstream, Reply

@@ -21,7 +21,8 @@ from doiget.config import load_settings
 from doiget.errors import DoigetError
 from doiget.net.network import Network
 from doiget.web.failure import Kind, failure_of
-from doiget.web.patents import INPUTS, Patents
+from doiget.web.params import PATENT_SEARCH as INPUTS
+from doiget.web.patents import Patents
 from doiget.web.search import EPISTEMIC_WARNING
 
 from netutil import make_network

@@ -19,7 +19,20 @@ from doiget.cli.output import JSON_OPTION_HELP, emit_json, handles_errors, run_c
 from doiget.cli.output import wants_json as _wants_json
 from doiget.server.toolset import object_schema
 from doiget.server.validation import validate_arguments
-from doiget.web.params import DEFAULT_SCRAPE_BYTES, SCRAPE_PAGE, SEARCH_AND_SCRAPE, WEB_SEARCH
+from doiget.web.params import (
+    ACADEMIC_SEARCH,
+    DEFAULT_SCRAPE_BYTES,
+    EXPORT_INPUTS,
+    EXPORT_REQUIRED,
+    GET_SESSION_INPUTS,
+    GET_SESSION_REQUIRED,
+    PATENT_SEARCH,
+    SCRAPE_PAGE,
+    SEARCH_AND_SCRAPE,
+    SEQUENTIAL_SEARCH_INPUTS,
+    SEQUENTIAL_SEARCH_REQUIRED,
+    WEB_SEARCH,
+)
 
 if TYPE_CHECKING:
     from doiget.web.outcome import Outcome
@@ -252,12 +265,10 @@ def papers(
     json_output: JsonFlag = False,
 ) -> None:
     """Search scholarly indexes (the academic_search tool)."""
-    from doiget.web.academic import INPUTS
-
     body = _call(
         ctx,
         "academic_search",
-        INPUTS,
+        ACADEMIC_SEARCH,
         {
             "query": query,
             "num_results": num_results,
@@ -307,12 +318,10 @@ def patents(
     json_output: JsonFlag = False,
 ) -> None:
     """Search patents (the patent_search tool)."""
-    from doiget.web.patents import INPUTS
-
     body = _call(
         ctx,
         "patent_search",
-        INPUTS,
+        PATENT_SEARCH,
         {
             "query": query,
             "num_results": num_results,
@@ -368,8 +377,6 @@ def research_step(
     json_output: JsonFlag = False,
 ) -> None:
     """Record one research step (the sequential_search tool)."""
-    from doiget.web.research import SEQUENTIAL_SEARCH_INPUTS, SEQUENTIAL_SEARCH_REQUIRED
-
     body = _call(
         ctx,
         "sequential_search",
@@ -405,8 +412,6 @@ def research_show(
     json_output: JsonFlag = False,
 ) -> None:
     """Read a research session (the get_research_session tool)."""
-    from doiget.web.research import GET_SESSION_INPUTS, GET_SESSION_REQUIRED
-
     body = _call(
         ctx,
         "get_research_session",
@@ -442,8 +447,6 @@ def research_export(
     json_output: JsonFlag = False,
 ) -> None:
     """Export a research session (the research_export tool); prints the document."""
-    from doiget.web.research import EXPORT_INPUTS, EXPORT_REQUIRED
-
     body = _call(
         ctx,
         "research_export",

@@ -12,7 +12,7 @@ import base64
 import logging
 import os
 import signal
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import anyio
@@ -38,19 +38,26 @@ RESOURCE_NOT_FOUND: Final = -32002
 
 
 def build_toolsets(runtime: Runtime) -> list[Toolset]:
-    """The toolsets the settings select."""
-    from doiget.server.library_tools import library_toolset
-    from doiget.server.papers_tools import papers_toolset
-    from doiget.server.scholar_tools import scholar_toolset
+    """The toolsets the settings select; a toolset not selected is not even imported."""
+    return [_factory(name)(runtime) for name in runtime.settings.toolsets]
+
+
+def _factory(name: str) -> Callable[[Runtime], Toolset]:
+    if name == "papers":
+        from doiget.server.papers_tools import papers_toolset
+
+        return papers_toolset
+    if name == "scholar":
+        from doiget.server.scholar_tools import scholar_toolset
+
+        return scholar_toolset
+    if name == "library":
+        from doiget.server.library_tools import library_toolset
+
+        return library_toolset
     from doiget.server.web_tools import web_toolset
 
-    factories = {
-        "papers": papers_toolset,
-        "scholar": scholar_toolset,
-        "library": library_toolset,
-        "web": web_toolset,
-    }
-    return [factories[name](runtime) for name in runtime.settings.toolsets if name in factories]
+    return web_toolset
 
 
 class _Call:

@@ -22,16 +22,18 @@ from doiget.server.toolset import (
     describe,
     tool_spec,
 )
-from doiget.web.academic import INPUTS as ACADEMIC_INPUTS
-from doiget.web.params import SCRAPE_PAGE, SEARCH_AND_SCRAPE, WEB_SEARCH
-from doiget.web.patents import INPUTS as PATENT_INPUTS
-from doiget.web.research import (
+from doiget.web.params import (
+    ACADEMIC_SEARCH,
     EXPORT_INPUTS,
     EXPORT_REQUIRED,
     GET_SESSION_INPUTS,
     GET_SESSION_REQUIRED,
+    PATENT_SEARCH,
+    SCRAPE_PAGE,
+    SEARCH_AND_SCRAPE,
     SEQUENTIAL_SEARCH_INPUTS,
     SEQUENTIAL_SEARCH_REQUIRED,
+    WEB_SEARCH,
 )
 
 if TYPE_CHECKING:
@@ -427,7 +429,7 @@ def web_toolset(runtime: Runtime) -> Toolset:
                 side_effects="None.",
                 limits="Without a provider, a failing index falls back to the next one.",
             ),
-            ACADEMIC_INPUTS,
+            ACADEMIC_SEARCH,
             ("query",),
             _or_linked(ACADEMIC_OUTPUT),
             READS_WEB,
@@ -452,7 +454,7 @@ def web_toolset(runtime: Runtime) -> Toolset:
                 limits="Needs a configured provider: LENS_API_TOKEN, or EPO_OPS_KEY and "
                 "EPO_OPS_SECRET (otherwise a not_configured error names them).",
             ),
-            PATENT_INPUTS,
+            PATENT_SEARCH,
             (),
             _or_linked(PATENT_OUTPUT),
             READS_WEB,

@@ -31,7 +31,8 @@ from doiget.refs import fetchable_ref
 from doiget.secret import revealed
 from doiget.web.failure import Kind, failure_of, kind_of, web_error
 from doiget.web.outcome import TRUST
-from doiget.web.params import SESSION_ID
+from doiget.web.params import ACADEMIC_PROVIDERS as PROVIDERS
+from doiget.web.params import ACADEMIC_SOURCES as SOURCES
 
 if TYPE_CHECKING:
     from doiget.models import UpdateNotice, Work
@@ -39,8 +40,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("doiget.web")
 
-PROVIDERS: Final = ("openalex", "crossref", "semantic_scholar", "pubmed", "arxiv")
-SOURCES: Final = ("all", "arxiv", "pubmed", "openalex", "crossref", "semantic_scholar")
+
 # Asked in this order when no provider is named and source is "all".
 DEFAULT_CHAIN: Final = ("openalex", "crossref", "semantic_scholar")
 # The source values (besides "all") each provider can restrict its answer to.
@@ -68,53 +68,6 @@ OPENALEX_FIELDS: Final = (
     "primary_location,best_oa_location,open_access,cited_by_count,"
     "abstract_inverted_index,type,ids,biblio"
 )
-
-INPUTS: Final[dict[str, Any]] = {
-    "query": {"type": "string", "minLength": 1, "maxLength": 500, "description": "Search terms."},
-    "num_results": {"type": "integer", "minimum": 1, "maximum": 10, "default": 5},
-    "year_from": {
-        "type": "integer",
-        "minimum": 1000,
-        "maximum": 2100,
-        "description": "Earliest publication year (inclusive).",
-    },
-    "year_to": {
-        "type": "integer",
-        "minimum": 1000,
-        "maximum": 2100,
-        "description": "Latest publication year (inclusive).",
-    },
-    "source": {
-        "type": "string",
-        "enum": list(SOURCES),
-        "default": "all",
-        "description": "Whose papers: all, or only those indexed in arxiv, pubmed, openalex, "
-        "crossref or semantic_scholar (OpenAlex answers for arxiv, pubmed and crossref "
-        "through its indexed_in filter, then the index itself).",
-    },
-    "open_access": {
-        "type": "boolean",
-        "default": False,
-        "description": "Only papers known to be free to read.",
-    },
-    "pdf_only": {
-        "type": "boolean",
-        "default": False,
-        "description": "Only papers with a direct PDF link.",
-    },
-    "sort_by": {
-        "type": "string",
-        "enum": ["relevance", "date"],
-        "default": "relevance",
-        "description": "date: newest first.",
-    },
-    "provider": {
-        "type": "string",
-        "enum": list(PROVIDERS),
-        "description": "Ask this index alone (no fallback to another).",
-    },
-    "sessionId": SESSION_ID,
-}
 
 
 @dataclass(frozen=True, slots=True)

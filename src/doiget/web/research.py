@@ -16,16 +16,19 @@ import re
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from doiget.config import Settings
 from doiget.errors import DoigetError
-from doiget.net.network import Network
 from doiget.refs import parse_ref
 from doiget.web.failure import Kind, web_error
 from doiget.web.outcome import TRUST, rfc3339
-from doiget.web.params import SESSION_ID
-from doiget.web.search import url_key
+from doiget.web.params import BRANCH_PATTERN, SESSION_ID
+from doiget.web.urls import url_key
+
+if TYPE_CHECKING:
+    from doiget.net.network import Network
+
 from doiget.web.sessions import (
     SESSION_TTL,
     Session,
@@ -46,94 +49,7 @@ ONE_LINER_CHARS: Final = 120
 SESSION_FORMAT: Final = 1
 _SESSION_ID_SHAPE: Final = re.compile(str(SESSION_ID["pattern"]))
 _SOURCE_KINDS: Final = ("web", "paper", "patent")
-_BRANCH_PATTERN: Final = "^[A-Za-z0-9_-]{1,40}$"
 
-_SESSION_ID_STEP: Final = {
-    **SESSION_ID,
-    "description": "The sessionId returned by step 1; required for every later step.",
-}
-_SESSION_ID_READ: Final = {**SESSION_ID, "description": "The research session to read."}
-
-SEQUENTIAL_SEARCH_INPUTS: Final[dict[str, Any]] = {
-    "searchStep": {
-        "type": "string",
-        "minLength": 1,
-        "maxLength": 2000,
-        "description": "What this step searched for or concluded.",
-    },
-    "stepNumber": {"type": "integer", "minimum": 1, "description": "Starts at 1."},
-    "nextStepNeeded": {"type": "boolean", "description": "Whether more steps follow."},
-    "sessionId": _SESSION_ID_STEP,
-    "researchGoal": {
-        "type": "string",
-        "minLength": 1,
-        "maxLength": 1000,
-        "description": "The research objective (set on step 1; a later value replaces it).",
-    },
-    "reasoning": {"type": "string", "maxLength": 4000, "description": "Why this direction."},
-    "confidence": {
-        "type": "number",
-        "minimum": 0,
-        "maximum": 1,
-        "description": "Confidence in this step, 0 to 1.",
-    },
-    "rejectedApproaches": {
-        "type": "array",
-        "maxItems": 20,
-        "items": {"type": "string", "minLength": 1, "maxLength": 500},
-        "description": "Approaches considered and rejected.",
-    },
-    "isRevision": {
-        "type": "boolean",
-        "default": False,
-        "description": "This step revises an earlier one (name it in revisesStep).",
-    },
-    "revisesStep": {"type": "integer", "minimum": 1, "description": "The step revised."},
-    "branchFromStep": {
-        "type": "integer",
-        "minimum": 1,
-        "description": "Start a branch from this step.",
-    },
-    "branchId": {
-        "type": "string",
-        "pattern": _BRANCH_PATTERN,
-        "description": "The branch this step belongs to (default for a new branch: "
-        "branch-<stepNumber>).",
-    },
-    "knowledgeGap": {
-        "type": "string",
-        "minLength": 1,
-        "maxLength": 1000,
-        "description": "A gap this step identified.",
-    },
-}
-SEQUENTIAL_SEARCH_REQUIRED: Final = ("searchStep", "stepNumber", "nextStepNeeded")
-
-GET_SESSION_INPUTS: Final[dict[str, Any]] = {
-    "sessionId": _SESSION_ID_READ,
-    "stepId": {
-        "type": "integer",
-        "minimum": 1,
-        "description": "Return this step in full instead of the session summary.",
-    },
-}
-GET_SESSION_REQUIRED: Final = ("sessionId",)
-
-EXPORT_INPUTS: Final[dict[str, Any]] = {
-    "sessionId": _SESSION_ID_READ,
-    "format": {
-        "type": "string",
-        "enum": ["markdown", "json", "bibtex", "csl-json", "ris"],
-        "default": "markdown",
-        "description": "markdown report, json session, or a bibliography of the sources.",
-    },
-    "verify_links": {
-        "type": "boolean",
-        "default": False,
-        "description": "Check each source URL is live (adds linkStatus; slower).",
-    },
-}
-EXPORT_REQUIRED: Final = ("sessionId",)
 
 _STEP_FIELDS: Final = (
     "reasoning",
@@ -361,7 +277,7 @@ def _new_step(args: Mapping[str, Any], recorded_at: str) -> dict[str, Any]:
         if not isinstance(rejected, list) or not all(isinstance(r, str) for r in rejected):
             raise web_error(Kind.VALIDATION, "rejectedApproaches must be a list of strings.")
         step["rejectedApproaches"] = [item.strip() for item in rejected if item.strip()]
-    if step["branchId"] is not None and not re.fullmatch(_BRANCH_PATTERN, step["branchId"]):
+    if step["branchId"] is not None and not re.fullmatch(BRANCH_PATTERN, step["branchId"]):
         raise web_error(Kind.VALIDATION, "branchId may use letters, digits, _ and - (at most 40).")
     is_revision = args.get("isRevision")
     if is_revision and step["revisesStep"] is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from doiget.web.claim import claim_signal
 from doiget.web.failure import Kind, web_error
@@ -13,6 +13,7 @@ from doiget.web.outcome import TRUST
 from doiget.web.providers.base import SearchHit, SearchRequest
 from doiget.web.reputation import reputation_of
 from doiget.web.router import Router
+from doiget.web.urls import url_key
 
 # Filters that can eliminate results, as named in a zero-result hint.
 FILTERS: Final = (
@@ -66,13 +67,6 @@ def build_request(
         exact_terms=args.get("exact_terms"),
         exclude_terms=args.get("exclude_terms"),
     )
-
-
-def url_key(url: str) -> str:
-    """A URL without its fragment or trailing slash, scheme and host lower-cased."""
-    parts = urlsplit(url)
-    path = parts.path.rstrip("/") or "/"
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
 
 
 def _result(hit: SearchHit, claim: str | None) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from doiget.web.cache import Cache, open_cache
 from doiget.web.cachekey import TTL_SECONDS, cache_key
 from doiget.web.lens import load_lenses
 from doiget.web.outcome import TRUST, Outcome, ResourceLink, freshness_meta
-from doiget.web.params import SCRAPE_PAGE, WEB_SEARCH
+from doiget.web.params import ACADEMIC_SEARCH, PATENT_SEARCH, SCRAPE_PAGE, WEB_SEARCH
 from doiget.web.research import Research
 from doiget.web.router import Router
 from doiget.web.scrape.service import Scraper
@@ -131,7 +131,7 @@ class WebCore:
 
     async def academic_search(self, args: Mapping[str, Any]) -> Outcome:
         """academic_search."""
-        from doiget.web.academic import INPUTS, Academic
+        from doiget.web.academic import Academic
 
         if self._academic is None:
             self._academic = Academic(self.settings, self.network)
@@ -146,12 +146,14 @@ class WebCore:
         return await self._recorded(
             "academic_search",
             args,
-            *await self._cached("academic_search", args, INPUTS, compute, context, keep=_settled),
+            *await self._cached(
+                "academic_search", args, ACADEMIC_SEARCH, compute, context, keep=_settled
+            ),
         )
 
     async def patent_search(self, args: Mapping[str, Any]) -> Outcome:
         """patent_search (an empty answer is not cached: a later call may find more)."""
-        from doiget.web.patents import INPUTS, Patents
+        from doiget.web.patents import Patents
 
         if self._patents is None:
             self._patents = Patents(self.settings, self.network)
@@ -168,7 +170,7 @@ class WebCore:
             *await self._cached(
                 "patent_search",
                 args,
-                INPUTS,
+                PATENT_SEARCH,
                 compute,
                 context,
                 keep=lambda body: bool(body.get("resultCount")) and _settled(body),

@@ -1,6 +1,6 @@
 """patent_search: keyed patent databases (Lens.org, EPO OPS) behind one contract.
 
-The tool's input contract (:data:`INPUTS`) lives here so the server can list it
+The tool's input contract (:data:`PATENT_SEARCH`) lives here so the server can list it
 without loading a provider. :class:`Patents` turns validated arguments into a
 :class:`~doiget.web.patents.base.PatentQuery`, asks the pinned provider or each
 configured one in turn (a failing provider is skipped, and said so in ``notes``),
@@ -18,7 +18,11 @@ from doiget.config import Settings
 from doiget.errors import DoigetError
 from doiget.web.failure import Kind, failure_of, web_error
 from doiget.web.outcome import TRUST
-from doiget.web.params import SESSION_ID
+from doiget.web.params import (
+    PATENT_OFFICES,
+    PATENT_PROVIDERS,
+    SEARCH_TYPES,
+)
 from doiget.web.patents.base import (
     Patent,
     PatentAnswer,
@@ -33,15 +37,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("doiget.web")
 
-# Tried in this order when no provider is pinned: Lens first, as it honours every
-# filter natively (claims text, filing years); OPS reaches titles and abstracts only.
-PATENT_PROVIDERS: Final = ("lens", "epo")
-SEARCH_TYPES: Final = ("prior_art", "specific", "landscape")
-PATENT_OFFICES: Final = ("all", "US", "EP", "WO", "JP", "CN", "KR")
 # How many candidates a landscape search clusters before cutting to num_results.
 LANDSCAPE_POOL: Final = 50
-# CPC section+class, optional subclass, optional main group and subgroup.
-CPC_PATTERN: Final = r"^[A-HYa-hy][0-9]{2}([A-Za-z]( ?[0-9]{1,4}(/[0-9]{1,6})?)?)?$"
 # The inputs that narrow a search, as named in a zero-result hint.
 FILTERS: Final = ("assignee", "inventor", "cpc_code", "year_from", "year_to", "patent_office")
 
@@ -51,43 +48,6 @@ _NEEDS: Final[dict[str, tuple[str, ...]]] = {
     "epo": ("EPO_OPS_KEY", "EPO_OPS_SECRET"),
 }
 _LABELS: Final = {"lens": "Lens.org", "epo": "EPO Open Patent Services"}
-
-_YEAR: Final = {"type": "integer", "minimum": 1790, "maximum": 2100}
-INPUTS: Final[dict[str, Any]] = {
-    "query": {
-        "type": "string",
-        "minLength": 1,
-        "maxLength": 500,
-        "description": "Patent terms, an exact title, or a patent number (e.g. US10123456B2). "
-        "Required unless assignee or inventor is given.",
-    },
-    "num_results": {"type": "integer", "minimum": 1, "maximum": 10, "default": 5},
-    "search_type": {
-        "type": "string",
-        "enum": list(SEARCH_TYPES),
-        "default": "prior_art",
-        "description": "prior_art: match the terms in titles, abstracts and claims; specific: "
-        "the query is a patent number or an exact title; landscape: a wider pool clustered "
-        "by assignee.",
-    },
-    "patent_office": {"type": "string", "enum": list(PATENT_OFFICES), "default": "all"},
-    "assignee": {
-        "type": "string",
-        "minLength": 1,
-        "maxLength": 200,
-        "description": "Applicant or owner; suffixes such as Inc, LLC or Ltd are ignored.",
-    },
-    "inventor": {"type": "string", "minLength": 1, "maxLength": 200},
-    "cpc_code": {
-        "type": "string",
-        "pattern": CPC_PATTERN,
-        "description": "CPC class, subclass or group, e.g. G06F or H01L21/02.",
-    },
-    "year_from": {**_YEAR, "description": "Only patents filed in or after this year."},
-    "year_to": {**_YEAR, "description": "Only patents filed in or before this year."},
-    "provider": {"type": "string", "enum": list(PATENT_PROVIDERS)},
-    "sessionId": SESSION_ID,
-}
 
 
 def _values(settings: Settings) -> dict[str, object | None]:
