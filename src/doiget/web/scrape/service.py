@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 import httpx
@@ -90,30 +90,20 @@ class Scraper:
     # -- fetching -----------------------------------------------------------------
 
     async def _raw(self, url: str, limit: int) -> dict[str, Any]:
-        from doiget.web.scrape.classify import classify
-        from doiget.web.scrape.measure import estimated_tokens, size_category
-
         fetched = await self._network.client("web", any_public_host=True).get(
             url, max_bytes=limit, truncate=True, headers={"Accept": ACCEPT}
         )
-        content = fetched.text  # the declared charset, else UTF-8 (invalid bytes replaced)
-        kinds = classify(url, None)
-        tokens = estimated_tokens(content)
-        return {
-            "url": url,
-            "content": content,
-            "contentType": str(fetched.headers.get("content-type", "")),
-            "trust": TRUST,
-            "contentLength": len(fetched.content),
-            "truncated": fetched.truncated,
-            "estimatedTokens": tokens,
-            "sizeCategory": size_category(tokens),
-            "citation": self._citation(url, Extracted("", "")),
-            "raw": True,
-            "sourceType": kinds.source_type,
-            "authorityTier": kinds.authority_tier,
-            "domainCategory": kinds.domain_category,
-        }
+        out = self._output(
+            url,
+            Extracted(
+                fetched.text,  # the declared charset, else UTF-8 (invalid bytes replaced)
+                str(fetched.headers.get("content-type", "")),
+            ),
+            len(fetched.content),
+            fetched.truncated,
+        )
+        out["raw"] = True
+        return out
 
     async def _extract(self, url: str) -> Extracted:
         from doiget.web.scrape import hn, youtube
@@ -187,29 +177,33 @@ class Scraper:
             accessed=self._today(),
         )
 
-    async def _render(self, url: str, page: Extracted, limit: int) -> dict[str, Any]:
+    def _output(self, url: str, page: Extracted, length: int, truncated: bool) -> dict[str, Any]:
+        """The fields every ScrapeOutput has, raw or not, for ``page.content`` as given."""
         from doiget.web.scrape.classify import classify
-        from doiget.web.scrape.measure import (
-            clean_text,
-            estimated_tokens,
-            size_category,
-            truncate_utf8,
-        )
+        from doiget.web.scrape.measure import estimated_tokens, size_category
 
-        content, truncated = truncate_utf8(clean_text(page.content), limit)
         kinds = classify(url, page.structured)
-        tokens = estimated_tokens(content)
-        out: dict[str, Any] = {
+        tokens = estimated_tokens(page.content)
+        return {
             "url": url,
-            "content": content,
+            "content": page.content,
             "contentType": page.content_type,
             "trust": TRUST,
-            "contentLength": len(content.encode("utf-8")),
+            "contentLength": length,
             "truncated": truncated,
             "estimatedTokens": tokens,
             "sizeCategory": size_category(tokens),
             "citation": self._citation(url, page),
+            "sourceType": kinds.source_type,
+            "authorityTier": kinds.authority_tier,
+            "domainCategory": kinds.domain_category,
         }
+
+    async def _render(self, url: str, page: Extracted, limit: int) -> dict[str, Any]:
+        from doiget.web.scrape.measure import clean_text, truncate_utf8
+
+        content, truncated = truncate_utf8(clean_text(page.content), limit)
+        out = self._output(url, replace(page, content=content), len(content.encode()), truncated)
         if page.extracted_by:
             out["extractedBy"] = page.extracted_by
         if page.quality:
@@ -218,10 +212,7 @@ class Scraper:
             out["metadata"] = {"title": page.title, "author": page.author or ""}
         if page.structured is not None:
             out["structuredData"] = page.structured.to_dict()
-        out["sourceType"] = kinds.source_type
-        out["authorityTier"] = kinds.authority_tier
-        out["domainCategory"] = kinds.domain_category
-        if kinds.source_type == "peer_reviewed" or kinds.domain_category == "academic":
+        if out["sourceType"] == "peer_reviewed" or out["domainCategory"] == "academic":
             await self._integrity(out, url, page)
         return out
 
