@@ -150,30 +150,6 @@ SESSION_LINKED: Final = frozenset(
 )
 
 
-def scholar_sources(result: Any) -> list[dict[str, Any]]:
-    """The papers of a scholar result in the shape research sessions record."""
-    found = []
-    for item in result if isinstance(result, list) else [result]:
-        if not isinstance(item, dict):
-            continue
-        source: dict[str, Any] = {
-            "url": item.get("url"),
-            "title": item.get("title"),
-            "kind": "paper",
-        }
-        ref = item.get("ref")
-        doi = item.get("doi") or (ref if isinstance(ref, str) and ref.startswith("10.") else None)
-        if doi:
-            source["doi"] = doi
-        names = [a.get("name") if isinstance(a, dict) else a for a in item.get("authors") or []]
-        source["authors"] = [name for name in names if isinstance(name, str) and name]
-        year = str(item.get("year") or item.get("published") or "")[:4]
-        if year.isdigit():
-            source["year"] = int(year)
-        found.append(source)
-    return found
-
-
 class ScholarTools:
     """Handlers sharing one lazily built :class:`Scholar`."""
 
@@ -205,9 +181,12 @@ class ScholarTools:
                 return await inner(args, call)
             await self._research.get().require(session_id)
             result = await inner({k: v for k, v in args.items() if k != "sessionId"}, call)
+            from doiget.web.research import paper_sources
+
+            papers = result if isinstance(result, list) else [result]
             try:
                 await self._research.get().record_sources(
-                    session_id, spec.name, scholar_sources(result)
+                    session_id, spec.name, paper_sources(papers)
                 )
             except DoigetError as error:  # the answer is the caller's either way
                 logger.warning("not recorded in session %s: %s", session_id, error.message)

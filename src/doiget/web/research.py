@@ -63,6 +63,31 @@ _STEP_FIELDS: Final = (
 )
 
 
+def paper_sources(papers: Sequence[Any]) -> list[dict[str, Any]]:
+    """Papers as the academic and scholar tools return them, in the shape
+    :meth:`Research.record_sources` takes: authors as names (``{name}`` objects
+    unwrapped, "et al." dropped), the DOI also when it is only the paper's ``ref``, the
+    year also from a ``published`` date."""
+    found = []
+    for paper in papers:
+        if not isinstance(paper, dict):
+            continue
+        source: dict[str, Any] = {"url": paper.get("url"), "title": paper.get("title")}
+        ref = paper.get("ref")
+        doi = paper.get("doi") or (ref if isinstance(ref, str) and ref.startswith("10.") else None)
+        if doi:
+            source["doi"] = doi
+        names = [a.get("name") if isinstance(a, dict) else a for a in paper.get("authors") or []]
+        source["authors"] = [n for n in names if isinstance(n, str) and n and n != "et al."]
+        year = str(paper.get("year") or paper.get("published") or "")[:4]
+        if year.isdigit():
+            source["year"] = int(year)
+        if paper.get("journal"):
+            source["journal"] = paper["journal"]
+        found.append({**source, "kind": "paper"})
+    return found
+
+
 class Research:
     """One per process: the session store is opened on first use."""
 

@@ -24,7 +24,7 @@ from doiget.web.cachekey import TTL_SECONDS, cache_key
 from doiget.web.lens import load_lenses
 from doiget.web.outcome import TRUST, Outcome, ResourceLink, freshness_meta
 from doiget.web.params import ACADEMIC_SEARCH, PATENT_SEARCH, SCRAPE_PAGE, WEB_SEARCH
-from doiget.web.research import Research
+from doiget.web.research import Research, paper_sources
 from doiget.web.router import Router
 from doiget.web.scrape.service import Scraper
 from doiget.web.search import web_search
@@ -279,15 +279,7 @@ def sources_of(body: Mapping[str, Any]) -> list[dict[str, Any]]:
     if "patents" in body:
         return [{"url": p["url"], "title": p["title"], "kind": "patent"} for p in body["patents"]]
     if "papers" in body:  # academic_search
-        keys = ("url", "title", "doi", "authors", "year", "journal")
-        return [
-            {
-                **{key: paper[key] for key in keys if key in paper},
-                "authors": [name for name in paper.get("authors", []) if name != "et al."],
-                "kind": "paper",
-            }
-            for paper in body["papers"]
-        ]
+        return paper_sources(body["papers"])
     metadata = body["citation"]["metadata"]  # scrape_page
     page: dict[str, Any] = {"url": body["url"], "title": metadata.get("title") or body["url"]}
     if body.get("detectedDoi"):
