@@ -3,12 +3,17 @@
 ``doiget serve`` (optionally with ``--toolsets X``) starts the MCP server directly,
 without loading the command-line framework: an MCP host spawns the server often, and
 its start-up should cost little more than the MCP SDK itself. Everything else goes
-to the full command line.
+to the full command line, which reaches the server only through what is handed to it
+here: the two faces do not import each other.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from doiget.runtime import Runtime
 
 
 def _plain_serve(argv: list[str]) -> tuple[bool, str | None]:
@@ -30,5 +35,13 @@ def main() -> None:
 
         sys.exit(serve_main(toolsets))
     from doiget.cli.main import app
+    from doiget.cli.output import CliState
 
-    app()
+    app(obj=CliState(serve=_serve_stdio))
+
+
+async def _serve_stdio(runtime: Runtime) -> None:
+    """The MCP server for the command line's ``serve``, which does not import the server."""
+    from doiget.server.app import serve_stdio
+
+    await serve_stdio(runtime)

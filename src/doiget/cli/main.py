@@ -8,7 +8,7 @@ import typer
 
 from doiget import __version__
 from doiget.cli.library import index, projects_app, query
-from doiget.cli.output import JSON_OPTION_HELP, CliState
+from doiget.cli.output import JSON_OPTION_HELP, state
 from doiget.cli.papers import COMMANDS as PAPERS_COMMANDS
 from doiget.cli.scholar import scholar_app
 from doiget.cli.serve import serve
@@ -42,7 +42,7 @@ def root(
     ] = False,
 ) -> None:
     """doiget: a research server for AI agents, and its command line."""
-    ctx.obj = CliState(json=json_output)
+    state(ctx).json = json_output
 
 
 app.command("capabilities")(capabilities)

@@ -31,6 +31,8 @@ class CliState:
 
     json: bool = False
     runtime: Runtime | None = None
+    # Starts the MCP server; given by the program's entry point, which sees both faces.
+    serve: Callable[[Runtime], Awaitable[None]] | None = None
 
 
 def state(ctx: Any) -> CliState:

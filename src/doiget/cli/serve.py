@@ -7,8 +7,9 @@ from typing import Annotated
 import anyio
 import typer
 
-from doiget.cli.output import handles_errors, runtime
+from doiget.cli.output import handles_errors, runtime, state
 from doiget.config import KNOWN_TOOLSETS
+from doiget.errors import DoigetError, ErrorCode
 
 
 @handles_errors
@@ -24,7 +25,8 @@ def serve(
     ] = None,
 ) -> None:
     """Run the MCP server over stdio (stdout carries JSON-RPC frames only)."""
-    from doiget.server.app import serve_stdio
-
+    serve_stdio = state(ctx).serve
+    if serve_stdio is None:
+        raise DoigetError(ErrorCode.INTERNAL_ERROR, "serve runs through the doiget program.")
     overrides = {"DOIGET_TOOLSETS": toolsets} if toolsets is not None else None
     anyio.run(serve_stdio, runtime(ctx, overrides))

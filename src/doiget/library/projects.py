@@ -138,7 +138,7 @@ def _read(config_path: Path) -> dict[str, Any]:
 def _write(config_path: Path, document: dict[str, Any]) -> None:
     import tomli_w
 
-    from doiget.papers.atomic import write_atomic
+    from doiget.atomicfile import write_atomic
 
     write_atomic(config_path, tomli_w.dumps(document).encode("utf-8"))
 

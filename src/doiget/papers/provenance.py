@@ -28,8 +28,8 @@ from typing import Any, Final
 
 from filelock import FileLock, Timeout
 
+from doiget.atomicfile import fsync_dir
 from doiget.errors import DoigetError, ErrorCode
-from doiget.papers.atomic import fsync_dir
 
 GENESIS: Final = "GENESIS"
 ROTATE_BYTES: Final = 100 * 1024 * 1024

@@ -28,9 +28,9 @@ import anyio
 import tomli_w
 from filelock import FileLock, Timeout
 
+from doiget.atomicfile import move_into_place, write_atomic
 from doiget.errors import DoigetError, ErrorCode
 from doiget.models import Author, Work
-from doiget.papers.atomic import move_into_place, write_atomic
 from doiget.refs import Ref, parse_ref
 
 logger = logging.getLogger("doiget.papers")

@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Final, Protocol
 
 import anyio.to_thread
 
+from doiget.atomicfile import write_atomic
 from doiget.errors import DoigetError, ErrorCode
-from doiget.papers.atomic import write_atomic
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM

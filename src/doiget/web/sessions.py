@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 import anyio
 import anyio.to_thread
 
+from doiget.atomicfile import write_atomic
 from doiget.errors import DoigetError
-from doiget.papers.atomic import write_atomic
 from doiget.web.cache import CacheEntry, Sealer, cache_secret
 from doiget.web.failure import Kind, web_error
 

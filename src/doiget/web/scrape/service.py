@@ -14,11 +14,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-import httpx
-
 from doiget.errors import DoigetError
 from doiget.net.client import Fetched
 from doiget.net.network import Network
+from doiget.net.urlform import ParsedUrl, parse_url
 from doiget.sources import crossref
 from doiget.web.failure import Kind, web_error
 from doiget.web.outcome import TRUST
@@ -52,14 +51,13 @@ class Extracted:
     quality: str | None = None
 
 
-def checked_url(raw: str) -> httpx.URL:
+def checked_url(raw: str) -> ParsedUrl:
     """``raw`` as an http(s) URL with a host, or a validation error."""
     try:
-        url = httpx.URL(raw.strip())
-        host = url.host  # decoding a bad IDNA label fails here
-    except (httpx.InvalidURL, ValueError) as exc:  # UnicodeError is a ValueError
+        url = parse_url(raw.strip())
+    except ValueError as exc:  # UnicodeError (a bad IDNA label) is a ValueError
         raise web_error(Kind.VALIDATION, f"{raw[:200]!r} is not a valid URL: {exc}.") from exc
-    if url.scheme not in ("http", "https") or not host:
+    if url.scheme not in ("http", "https") or not url.host:
         raise web_error(
             Kind.VALIDATION,
             f"URL rejected for {raw[:200]}: only http(s) URLs with a host can be read. "
@@ -77,7 +75,7 @@ class Scraper:
 
     async def scrape(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """The ScrapeOutput for validated ``args``."""
-        url = str(checked_url(str(args["url"])))
+        url = checked_url(str(args["url"])).text
         mode = str(args.get("mode", "full"))
         limit = min(int(args.get("max_length", DEFAULT_SCRAPE_BYTES)), MAX_SCRAPE_BYTES)
         if mode == "preview":
@@ -137,7 +135,7 @@ class Scraper:
         from doiget.web.scrape.html import extract_html
 
         content_type, body = fetched.content_type, fetched.content
-        kind = sniff_document(content_type, httpx.URL(url).path, body[:4096])
+        kind = sniff_document(content_type, parse_url(url).path, body[:4096])
         if kind is not None:
             reader = {"pdf": extract_pdf, "docx": extract_docx, "pptx": extract_pptx}[kind]
             doc = await anyio.to_thread.run_sync(reader, body)
