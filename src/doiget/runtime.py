@@ -34,6 +34,11 @@ class Runtime:
             self._network.append(Network(self.settings))
         return self._network[0]
 
+    async def aclose(self) -> None:
+        """Close the network's connection pools, once; a later use builds a fresh one."""
+        if self._network:
+            await self._network.pop().aclose()
+
     def banner(self) -> str:
         """The one-line stderr start-up banner, with the test seam when it is set."""
         line = self.profile.banner()

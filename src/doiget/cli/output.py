@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
 import anyio
+import click
 import typer
 
 from doiget.errors import DoigetError, ErrorCode
@@ -102,12 +103,17 @@ def handles_errors(command: Callable[P, R]) -> Callable[P, R]:
 
 
 def run_closing(core: CoreT, work: Callable[[CoreT], Awaitable[R]]) -> R:
-    """Run ``work(core)`` on a fresh event loop, closing ``core`` whatever happens."""
+    """Run ``work(core)`` on a fresh event loop, closing ``core`` and the command's
+    network (its pools belong to that loop) whatever happens."""
+    ctx = click.get_current_context(silent=True)
+    loaded = state(ctx).runtime if ctx is not None else None
 
     async def main() -> R:
         try:
             return await work(core)
         finally:
             await core.aclose()
+            if loaded is not None:
+                await loaded.aclose()
 
     return anyio.run(main)

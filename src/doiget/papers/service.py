@@ -66,8 +66,7 @@ class Papers:
         self._index_checked = False
 
     async def aclose(self) -> None:
-        """Close network pools and the index; end the provenance session."""
-        await self.network.aclose()
+        """Close the index and end the provenance session (the network is not ours)."""
         self.index.close()
         self.log.close()
 

@@ -156,11 +156,17 @@ class Store:
 
     def pdf_path(self, ref: Ref) -> Path:
         """Where the PDF of ``ref`` lives (whether or not it exists)."""
-        return self.root / f"{ref.safekey}.pdf"
+        return self._pdf_file(ref.safekey)
 
     def metadata_path(self, ref: Ref) -> Path:
         """Where the TOML of ``ref`` lives."""
-        return self.metadata_dir / f"{ref.safekey}.toml"
+        return self._metadata_file(ref.safekey)
+
+    def _pdf_file(self, key: str) -> Path:
+        return self.root / f"{key}.pdf"
+
+    def _metadata_file(self, key: str) -> Path:
+        return self.metadata_dir / f"{key}.toml"
 
     def _lock_path(self, ref: Ref) -> Path:
         return self.metadata_dir / f"{ref.safekey}.toml.lock"
@@ -252,7 +258,11 @@ class Store:
         ref = ref_of_document(document)
         if ref is None:
             return None
-        return Entry(ref, path.stem, path, self.root / f"{path.stem}.pdf", document)
+        return Entry(ref, path.stem, path, self._pdf_file(path.stem), document)
+
+    def entry_by_key(self, key: str) -> Entry | None:
+        """The entry stored under the safe key ``key`` (a checked key, never a path)."""
+        return self.entry_at(self._metadata_file(key))
 
     def entries(self) -> Iterator[Entry]:
         """Every readable entry, in key order (unreadable files are skipped and logged)."""

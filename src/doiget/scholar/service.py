@@ -102,8 +102,7 @@ class Scholar:
         self.cache = AnswerCache(self.settings.scholar_cache_ttl)
 
     async def aclose(self) -> None:
-        """Close the network's connection pools."""
-        await self.network.aclose()
+        """Nothing to release: the network belongs to whoever built it."""
 
     def _s2_key(self) -> str | None:
         return revealed(self.settings.semantic_scholar_api_key)

@@ -131,13 +131,14 @@ class DoigetServer:
         )
 
     async def close(self) -> None:
-        """Close every toolset (network pools, index, provenance session)."""
+        """Close every toolset (index, provenance session), then the shared network."""
         for toolset in self.toolsets:
             if toolset.close is not None:
                 try:
                     await toolset.close()
                 except Exception:
                     logger.exception("closing the %s toolset failed", toolset.name)
+        await self.runtime.aclose()
 
     # -- tools --------------------------------------------------------------------
 

@@ -186,7 +186,7 @@ class PapersTools:
         key, _, part = uri[len(URI_PREFIX) :].partition("/")
         if not _KEY.fullmatch(key) or part not in ("", "pdf"):
             return None
-        entry = self.papers.store.entry_at(self.papers.store.root / ".metadata" / f"{key}.toml")
+        entry = self.papers.store.entry_by_key(key)
         if entry is None:
             return None
         if part == "pdf":
