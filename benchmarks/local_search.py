@@ -22,7 +22,7 @@ from pathlib import Path
 import tomli_w
 
 from doiget.models import Author, Work
-from doiget.papers.index import LibraryIndex
+from doiget.papers.index import PaperIndex
 from doiget.papers.store import SCHEMA_VERSION, Store, work_to_fields
 from doiget.refs import Ref
 
@@ -192,14 +192,14 @@ def main() -> None:
         populate(store, args.entries, args.seed)
         populate_s = time.perf_counter() - started
 
-        index = LibraryIndex(store)
+        index = PaperIndex(store)
         started = time.perf_counter()
         report = index.rebuild()
         rebuild_s = time.perf_counter() - started
 
         started = time.perf_counter()
         index.close()
-        reopened = LibraryIndex(store)
+        reopened = PaperIndex(store)
         fresh = reopened.ensure_fresh()
         open_s = time.perf_counter() - started
 

@@ -38,7 +38,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger("doiget.library")
 
 T = TypeVar("T")
-Progress = Callable[[int, int, str], Awaitable[None]]
+# Called as documents are indexed: (done, total, what is happening).
+IndexProgress = Callable[[int, int, str], Awaitable[None]]
 
 CANDIDATES: Final = 100  # per side, before fusion
 SAMPLE_MAX: Final = 5
@@ -418,7 +419,7 @@ class Library:
         self,
         project_id: str,
         documents: Sequence[SourceDocument],
-        progress: Progress | None = None,
+        progress: IndexProgress | None = None,
         *,
         force_rebuild: bool = False,
         unusable: Sequence[DocumentReport] = (),

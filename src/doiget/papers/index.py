@@ -10,11 +10,14 @@ forces a rebuild.
 
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
 from doiget.errors import DoigetError, ErrorCode
 from doiget.papers.store import Entry, Store
@@ -137,14 +140,33 @@ def match_expression(query: str) -> str:
     return " ".join(quoted)
 
 
-class LibraryIndex:
-    """The FTS5 index of one store."""
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _one_at_a_time(
+    method: Callable[Concatenate[PaperIndex, P], R],
+) -> Callable[Concatenate[PaperIndex, P], R]:
+    """Hold the index's turn for the whole call: writes come from worker threads, and
+    two transactions on one connection must not interleave."""
+
+    @functools.wraps(method)
+    def held(self: PaperIndex, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with self._turn:
+            return method(self, *args, **kwargs)
+
+    return held
+
+
+class PaperIndex:
+    """The FTS5 index of one store's metadata; safe to use from several threads."""
 
     def __init__(self, store: Store, path: Path | None = None) -> None:
         self.store = store
         # Outside .metadata, so the index's own files never look like a change there.
         self.path = path or store.root / ".index" / "library.sqlite3"
         self._db: sqlite3.Connection | None = None
+        self._turn = threading.RLock()
 
     # -- connection -------------------------------------------------------------
 
@@ -188,6 +210,7 @@ class LibraryIndex:
             "to rebuild it from the metadata files.",
         )
 
+    @_one_at_a_time
     def close(self) -> None:
         """Close the database connection."""
         if self._db is not None:
@@ -203,6 +226,7 @@ class LibraryIndex:
             return "absent"
         return str(stat.st_mtime_ns)
 
+    @_one_at_a_time
     def ensure_fresh(self) -> SyncReport | None:
         """Sync with the TOML files if the metadata directory changed since the last sync."""
         db = self._connect()
@@ -211,6 +235,7 @@ class LibraryIndex:
             return None
         return self.sync()
 
+    @_one_at_a_time
     def sync(self) -> SyncReport:
         """Re-read the TOML files whose size or mtime changed; drop rows of removed files."""
         db = self._connect()
@@ -254,6 +279,7 @@ class LibraryIndex:
         except DoigetError:
             return None
 
+    @_one_at_a_time
     def rebuild(self) -> SyncReport:
         """Drop every row and index all TOML files again."""
         db = self._connect()
@@ -274,6 +300,7 @@ class LibraryIndex:
             _row_values(entry, mtime_ns, size),
         )
 
+    @_one_at_a_time
     def upsert(self, entry: Entry) -> None:
         """Index (or re-index) one entry right after it was written."""
         db = self._connect()
@@ -287,6 +314,7 @@ class LibraryIndex:
                 f"cannot index {entry.key}: {exc}; run `doiget reindex`.",
             ) from exc
 
+    @_one_at_a_time
     def remove(self, key: str) -> None:
         """Drop one entry's row."""
         db = self._connect()
@@ -298,6 +326,7 @@ class LibraryIndex:
 
     # -- queries ----------------------------------------------------------------
 
+    @_one_at_a_time
     def search(self, query: str, limit: int = 20) -> list[dict[str, Any]]:
         """Entries matching every word of ``query`` (last word as a prefix), best first."""
         expression = match_expression(query)
@@ -314,6 +343,7 @@ class LibraryIndex:
             raise self._error("search", exc) from exc
         return [_result(row) for row in rows]
 
+    @_one_at_a_time
     def recent(self, limit: int = 20) -> list[dict[str, Any]]:
         """The ``limit`` most recently fetched entries, newest first."""
         db = self._connect()
@@ -326,6 +356,7 @@ class LibraryIndex:
             raise self._error("list", exc) from exc
         return [_result(row) for row in rows]
 
+    @_one_at_a_time
     def count(self) -> int:
         """How many entries are indexed."""
         return int(self._connect().execute("SELECT count(*) FROM entries").fetchone()[0])

@@ -9,7 +9,8 @@ Appends are serialised across processes by a lock file beside the log; each row 
 one ``write`` on an ``O_APPEND`` descriptor followed by ``fsync``. When the log would
 pass ``max_bytes`` it is renamed to ``<log>.<n>`` (n = 1, 2, ... oldest first) and
 the chain continues in a fresh file. A row that cannot be written raises LOG_ERROR:
-callers log before they act, so nothing happens unrecorded.
+callers log before they act, so nothing happens unrecorded. One log may be written
+from several threads: its appends take turns.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import suppress
@@ -112,21 +114,26 @@ class ProvenanceLog:
         self.session_id = uuid.uuid4().hex
         self._lock = FileLock(str(path) + ".lock", timeout=LOCK_SECONDS, thread_local=False)
         self._started = False
+        # The file lock is not thread-local (so it counts re-entries from any thread);
+        # this one makes threads of this process take turns.
+        self._turn = threading.Lock()
 
     def append(self, event: str, **fields: Any) -> dict[str, Any]:
         """Write one row (opening the session with a session_start row first)."""
-        if not self._started:
-            self._write("session_start", {"result": "ok"})
-            self._started = True
-        return self._write(event, fields)
+        with self._turn:
+            if not self._started:
+                self._write("session_start", {"result": "ok"})
+                self._started = True
+            return self._write(event, fields)
 
     def close(self) -> None:
         """Write session_end if this session wrote anything; best effort."""
-        if not self._started:
-            return
-        self._started = False
-        with suppress(DoigetError):
-            self._write("session_end", {"result": "ok"})
+        with self._turn:
+            if not self._started:
+                return
+            self._started = False
+            with suppress(DoigetError):
+                self._write("session_end", {"result": "ok"})
 
     def _write(self, event: str, fields: dict[str, Any]) -> dict[str, Any]:
         unknown = set(fields) - set(ROW_FIELDS)

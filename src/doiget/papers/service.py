@@ -8,8 +8,10 @@ the ``{ok: ...}`` form.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import anyio
@@ -20,7 +22,7 @@ from doiget.models import Work
 from doiget.net.allowlist import DEFAULT_ALLOWLISTS
 from doiget.net.network import Network
 from doiget.net.ratelimit import HARD_CODED
-from doiget.papers.index import LibraryIndex
+from doiget.papers.index import PaperIndex
 from doiget.papers.provenance import ProvenanceLog
 from doiget.papers.resolver import PdfCandidate, Resolution, Resolver
 from doiget.papers.store import Entry, Store, work_to_fields
@@ -35,7 +37,8 @@ logger = logging.getLogger("doiget.papers")
 BATCH_MAX: Final = 100
 LIST_MAX: Final = 100
 
-Progress = Callable[[int, int, dict[str, Any]], Awaitable[None] | None]
+# Called after each ref of a batch: (done, total, that ref's result row).
+BatchProgress = Callable[[int, int, dict[str, Any]], Awaitable[None] | None]
 
 
 def envelope(
@@ -59,7 +62,7 @@ class Papers:
         settings = runtime.settings
         self.network = network or runtime.network()
         self.store = Store(settings.store_root)
-        self.index = LibraryIndex(self.store)
+        self.index = PaperIndex(self.store)
         self.log = ProvenanceLog(settings.log_path)
         self.resolver = Resolver(settings, runtime.profile, self.network)
         self._capability = "oa"
@@ -72,7 +75,7 @@ class Papers:
 
     # -- helpers ----------------------------------------------------------------
 
-    def _fresh_index(self) -> LibraryIndex:
+    def _fresh_index(self) -> PaperIndex:
         if not self._index_checked:
             self.store.sweep_partials()
             self.index.ensure_fresh()
@@ -87,12 +90,42 @@ class Papers:
             **fields,
         )
 
-    def _log_failure(self, event: str, ref: Ref, error: DoigetError, source: str | None) -> None:
+    async def _log_async(self, event: str, ref: Ref | None, **fields: Any) -> None:
+        """Append a row from a worker thread: its lock may wait and its fsync blocks.
+
+        The caller awaits the write, so a row still lands before the act it records.
+        """
+        await anyio.to_thread.run_sync(functools.partial(self._log, event, ref, **fields))
+
+    async def _log_failure(
+        self, event: str, ref: Ref, error: DoigetError, source: str | None
+    ) -> None:
         result = "denied" if error.denial is not None else "err"
         try:
-            self._log(event, ref, source=source, result=result, error_code=error.code.value)
+            await self._log_async(
+                event, ref, source=source, result=result, error_code=error.code.value
+            )
         except DoigetError as log_error:
             logger.error("could not record a failure in the provenance log: %s", log_error)
+
+    async def _write_entry(
+        self,
+        ref: Ref,
+        resolution: Resolution,
+        doiget_fields: dict[str, Any],
+        pdf: Path | None = None,
+    ) -> None:
+        """Place the PDF (a checked temp file) if any, write the TOML, index the entry.
+
+        Runs in a worker thread (renames and fsyncs block); hold the entry's lock.
+        """
+
+        def write() -> None:
+            target = None if pdf is None else self.store.place_pdf(ref, pdf)
+            self.store.write_metadata(ref, resolution.work, pdf=target, doiget_fields=doiget_fields)
+            self._index_entry(ref)
+
+        await anyio.to_thread.run_sync(write)
 
     def _metadata_result(self, resolution: Resolution) -> dict[str, Any]:
         work = resolution.work
@@ -114,9 +147,9 @@ class Papers:
         try:
             resolution = await self.resolver.resolve(ref)
         except DoigetError as error:
-            self._log_failure("resolve", ref, error, None)
+            await self._log_failure("resolve", ref, error, None)
             raise
-        self._log(
+        await self._log_async(
             "resolve",
             ref,
             source=resolution.source,
@@ -153,7 +186,7 @@ class Papers:
         ref = parse_ref(ref_text)
         resolution = await self._resolve_logged(ref)
         async with self.store.locked_async(ref):
-            self._log(
+            await self._log_async(
                 "metadata_only",
                 ref,
                 source=resolution.source,
@@ -161,10 +194,7 @@ class Papers:
                 license=resolution.license,
                 path=str(self.store.metadata_path(ref)),
             )
-            self.store.write_metadata(
-                ref, resolution.work, doiget_fields=self._doiget_fields(resolution)
-            )
-            self._index_entry(ref)
+            await self._write_entry(ref, resolution, self._doiget_fields(resolution))
         return self._metadata_result(resolution)
 
     async def fetch(self, ref_text: str) -> dict[str, Any]:
@@ -183,13 +213,10 @@ class Papers:
                 ):
                     raise
                 failures.append(error)
-                self._log_failure("fetch", ref, error, candidate.client)
+                await self._log_failure("fetch", ref, error, candidate.client)
         # No PDF: keep what we learned, so the metadata is not lost.
         async with self.store.locked_async(ref):
-            self.store.write_metadata(
-                ref, resolution.work, doiget_fields=self._doiget_fields(resolution)
-            )
-            self._index_entry(ref)
+            await self._write_entry(ref, resolution, self._doiget_fields(resolution))
         raise self._no_pdf_error(ref, resolution, failures)
 
     def _no_pdf_error(
@@ -228,7 +255,7 @@ class Papers:
             source = "arxiv" if candidate.client == "arxiv" else "oa-publisher"
             license_text = candidate.license or resolution.license
             target = self.store.pdf_path(ref)
-            self._log(
+            await self._log_async(
                 "fetch",
                 ref,
                 source=source,
@@ -238,7 +265,7 @@ class Papers:
                 detail=pdf.url,
             )
             async with self.store.locked_async(ref):
-                self._log(
+                await self._log_async(
                     "store_write",
                     ref,
                     source=source,
@@ -247,20 +274,14 @@ class Papers:
                     size=pdf.size_bytes,
                     path=str(target),
                 )
-                self.store.place_pdf(ref, pdf.path)
-                self.store.write_metadata(
-                    ref,
-                    resolution.work,
-                    pdf=target,
-                    doiget_fields=self._doiget_fields(
-                        resolution,
-                        size_bytes=pdf.size_bytes,
-                        sha256=pdf.sha256,
-                        pdf_source=source,
-                        license=license_text,
-                    ),
+                fields = self._doiget_fields(
+                    resolution,
+                    size_bytes=pdf.size_bytes,
+                    sha256=pdf.sha256,
+                    pdf_source=source,
+                    license=license_text,
                 )
-                self._index_entry(ref)
+                await self._write_entry(ref, resolution, fields, pdf.path)
         return {
             "ok": True,
             "ref": ref.canonical,
@@ -276,7 +297,7 @@ class Papers:
         self,
         ref_texts: Sequence[str],
         *,
-        progress: Progress | None = None,
+        progress: BatchProgress | None = None,
     ) -> dict[str, Any]:
         """Fetch up to 100 refs concurrently under the rate gate; one result row per ref."""
         refs = self.validate_batch(ref_texts)
