@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
 import anyio
-import click
 import typer
 
 from doiget.errors import DoigetError, ErrorCode
@@ -102,18 +101,19 @@ def handles_errors(command: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-def run_closing(core: CoreT, work: Callable[[CoreT], Awaitable[R]]) -> R:
-    """Run ``work(core)`` on a fresh event loop, closing ``core`` and the command's
-    network (its pools belong to that loop) whatever happens."""
-    ctx = click.get_current_context(silent=True)
-    loaded = state(ctx).runtime if ctx is not None else None
+def run_closing(
+    core: CoreT, work: Callable[[CoreT], Awaitable[R]], shared: Runtime | None = None
+) -> R:
+    """Run ``work(core)`` on a fresh event loop, closing ``core`` whatever happens, then
+    the network of ``shared``, the runtime the core took it from (its pools belong to
+    this loop)."""
 
     async def main() -> R:
         try:
             return await work(core)
         finally:
             await core.aclose()
-            if loaded is not None:
-                await loaded.aclose()
+            if shared is not None:
+                await shared.aclose()
 
     return anyio.run(main)

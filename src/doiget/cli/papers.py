@@ -53,7 +53,7 @@ def _papers(ctx: typer.Context) -> Papers:
 
 def _run(ctx: typer.Context, work: Callable[[Papers], Awaitable[T]]) -> T:
     papers = _papers(ctx)
-    return run_closing(papers, work)
+    return run_closing(papers, work, runtime(ctx))
 
 
 def _sync(ctx: typer.Context, work: Callable[[Papers], T]) -> T:

@@ -54,7 +54,7 @@ def _run(ctx: typer.Context, work: Callable[[Scholar], Awaitable[T]]) -> T:
     from doiget.scholar.service import Scholar
 
     scholar = Scholar(runtime(ctx))
-    return run_closing(scholar, work)
+    return run_closing(scholar, work, runtime(ctx))
 
 
 def _request(query: str, max_results: int, start: int | None, end: int | None) -> SearchRequest:
