@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
+import anyio
+
 from doiget.errors import DoigetError
 from doiget.net.client import Fetched
 from doiget.net.network import Network
@@ -34,6 +36,8 @@ ACCEPT: Final = (
     "text/markdown;q=0.9,text/plain;q=0.8,*/*;q=0.5"
 )
 _TEXT_TYPES: Final = ("text/markdown", "text/x-markdown", "text/plain")
+# Bodies larger than this are decoded in a worker thread, off the event loop.
+_INLINE_DECODE_BYTES: Final = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +53,18 @@ class Extracted:
     structured: Any = None  # StructuredData from the HTML extractor
     extracted_by: str | None = None
     quality: str | None = None
+
+
+async def decoded_text(fetched: Fetched) -> str:
+    """The body decoded with its declared charset (else UTF-8, invalid bytes replaced);
+    megabytes of it are decoded in a worker thread so other calls keep running."""
+    if len(fetched.content) <= _INLINE_DECODE_BYTES:
+        return fetched.text
+
+    def decode() -> str:
+        return fetched.text
+
+    return await anyio.to_thread.run_sync(decode)
 
 
 def checked_url(raw: str) -> ParsedUrl:
@@ -93,10 +109,7 @@ class Scraper:
         )
         out = self._output(
             url,
-            Extracted(
-                fetched.text,  # the declared charset, else UTF-8 (invalid bytes replaced)
-                str(fetched.headers.get("content-type", "")),
-            ),
+            Extracted(await decoded_text(fetched), str(fetched.headers.get("content-type", ""))),
             len(fetched.content),
             fetched.truncated,
         )
@@ -124,8 +137,6 @@ class Scraper:
         return await self._from_body(url, fetched)
 
     async def _from_body(self, url: str, fetched: Fetched) -> Extracted:
-        import anyio
-
         from doiget.web.scrape.documents import (
             extract_docx,
             extract_pdf,
@@ -140,7 +151,7 @@ class Scraper:
             reader = {"pdf": extract_pdf, "docx": extract_docx, "pptx": extract_pptx}[kind]
             doc = await anyio.to_thread.run_sync(reader, body)
             return Extracted(doc.text, kind, doc.title, doc.author, doc.date)
-        decoded = fetched.text
+        decoded = await decoded_text(fetched)
         if content_type in _TEXT_TYPES:
             return Extracted(decoded, "markdown", extracted_by="markdown", quality="complete")
         page = await anyio.to_thread.run_sync(extract_html, decoded, url)
