@@ -28,7 +28,7 @@ class ErrorCode(StrEnum):
     LOCK_TIMEOUT = "LOCK_TIMEOUT"
     SCHEMA_TOO_NEW = "SCHEMA_TOO_NEW"
     INTERNAL_ERROR = "INTERNAL_ERROR"
-    # The library toolset's taxonomy (spec/library-chunk-tools.md).
+    # The library toolset's own codes.
     INVALID_PROJECT = "INVALID_PROJECT"
     EMBEDDING_MISMATCH = "EMBEDDING_MISMATCH"
     HYBRID_NOT_SUPPORTED = "HYBRID_NOT_SUPPORTED"
@@ -37,7 +37,7 @@ class ErrorCode(StrEnum):
 
 
 class DenialReason(StrEnum):
-    """Why a guard refused a request (papers spec §5)."""
+    """Why a guard refused a request."""
 
     REDIRECT_NOT_IN_ALLOWLIST = "redirect_not_in_allowlist"
     INSECURE_SCHEME = "insecure_scheme"
@@ -78,7 +78,7 @@ class DenialContext:
         return out
 
 
-# A CLI exit status per code (DESIGN §2): 1 a fetch failed, 2 misuse or invalid ref,
+# A CLI exit status per code: 1 a fetch failed, 2 misuse or invalid ref,
 # 3 capability denied, 4 store or log I/O.
 _EXIT_STATUS: dict[ErrorCode, int] = {
     ErrorCode.INVALID_REF: 2,
@@ -116,7 +116,7 @@ class DoigetError(Exception):
 
     @property
     def exit_status(self) -> int:
-        """The CLI exit status for this error (DESIGN §2)."""
+        """The CLI exit status for this error."""
         return _EXIT_STATUS.get(self.code, 1)
 
     def to_dict(self, *, denial_always: bool = False) -> dict[str, Any]:

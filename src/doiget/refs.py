@@ -1,7 +1,7 @@
 """Parsing and normalising paper references (DOIs, arXiv ids) and their store keys.
 
 The CLI accepts the wide forms people paste (``doi:``, resolver URLs, ``arXiv:``,
-arxiv.org links); MCP tools additionally apply the spec's narrower input pattern.
+arxiv.org links); MCP tools additionally apply a narrower input pattern.
 Everything that is not one of the accepted forms is an ``INVALID_REF`` whose
 message lists those forms, so the caller can correct the input in one step.
 """
@@ -21,7 +21,7 @@ RefKind = Literal["doi", "arxiv"]
 MAX_REF_LENGTH = 256
 SAFEKEY_MAX_BYTES = 192
 
-# The narrower ref form MCP tools accept (papers spec §4): a DOI of plain characters or
+# The narrower ref form MCP tools accept: a DOI of plain characters or
 # an unversioned new-style arXiv id. Results that point an agent at doiget_fetch_paper
 # offer a ref only in this form.
 MCP_REF_PATTERN = r"^(10\.\d{4,9}/[A-Za-z0-9._/()-]+|arXiv:\d{4}\.\d{4,5}|\d{4}\.\d{4,5})$"
@@ -86,7 +86,7 @@ class Ref:
         return safekey(self)
 
     def shape(self) -> dict[str, str]:
-        """``{"doi": ...}`` or ``{"arxiv": ...}``: the RefShape of the papers spec."""
+        """``{"doi": ...}`` or ``{"arxiv": ...}``: the shape tool results give a ref."""
         return {self.kind: self.canonical}
 
     def __str__(self) -> str:

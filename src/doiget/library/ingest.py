@@ -2,8 +2,7 @@
 
 Chunk ids are deterministic: a hash of the PDF's content, the chunk's position and
 the model id, so indexing the same file twice writes the same ids. The payload
-follows spec/library-chunk-tools.md (project, source, zotero, doc, embed_model,
-version) and carries what a citation needs.
+(project, source, zotero, doc, embed_model, version) carries what a citation needs.
 """
 
 from __future__ import annotations

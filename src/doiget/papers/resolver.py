@@ -38,7 +38,6 @@ class PdfCandidate:
     client: str  # "oa-publisher" or "arxiv"
     url: str
     license: str | None
-    origin: str  # the upstream that named this URL
 
 
 @dataclass(frozen=True)
@@ -103,7 +102,7 @@ class Resolver:
     async def _resolve_arxiv(self, ref: Ref, arxiv_ref: Ref) -> Resolution:
         work = await arxiv.get_work(self.network.client("arxiv"), arxiv_ref.canonical)
         pdf = work.pdf_url or arxiv.pdf_url_for(work.arxiv_id or arxiv_ref.canonical)
-        candidate = PdfCandidate("arxiv", pdf, work.license, "arxiv")
+        candidate = PdfCandidate("arxiv", pdf, work.license)
         return Resolution(ref, work, "arxiv", None, (candidate,), ("arxiv",))
 
     async def _optional(
@@ -196,22 +195,18 @@ class Resolver:
         if open_access is not None:
             for location in open_access.pdf_candidates():
                 url = location.url_for_pdf or ""
-                candidates.append(PdfCandidate("oa-publisher", url, location.license, "unpaywall"))
+                candidates.append(PdfCandidate("oa-publisher", url, location.license))
                 found = _arxiv_id_in(url) or _arxiv_id_in(location.url)
                 if found:
                     arxiv_ids.append(found)
         for extra in extras:
             if extra.source != "unpaywall" and extra.pdf_url:
-                candidates.append(
-                    PdfCandidate("oa-publisher", extra.pdf_url, extra.license, extra.source)
-                )
+                candidates.append(PdfCandidate("oa-publisher", extra.pdf_url, extra.license))
         if work.arxiv_id:
             arxiv_ids.append(work.arxiv_id)
         for arxiv_id in arxiv_ids:
             # A DOI that Unpaywall maps to an arXiv preprint may fall back to arXiv.
-            candidates.append(
-                PdfCandidate("arxiv", arxiv.pdf_url_for(arxiv_id), work.license, "arxiv")
-            )
+            candidates.append(PdfCandidate("arxiv", arxiv.pdf_url_for(arxiv_id), work.license))
         seen: set[str] = set()
         unique = []
         for candidate in candidates:

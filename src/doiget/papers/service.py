@@ -1,7 +1,7 @@
-"""The papers core as one object: every papers use case, shaped as the spec's results.
+"""The papers core as one object: every papers use case, shaped as the tools' results.
 
 The CLI and the MCP tools call these methods and render what they return; none of
-them talks to an upstream or the store directly. Methods return the spec's success
+them talks to an upstream or the store directly. Methods return the tools' success
 shapes and raise :class:`DoigetError` on failure; :func:`envelope` turns either into
 the ``{ok: ...}`` form.
 """

@@ -2,7 +2,7 @@
 
 :func:`detect_doi` looks in order of authority: the page's citation meta tags, then
 its URL, then the top of its text. :func:`retraction_status` turns Crossref's
-``updated-by`` notices into the spec's ``retractionStatus``, and reports nothing at
+``updated-by`` notices into the result's ``retractionStatus``, and reports nothing at
 all when Crossref records no retraction, expression of concern or correction.
 """
 
@@ -153,7 +153,7 @@ def detect_doi(citation_tags: Mapping[str, Any] | None, url: str, text: str) -> 
 
 
 def _kind(notice: UpdateNotice) -> str | None:
-    """The spec's kind for a notice, or None for other updates (new versions, ...)."""
+    """The ``retractionStatus`` kind for a notice, or None for other updates (new versions, ...)."""
     if notice.is_retraction:
         return "retraction"
     kind = re.sub(r"[\s-]+", "_", notice.kind.strip().lower())

@@ -1,4 +1,4 @@
-"""scrape_page: fetch one URL safely and turn it into the spec's ScrapeOutput.
+"""scrape_page: fetch one URL safely and turn it into the tool's result.
 
 Every request goes through the ``web`` client of net/, which takes http and https to
 any public host and applies the SSRF guard on the first URL and every redirect hop.
