@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import multiprocessing
+import threading
 from pathlib import Path
 
 import pytest
@@ -116,6 +117,25 @@ def test_concurrent_processes_never_fork_the_chain(tmp_path: Path) -> None:
         assert worker.exitcode == 0
     report = verify(path)
     assert report.ok and report.rows == 4 * 17
+
+
+def test_threads_sharing_one_log_never_fork_the_chain(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    log = ProvenanceLog(path)
+
+    def append_some(worker: int) -> None:
+        for number in range(10):
+            log.append("fetch", ref=f"10.1000/{worker}.{number}", result="ok")
+
+    threads = [threading.Thread(target=append_some, args=(worker,)) for worker in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    log.close()
+    report = verify(path)
+    assert report.ok and report.rows == 1 + 4 * 10 + 1
+    assert [row["event"] for row in read_rows(path)].count("session_start") == 1
 
 
 def test_unwritable_log_fails_closed_with_log_error(tmp_path: Path) -> None:
