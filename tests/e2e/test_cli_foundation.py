@@ -99,3 +99,25 @@ def test_unknown_toolset_is_refused_naming_the_known_ones(doiget_env: dict[str, 
     done = doiget("health", env={**doiget_env, "DOIGET_TOOLSETS": "papers,bogus"})
     assert done.returncode == 3
     assert "bogus" in done.stderr and "scholar" in done.stderr
+
+
+def test_serve_through_the_full_command_line_answers_and_ends_at_eof(
+    doiget_env: dict[str, str],
+) -> None:
+    # A global option before serve goes through the command line, not the fast path.
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"},
+        },
+    }
+    done = doiget(
+        "--json", "serve", "--toolsets", "papers", env=doiget_env, stdin=json.dumps(initialize)
+    )
+    assert done.returncode == 0, done.stderr
+    reply = json.loads(done.stdout.splitlines()[0])
+    assert reply["id"] == 1 and reply["result"]["serverInfo"]["name"] == "doiget"
