@@ -58,8 +58,9 @@ def cli_reference_markdown() -> str:
     from doiget.cli.main import app
 
     root = typer.main.get_command(app)
-    blocks = [_command_block(root, typer.Context(root, info_name="doiget"), "doiget")]
-    blocks += [_command_block(c, ctx, path) for c, ctx, path in _subcommands(root, "doiget")]
+    root_ctx = typer.Context(root, info_name="doiget")
+    blocks = [_command_block(root, root_ctx, "doiget")]
+    blocks += [_command_block(c, ctx, path) for c, ctx, path in _subcommands(root, root_ctx)]
     return "\n\n".join(blocks)
 
 
@@ -71,17 +72,17 @@ def sections() -> list[Section]:
     ]
 
 
-def _subcommands(group: Any, path: str, parent: Any = None) -> Iterator[tuple[Any, Any, str]]:
-    """(command, its context, its full name) for every command below ``group``."""
-    ctx = parent if parent is not None else typer.Context(group, info_name=path)
+def _subcommands(group: Any, ctx: Any) -> Iterator[tuple[Any, Any, str]]:
+    """(command, its context, its full name) for every command below ``group``, in the
+    order the program declares them."""
     for name in group.list_commands(ctx):
         command = group.get_command(ctx, name)
         if command is None or command.hidden:
             continue
         sub_ctx = typer.Context(command, info_name=name, parent=ctx)
-        yield command, sub_ctx, f"{path} {name}"
+        yield command, sub_ctx, sub_ctx.command_path
         if hasattr(command, "list_commands"):
-            yield from _subcommands(command, f"{path} {name}", sub_ctx)
+            yield from _subcommands(command, sub_ctx)
 
 
 def _command_block(command: Any, ctx: Any, path: str) -> str:
