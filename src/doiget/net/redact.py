@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import re
+from typing import Final
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-# Query parameters and headers that carry credentials at one upstream or another.
-SENSITIVE_NAMES = frozenset(
+from doiget.upstreams import Carrier, all_upstreams
+
+# Query parameters and headers that carry credentials at many upstreams; the names
+# each upstream declares for its own key are added (see :func:`sensitive_names`).
+GENERIC_SENSITIVE_NAMES: Final = frozenset(
     {
         "api_key",
         "apikey",
@@ -15,17 +19,26 @@ SENSITIVE_NAMES = frozenset(
         "token",
         "access_token",
         "x-api-key",
-        "x-els-apikey",
         "authorization",
         "password",
         "secret",
         "client_secret",
         "insttoken",
         "x-els-insttoken",
-        "x-subscription-token",
     }
 )
 REDACTED = "[redacted]"
+
+
+def sensitive_names() -> frozenset[str]:
+    """Lower-cased query parameter and header names whose values are credentials."""
+    declared = {
+        setting.carried_as.lower()
+        for upstream in all_upstreams()
+        for setting in upstream.settings
+        if setting.carried_as and setting.carrier in (Carrier.QUERY, Carrier.HEADER)
+    }
+    return GENERIC_SENSITIVE_NAMES | declared
 
 
 def redact_url(url: str) -> str:
@@ -39,8 +52,9 @@ def redact_url(url: str) -> str:
         netloc = f"{REDACTED}@{netloc.rsplit('@', 1)[1]}"
     if not parts.query:
         return urlunsplit(parts._replace(netloc=netloc))
+    sensitive = sensitive_names()
     pairs = [
-        (name, REDACTED if name.lower() in SENSITIVE_NAMES else value)
+        (name, REDACTED if name.lower() in sensitive else value)
         for name, value in parse_qsl(parts.query, keep_blank_values=True)
     ]
     return urlunsplit(parts._replace(netloc=netloc, query=urlencode(pairs, safe="[]")))

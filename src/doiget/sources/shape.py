@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from doiget.net.client import SourceClient
+if TYPE_CHECKING:
+    from doiget.net.client import SourceClient
 
 T = TypeVar("T")
 

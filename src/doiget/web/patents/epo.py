@@ -14,19 +14,26 @@ import base64
 import re
 import time
 from collections.abc import Callable
-from typing import Any, Final
-
-from lxml import etree
+from typing import TYPE_CHECKING, Any, Final
 
 from doiget.errors import DoigetError
-from doiget.net.client import Fetched, SourceClient
 from doiget.net.redact import redact_text
 from doiget.secret import Secret
 from doiget.sources.shape import ShapeError, expect_dict, integer, parse_or_drift, text
 from doiget.sources.xmldoc import inner_text, parse_xml
+from doiget.upstreams import Carrier, Gate, Redaction, Role, Setting, Upstream, register
 from doiget.web.failure import Kind, web_error
+from doiget.web.patents import patent_provider
 from doiget.web.patents.base import Patent, PatentAnswer, PatentQuery, grant_date, iso_date
 from doiget.web.providers.base import attributed, error_body
+
+if TYPE_CHECKING:
+    from lxml import etree
+
+    from doiget.config import Settings
+    from doiget.net.client import Fetched, SourceClient
+    from doiget.net.network import Network
+
 
 NAME: Final = "epo"
 TOKEN_URL: Final = "https://ops.epo.org/3.2/auth/accesstoken"  # noqa: S105  # a URL
@@ -51,6 +58,38 @@ NOTE_NO_CLAIMS: Final = (
 )
 NOTE_PUBLICATION_YEARS: Final = (
     "epo applied year_from/year_to to the publication date; OPS cannot search by filing date"
+)
+
+
+UPSTREAM: Final = register(
+    Upstream(
+        name=NAME,
+        label="EPO Open Patent Services",
+        role=Role.PATENT_SEARCH,
+        hosts=("ops.epo.org",),
+        min_gap_s=0.0,
+        toolsets=("web",),
+        gate=Gate.CONFIGURED,
+        settings=(
+            Setting(
+                "EPO_OPS_KEY",
+                "EPO Open Patent Services consumer key for patent_search (needs EPO_OPS_SECRET)",
+                redaction=Redaction.VALUE,
+                required=True,
+                carrier=Carrier.HEADER,
+                carried_as="Authorization",
+            ),
+            Setting(
+                "EPO_OPS_SECRET",
+                "EPO Open Patent Services consumer secret (needs EPO_OPS_KEY)",
+                redaction=Redaction.VALUE,
+                required=True,
+                carrier=Carrier.HEADER,
+                carried_as="Authorization",
+            ),
+        ),
+        preference=2,
+    )
 )
 
 
@@ -290,3 +329,11 @@ class Epo:
         token, lifetime = parse_or_drift(self._client, _token_of, self._client.json_of(fetched))
         self._token = (token, now + max(lifetime - _TOKEN_MARGIN_S, 1.0))
         return token
+
+
+@patent_provider(UPSTREAM)
+def build(settings: Settings, network: Network) -> Epo:
+    """The OPS client with its consumer key and secret."""
+    key, secret = settings.secret("EPO_OPS_KEY"), settings.secret("EPO_OPS_SECRET")
+    assert key is not None and secret is not None
+    return Epo(network.client(NAME), key, secret)

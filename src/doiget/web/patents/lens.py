@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from doiget.net.client import Fetched, SourceClient
 from doiget.net.redact import redact_text
 from doiget.secret import Secret
 from doiget.sources.shape import expect_dict, expect_list, items, mapping, parse_or_drift, text
+from doiget.upstreams import Carrier, Gate, Redaction, Role, Setting, Upstream, register
 from doiget.web.failure import Kind, web_error
+from doiget.web.patents import patent_provider
 from doiget.web.patents.base import (
     Patent,
     PatentAnswer,
@@ -26,6 +27,12 @@ from doiget.web.patents.base import (
     iso_date,
 )
 from doiget.web.providers.base import attributed, error_body, plain
+
+if TYPE_CHECKING:
+    from doiget.config import Settings
+    from doiget.net.client import Fetched, SourceClient
+    from doiget.net.network import Network
+
 
 NAME: Final = "lens"
 ENDPOINT: Final = "https://api.lens.org/patent/search"
@@ -51,6 +58,31 @@ INCLUDE: Final = (
 _MAIN_GROUP: Final = re.compile(r"^[A-Z][0-9]{2}[A-Z][0-9]+$")
 # Longest piece of Lens's own error text repeated to the agent.
 _DETAIL_CHARS: Final = 300
+
+
+UPSTREAM: Final = register(
+    Upstream(
+        name=NAME,
+        label="Lens.org",
+        role=Role.PATENT_SEARCH,
+        hosts=("api.lens.org",),
+        min_gap_s=0.0,
+        toolsets=("web",),
+        gate=Gate.CONFIGURED,
+        settings=(
+            Setting(
+                KEY_VAR,
+                "Lens.org patent API token (patent_search)",
+                redaction=Redaction.VALUE,
+                required=True,
+                carrier=Carrier.HEADER,
+                carried_as="Authorization",
+            ),
+        ),
+        # Tried first: it honours every filter of the tool as asked.
+        preference=1,
+    )
+)
 
 
 def _cpc_clause(code: str) -> dict[str, Any]:
@@ -166,7 +198,7 @@ def _retry_after(fetched: Fetched) -> float | None:
     return None
 
 
-class Lens:
+class LensOrgClient:
     """Searches the Lens.org patent index."""
 
     name = NAME
@@ -207,3 +239,11 @@ class Lens:
             data = self._client.json_of(fetched)
             patents = parse_or_drift(self._client, parse, data)
         return PatentAnswer(provider=NAME, patents=patents[: query.size])
+
+
+@patent_provider(UPSTREAM)
+def build(settings: Settings, network: Network) -> LensOrgClient:
+    """The Lens.org client with its token."""
+    token = settings.secret(KEY_VAR)
+    assert token is not None
+    return LensOrgClient(network.client(NAME), token)

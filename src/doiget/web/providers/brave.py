@@ -8,23 +8,30 @@ tells the two apart.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from doiget.errors import DoigetError
-from doiget.net.client import Fetched, SourceClient
 from doiget.secret import Secret
 from doiget.sources.shape import expect_dict, expect_list, items, mapping, parse_or_drift, text
+from doiget.upstreams import Carrier, Gate, Redaction, Role, Setting, Upstream, register
 from doiget.web.failure import Kind, web_error
+from doiget.web.providers import search_provider
 from doiget.web.providers.base import (
     ProviderAnswer,
+    ProviderQuery,
     SearchHit,
-    SearchRequest,
     attributed,
     capped_count,
     compose_query,
     error_body,
     hits_from,
 )
+
+if TYPE_CHECKING:
+    from doiget.config import Settings
+    from doiget.net.client import Fetched, SourceClient
+    from doiget.net.network import Network
+
 
 NAME: Final = "brave"
 ENDPOINT: Final = "https://api.search.brave.com/res/v1/web/search"
@@ -38,6 +45,30 @@ _FRESHNESS: Final = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
 _SAFE: Final = {"off": "off", "medium": "moderate", "high": "strict"}
 # Brave's ``search_lang`` spells a few languages its own way; the rest are ISO 639-1.
 _LANGUAGES: Final = {"ja": "jp", "zh": "zh-hans", "pt": "pt-pt", "no": "nb"}
+
+
+UPSTREAM: Final = register(
+    Upstream(
+        name=NAME,
+        label="Brave Search",
+        role=Role.WEB_SEARCH,
+        hosts=("api.search.brave.com",),
+        min_gap_s=0.0,
+        toolsets=("web",),
+        gate=Gate.CONFIGURED,
+        settings=(
+            Setting(
+                KEY_VAR,
+                "Brave Search API key",
+                redaction=Redaction.VALUE,
+                required=True,
+                carrier=Carrier.HEADER,
+                carried_as="X-Subscription-Token",
+            ),
+        ),
+        preference=2,
+    )
+)
 
 
 def _parse(data: Any, limit: int) -> tuple[SearchHit, ...]:
@@ -71,7 +102,7 @@ class Brave:
         self._client = client
         self._key = api_key
 
-    async def search(self, request: SearchRequest) -> ProviderAnswer:
+    async def search(self, request: ProviderQuery) -> ProviderAnswer:
         """One call to ``/res/v1/web/search`` with the request's filters as parameters."""
         count, notes = capped_count(request, MAX_RESULTS, NAME)
         query, site_notes = compose_query(request, provider=NAME, max_sites=MAX_SITES)
@@ -114,3 +145,11 @@ class Brave:
             f"{detail}",
             provider=NAME,
         )
+
+
+@search_provider(UPSTREAM)
+def build(settings: Settings, network: Network) -> Brave:
+    """The provider with its key."""
+    key = settings.secret(KEY_VAR)
+    assert key is not None
+    return Brave(network.client(NAME), key)

@@ -10,23 +10,35 @@ a challenge page instead of results; that is reported as a rate limit.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Final
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Final
 from urllib.parse import parse_qs, urljoin, urlsplit
 
-from lxml import etree, html
+import anyio
+import anyio.to_thread
 
-from doiget.net.client import SourceClient
+from doiget.upstreams import Role, Upstream, register
 from doiget.web.failure import Kind, web_error
+from doiget.web.providers import search_provider
 from doiget.web.providers.base import (
     ProviderAnswer,
+    ProviderQuery,
     SearchHit,
-    SearchRequest,
     StatusMeaning,
     attributed,
     compose_query,
     hits_from,
     not_applied,
 )
+
+if TYPE_CHECKING:
+    from lxml import etree, html
+
+    from doiget.config import Settings
+    from doiget.net.client import SourceClient
+    from doiget.net.network import Network
+
 
 NAME: Final = "duckduckgo"
 ENDPOINT: Final = "https://html.duckduckgo.com/html/"
@@ -96,29 +108,63 @@ _REGIONS: Final[dict[str, dict[str, str]]] = {
 }
 
 
+UPSTREAM: Final = register(
+    Upstream(
+        name=NAME,
+        label="DuckDuckGo",
+        role=Role.WEB_SEARCH,
+        hosts=("html.duckduckgo.com", "duckduckgo.com"),
+        min_gap_s=0.0,
+        toolsets=("web",),
+        preference=5,
+    )
+)
+
+
 def _has_class(name: str) -> str:
     """An XPath test for one class among several (no cssselect needed)."""
     return f"contains(concat(' ', normalize-space(@class), ' '), ' {name} ')"
 
 
-_RESULTS: Final = etree.XPath(f"//div[{_has_class('result')}]")
-_TITLE_LINK: Final = etree.XPath(f".//a[{_has_class('result__a')}]")
-_SNIPPET: Final = etree.XPath(f".//*[{_has_class('result__snippet')}]")
-_CHALLENGE: Final = etree.XPath(
-    "//*[contains(@class, 'anomaly-modal')] | //form[@id='challenge-form']"
-)
-_NO_RESULTS: Final = etree.XPath(f"//*[{_has_class('no-results')}]")
-_RESULTS_LIST: Final = etree.XPath("//*[@id='links']")
+@dataclass(frozen=True, slots=True)
+class _Paths:
+    """The compiled XPaths of a results page."""
+
+    results: etree.XPath
+    title_link: etree.XPath
+    snippet: etree.XPath
+    challenge: etree.XPath
+    no_results: etree.XPath
+    results_list: etree.XPath
+
+
+@cache
+def _paths() -> _Paths:
+    """Compiled on first use, so importing this module does not load lxml."""
+    from lxml import etree
+
+    return _Paths(
+        results=etree.XPath(f"//div[{_has_class('result')}]"),
+        title_link=etree.XPath(f".//a[{_has_class('result__a')}]"),
+        snippet=etree.XPath(f".//*[{_has_class('result__snippet')}]"),
+        challenge=etree.XPath(
+            "//*[contains(@class, 'anomaly-modal')] | //form[@id='challenge-form']"
+        ),
+        no_results=etree.XPath(f"//*[{_has_class('no-results')}]"),
+        results_list=etree.XPath("//*[@id='links']"),
+    )
 
 
 def _elements(found: object) -> list[html.HtmlElement]:
     """The elements of an XPath answer (lxml types it as any XPath value)."""
+    from lxml import html
+
     if not isinstance(found, list):
         return []
     return [node for node in found if isinstance(node, html.HtmlElement)]
 
 
-def region(request: SearchRequest) -> tuple[str | None, tuple[str, ...]]:
+def region(request: ProviderQuery) -> tuple[str | None, tuple[str, ...]]:
     """The ``kl`` region for the request's country and language, and what was not applied.
 
     DuckDuckGo filters by region only: a language counts when it is one of the
@@ -151,10 +197,11 @@ def unwrap(href: str) -> str:
 
 
 def _rows(page: html.HtmlElement) -> Iterator[tuple[str, str, str]]:
-    for block in _elements(_RESULTS(page)):
+    paths = _paths()
+    for block in _elements(paths.results(page)):
         if "result--ad" in (block.get("class") or "").split():
             continue
-        links = _elements(_TITLE_LINK(block))
+        links = _elements(paths.title_link(block))
         if not links:
             continue
         link = links[0]
@@ -162,7 +209,7 @@ def _rows(page: html.HtmlElement) -> Iterator[tuple[str, str, str]]:
         host = (urlsplit(target).hostname or "").lower()
         if host == "duckduckgo.com" or host.endswith(".duckduckgo.com"):
             continue  # an ad or an internal page that slipped through
-        snippets = _elements(_SNIPPET(block))
+        snippets = _elements(paths.snippet(block))
         snippet = snippets[0].text_content() if snippets else ""
         yield link.text_content(), target, snippet
 
@@ -175,11 +222,14 @@ def parse_page(body: str, limit: int, client: SourceClient) -> tuple[SearchHit, 
     """
     if not body.strip():
         raise client.schema_drift("answered with an empty page")
+    from lxml import etree, html
+
+    paths = _paths()
     try:
         page = html.document_fromstring(body)
     except (etree.ParserError, ValueError) as exc:
         raise client.schema_drift("answered with a page that is not HTML") from exc
-    if _elements(_CHALLENGE(page)):
+    if _elements(paths.challenge(page)):
         raise web_error(
             Kind.RATE_LIMIT,
             "duckduckgo answered with its bot challenge instead of results: it is limiting "
@@ -189,7 +239,7 @@ def parse_page(body: str, limit: int, client: SourceClient) -> tuple[SearchHit, 
             "another configured provider.",
         )
     hits = hits_from(_rows(page), limit, markup=False)
-    if hits or _elements(_NO_RESULTS(page)) or _elements(_RESULTS_LIST(page)):
+    if hits or _elements(paths.no_results(page)) or _elements(paths.results_list(page)):
         return hits
     raise client.schema_drift("answered with a page that has no results list")
 
@@ -202,7 +252,7 @@ class DuckDuckGo:
     def __init__(self, client: SourceClient) -> None:
         self._client = client
 
-    async def search(self, request: SearchRequest) -> ProviderAnswer:
+    async def search(self, request: ProviderQuery) -> ProviderAnswer:
         """Fetch the results page for ``request`` and read its results."""
         query, notes = compose_query(request, provider=NAME, max_sites=MAX_SITES)
         kl, region_notes = region(request)
@@ -223,5 +273,14 @@ class DuckDuckGo:
                 headers={"Accept": "text/html"},
                 max_bytes=PAGE_CAP_BYTES,
             )
-            hits = parse_page(fetched.text, request.num_results, self._client)
+            # Parsing a large page is CPU work: it runs off the event loop.
+            hits = await anyio.to_thread.run_sync(
+                parse_page, fetched.text, request.num_results, self._client
+            )
         return ProviderAnswer(provider=NAME, hits=hits, notes=notes + region_notes)
+
+
+@search_provider(UPSTREAM)
+def build(settings: Settings, network: Network) -> DuckDuckGo:
+    """The keyless provider."""
+    return DuckDuckGo(network.client(NAME))

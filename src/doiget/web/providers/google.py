@@ -12,21 +12,22 @@ two apart.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from doiget.errors import DoigetError
-from doiget.net.client import Fetched, SourceClient
 from doiget.net.redact import redact_text
 from doiget.secret import Secret
 from doiget.sources.shape import expect_dict, expect_list, items, mapping, parse_or_drift, text
+from doiget.upstreams import Carrier, Gate, Redaction, Role, Setting, Upstream, register
 from doiget.web.failure import Kind, web_error
+from doiget.web.providers import search_provider
 from doiget.web.providers.base import (
     EXACT_TERMS,
     EXCLUDE_TERMS,
     SITES,
     ProviderAnswer,
+    ProviderQuery,
     SearchHit,
-    SearchRequest,
     attributed,
     capped_count,
     compose_query,
@@ -35,6 +36,12 @@ from doiget.web.providers.base import (
     hits_from,
     split_terms,
 )
+
+if TYPE_CHECKING:
+    from doiget.config import Settings
+    from doiget.net.client import Fetched, SourceClient
+    from doiget.net.network import Network
+
 
 NAME: Final = "google"
 ENDPOINT: Final = "https://www.googleapis.com/customsearch/v1"
@@ -64,6 +71,36 @@ _QUOTA_REASONS: Final = frozenset(
 )
 
 
+UPSTREAM: Final = register(
+    Upstream(
+        name=NAME,
+        label="Google Programmable Search",
+        role=Role.WEB_SEARCH,
+        hosts=("www.googleapis.com",),
+        min_gap_s=0.0,
+        toolsets=("web",),
+        gate=Gate.CONFIGURED,
+        settings=(
+            Setting(
+                "GOOGLE_API_KEY",
+                "Google Programmable Search API key (needs GOOGLE_CX)",
+                redaction=Redaction.VALUE,
+                required=True,
+                carrier=Carrier.QUERY,
+                carried_as="key",
+            ),
+            Setting(
+                "GOOGLE_CX",
+                "Google Programmable Search engine id (needs GOOGLE_API_KEY)",
+                config_key="google_cx",
+                required=True,
+            ),
+        ),
+        preference=4,
+    )
+)
+
+
 def _parse(data: Any, limit: int) -> tuple[SearchHit, ...]:
     document = expect_dict(data, "a search answer")
     results = expect_list(document.get("items", []), "an items list")
@@ -87,7 +124,7 @@ class Google:
         self._key = api_key
         self._cx = engine_id
 
-    async def search(self, request: SearchRequest) -> ProviderAnswer:
+    async def search(self, request: ProviderQuery) -> ProviderAnswer:
         """One call to ``/customsearch/v1``."""
         count, notes = capped_count(request, MAX_RESULTS, NAME)
         excluded = split_terms(request.exclude_terms)
@@ -168,3 +205,11 @@ class Google:
             f"google refused the search (HTTP {fetched.status}): {said}; check {KEY_VARS}.",
             provider=NAME,
         )
+
+
+@search_provider(UPSTREAM)
+def build(settings: Settings, network: Network) -> Google:
+    """The provider with its key and engine id."""
+    key, cx = settings.secret("GOOGLE_API_KEY"), settings.text("GOOGLE_CX")
+    assert key is not None and cx is not None
+    return Google(network.client(NAME), key, cx)

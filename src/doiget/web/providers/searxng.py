@@ -8,26 +8,59 @@ problem rather than a refusal.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from doiget.net.client import SourceClient
 from doiget.net.redact import redact_url
 from doiget.sources.shape import expect_dict, expect_list, items, parse_or_drift, text
+from doiget.upstreams import Gate, Role, Scheme, Setting, Upstream, register
 from doiget.web.failure import Kind
+from doiget.web.providers import search_provider
 from doiget.web.providers.base import (
     ProviderAnswer,
+    ProviderQuery,
     SearchHit,
-    SearchRequest,
     StatusMeaning,
     attributed,
     compose_query,
     hits_from,
 )
 
+if TYPE_CHECKING:
+    from doiget.config import Settings
+    from doiget.net.client import SourceClient
+    from doiget.net.network import Network
+
+
 NAME: Final = "searxng"
+URL_VAR: Final = "SEARXNG_URL"
 MAX_SITES: Final = 10
 
 _SAFE: Final = {"off": 0, "medium": 1, "high": 2}
+
+
+UPSTREAM: Final = register(
+    Upstream(
+        name=NAME,
+        label="SearXNG",
+        role=Role.WEB_SEARCH,
+        hosts=(),
+        min_gap_s=0.0,
+        toolsets=("web",),
+        gate=Gate.CONFIGURED,
+        scheme=Scheme.ENDPOINT,
+        endpoint=URL_VAR,
+        settings=(
+            Setting(
+                URL_VAR,
+                "base URL of a SearXNG instance (its JSON API must be enabled)",
+                config_key="searxng_url",
+                required=True,
+                url=True,
+            ),
+        ),
+        preference=1,
+    )
+)
 
 
 def _silent_engines(value: Any) -> list[str]:
@@ -63,7 +96,7 @@ class SearXNG:
         self._client = client
         self._base_url = base_url.rstrip("/")
 
-    async def search(self, request: SearchRequest) -> ProviderAnswer:
+    async def search(self, request: ProviderQuery) -> ProviderAnswer:
         """Ask the instance's ``/search`` for JSON results."""
         query, notes = compose_query(request, provider=NAME, max_sites=MAX_SITES)
         params: dict[str, str | int] = {
@@ -96,3 +129,11 @@ class SearXNG:
                 self._client, lambda value: _parse(value, request.num_results), data
             )
         return ProviderAnswer(provider=NAME, hits=hits, notes=notes + engine_notes)
+
+
+@search_provider(UPSTREAM)
+def build(settings: Settings, network: Network) -> SearXNG:
+    """The provider bound to the instance at SEARXNG_URL."""
+    base_url = settings.text(URL_VAR)
+    assert base_url is not None
+    return SearXNG(network.client(NAME), base_url)

@@ -8,17 +8,18 @@ here; whatever is not applied is said in the notes.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from doiget.net.client import SourceClient
 from doiget.secret import Secret
 from doiget.sources.shape import expect_dict, expect_list, items, parse_or_drift
+from doiget.upstreams import Carrier, Gate, Redaction, Role, Setting, Upstream, register
 from doiget.web.failure import Kind
+from doiget.web.providers import search_provider
 from doiget.web.providers.base import (
     SITES,
     ProviderAnswer,
+    ProviderQuery,
     SearchHit,
-    SearchRequest,
     StatusMeaning,
     attributed,
     cap_sites,
@@ -27,6 +28,12 @@ from doiget.web.providers.base import (
     hits_from,
     unsupported_notes,
 )
+
+if TYPE_CHECKING:
+    from doiget.config import Settings
+    from doiget.net.client import SourceClient
+    from doiget.net.network import Network
+
 
 NAME: Final = "tavily"
 ENDPOINT: Final = "https://api.tavily.com/search"
@@ -70,6 +77,30 @@ _STATUSES: Final = {
 }
 
 
+UPSTREAM: Final = register(
+    Upstream(
+        name=NAME,
+        label="Tavily",
+        role=Role.WEB_SEARCH,
+        hosts=("api.tavily.com",),
+        min_gap_s=0.0,
+        toolsets=("web",),
+        gate=Gate.CONFIGURED,
+        settings=(
+            Setting(
+                KEY_VAR,
+                "Tavily API key",
+                redaction=Redaction.VALUE,
+                required=True,
+                carrier=Carrier.HEADER,
+                carried_as="Authorization",
+            ),
+        ),
+        preference=3,
+    )
+)
+
+
 def _parse(data: Any, limit: int) -> tuple[SearchHit, ...]:
     document = expect_dict(data, "a search answer")
     results = expect_list(document.get("results", []), "a results list")
@@ -86,7 +117,7 @@ class Tavily:
         self._client = client
         self._key = api_key
 
-    async def search(self, request: SearchRequest) -> ProviderAnswer:
+    async def search(self, request: ProviderQuery) -> ProviderAnswer:
         """One POST to ``/search`` (basic depth, general topic)."""
         count, notes = capped_count(request, MAX_RESULTS, NAME)
         query, _ = compose_query(request, native=frozenset({SITES}), provider=NAME)
@@ -122,3 +153,11 @@ class Tavily:
             data = await self._client.post_json(ENDPOINT, payload, headers=headers)
             hits = parse_or_drift(self._client, lambda value: _parse(value, count), data)
         return ProviderAnswer(provider=NAME, hits=hits, notes=notes)
+
+
+@search_provider(UPSTREAM)
+def build(settings: Settings, network: Network) -> Tavily:
+    """The provider with its key."""
+    key = settings.secret(KEY_VAR)
+    assert key is not None
+    return Tavily(network.client(NAME), key)
