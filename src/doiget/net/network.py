@@ -12,6 +12,7 @@ from doiget.config import Settings
 from doiget.net.allowlist import Allowlist, allowlist_for
 from doiget.net.client import RetryPolicy, SourceClient, user_agent
 from doiget.net.ratelimit import RateLimiter
+from doiget.net.redact import scrub_library_logs
 from doiget.net.transport import GuardedBackend, GuardedTransport, build_ssl_context
 from doiget.secret import Secret
 from doiget.upstreams import Redaction, all_upstreams, find
@@ -62,6 +63,8 @@ class Network:
     ) -> None:
         self.settings = settings
         self.limiter = RateLimiter(keyed_sources(settings))
+        self._secrets = secret_values(settings)
+        scrub_library_logs(self._secrets)
         self._retry = retry or RetryPolicy()
         self._inner_backend = inner_backend
         self._ssl_context: ssl.SSLContext | None = None
@@ -115,7 +118,7 @@ class Network:
             https_only=https_only,
             blocked_hosts=self.settings.blocked_hosts,
             retry=self._retry,
-            secrets=secret_values(self.settings),
+            secrets=self._secrets,
             trusted_hosts=trusted,
         )
         self._clients[source] = client

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import re
+from collections.abc import Iterable
 from typing import Final
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -66,3 +68,42 @@ def redact_text(text: str, secrets: list[str]) -> str:
         if secret:
             text = re.sub(re.escape(secret), REDACTED, text)
     return text
+
+
+# The loggers of the HTTP libraries: httpx logs every request's full URL at INFO, and
+# httpcore traces connections at DEBUG, query strings and all.
+_LIBRARY_LOGGERS: Final = (
+    "httpx",
+    "httpcore.connection",
+    "httpcore.http11",
+    "httpcore.http2",
+    "httpcore.proxy",
+)
+
+
+class _SecretScrubber(logging.Filter):
+    """Rewrites a library's log record so that no configured secret is in its text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.secrets: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.secrets:
+            message = record.getMessage()
+            scrubbed = redact_text(message, sorted(self.secrets, key=len, reverse=True))
+            if scrubbed != message:
+                record.msg, record.args = scrubbed, None
+        return True
+
+
+_SCRUBBER: Final = _SecretScrubber()
+
+
+def scrub_library_logs(secrets: Iterable[str]) -> None:
+    """Keep ``secrets`` out of what the HTTP libraries log, for the life of the process."""
+    _SCRUBBER.secrets.update(secret for secret in secrets if secret)
+    for name in _LIBRARY_LOGGERS:
+        library = logging.getLogger(name)
+        if _SCRUBBER not in library.filters:
+            library.addFilter(_SCRUBBER)
