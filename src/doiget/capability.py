@@ -3,8 +3,8 @@
 Rules:
 
 - Open Access retrieval is always on.
-- An opt-in upstream (OpenAlex, Semantic Scholar, DOAJ) joins the papers resolution
-  chain when the ``DOIGET_ENABLE_*`` variable it declares is present (any value).
+- An opt-in upstream joins the papers resolution chain when the ``DOIGET_ENABLE_*``
+  variable it declares is present (any value).
 - A TDM source is granted only when its ``DOIGET_AGREE_TDM_*`` is exactly ``1`` *and*
   its key is set. Agreement without a key, or a key without agreement, refuses the
   start: a silent skip would hide a misconfiguration, and a key leaked from a parent

@@ -27,7 +27,7 @@ KNOWN_TOOLSETS = ("papers", "scholar", "library", "web")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 SCHOLAR_CACHE_TTL_DEFAULT = 600.0
 SCHOLAR_CACHE_TTL_MAX = 86_400.0
-# The library tools' time limits in seconds (spec/library-chunk-tools.md).
+# The library tools' time limits in seconds.
 LIBRARY_TIMEOUTS: dict[str, float] = {
     "store_chunks": 15.0,
     "find_chunks": 8.0,
@@ -113,7 +113,7 @@ CORE_SETTINGS: tuple[Setting, ...] = (
 
 def _refuse(message: str) -> DoigetError:
     # A configuration that cannot be honoured refuses the start: the same gate as a
-    # TDM grant that is half set (capability spec §2), hence the same code.
+    # TDM grant that is half set, hence the same code.
     return DoigetError(ErrorCode.CAPABILITY_DENIED, message)
 
 

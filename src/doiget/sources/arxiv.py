@@ -10,31 +10,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Literal
+from typing import Final, Literal
+
+from lxml import etree
 
 from doiget.errors import DoigetError, ErrorCode
 from doiget.models import Work
+from doiget.net.client import SourceClient
 from doiget.sources.names import author_from_name
 from doiget.sources.shape import ShapeError, bare_doi, parse_or_drift, text
 from doiget.sources.xmldoc import parse_xml
-from doiget.upstreams import Role, Upstream, register
-
-if TYPE_CHECKING:
-    from lxml import etree
-
-    from doiget.net.client import SourceClient
-
-# arXiv's published terms: one request every three seconds, key or not.
-UPSTREAM: Final = register(
-    Upstream(
-        name="arxiv",
-        label="arXiv",
-        role=Role.SCHOLARLY,
-        hosts=("arxiv.org", "export.arxiv.org", "*.arxiv.org"),
-        min_gap_s=3.0,
-        toolsets=("papers", "scholar", "web"),
-    )
-)
 
 API_URL: Final = "https://export.arxiv.org/api/query"
 PDF_BASE: Final = "https://arxiv.org/pdf/"

@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import Any, Final, Literal
 from urllib.parse import quote
 
 from doiget.models import Author, UpdateNotice, Work
+from doiget.net.client import SourceClient
 from doiget.sources.markup import plain_text
 from doiget.sources.shape import (
     bare_doi,
@@ -21,21 +22,6 @@ from doiget.sources.shape import (
     parse_or_drift,
     strings,
     text,
-)
-from doiget.upstreams import Role, Upstream, register
-
-if TYPE_CHECKING:
-    from doiget.net.client import SourceClient
-
-UPSTREAM: Final = register(
-    Upstream(
-        name="crossref",
-        label="Crossref",
-        role=Role.SCHOLARLY,
-        hosts=("api.crossref.org", "*.crossref.org"),
-        min_gap_s=0.0,
-        toolsets=("papers", "scholar", "web"),
-    )
 )
 
 API_BASE: Final = "https://api.crossref.org/works/"

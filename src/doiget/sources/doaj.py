@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 from urllib.parse import quote
 
 from doiget.errors import DoigetError, ErrorCode
 from doiget.models import Work
+from doiget.net.client import SourceClient
 from doiget.sources.names import authors_from_named
 from doiget.sources.shape import (
     bare_doi,
@@ -18,23 +19,6 @@ from doiget.sources.shape import (
     parse_or_drift,
     strings,
     text,
-)
-from doiget.upstreams import Gate, Role, Upstream, register
-
-if TYPE_CHECKING:
-    from doiget.net.client import SourceClient
-
-UPSTREAM: Final = register(
-    Upstream(
-        name="doaj",
-        label="DOAJ",
-        role=Role.SCHOLARLY,
-        hosts=("doaj.org", "*.doaj.org"),
-        min_gap_s=0.0,
-        toolsets=("papers",),
-        gate=Gate.OPT_IN,
-        opt_in_var="DOIGET_ENABLE_DOAJ",
-    )
 )
 
 API_BASE: Final = "https://doaj.org/api/search/articles/"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from lxml import etree, html
+
 from doiget.sources.shape import text
 
 _BLOCKS = frozenset({"p", "title", "sec", "div", "br", "li"})
@@ -11,8 +13,6 @@ def plain_text(fragment: str) -> str | None:
     """The text of a JATS/HTML fragment with tags dropped and whitespace collapsed."""
     if "<" not in fragment:
         return text(fragment)
-    from lxml import etree, html  # loaded on first use: the module is imported at start
-
     try:
         # Namespace prefixes such as ``jats:p`` become plain tag names in the HTML parser.
         root = html.fragment_fromstring(fragment, create_parent="div")

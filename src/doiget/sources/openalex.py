@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from doiget.models import Author, Work
+from doiget.net.client import SourceClient
 from doiget.sources.crossref import doi_path
 from doiget.sources.names import author_from_name
 from doiget.sources.shape import (
@@ -18,23 +19,6 @@ from doiget.sources.shape import (
     parse_or_drift,
     strings,
     text,
-)
-from doiget.upstreams import Gate, Role, Upstream, register
-
-if TYPE_CHECKING:
-    from doiget.net.client import SourceClient
-
-UPSTREAM: Final = register(
-    Upstream(
-        name="openalex",
-        label="OpenAlex",
-        role=Role.SCHOLARLY,
-        hosts=("api.openalex.org",),
-        min_gap_s=0.0,
-        toolsets=("papers", "web"),
-        gate=Gate.OPT_IN,
-        opt_in_var="DOIGET_ENABLE_OPENALEX",
-    )
 )
 
 API_BASE: Final = "https://api.openalex.org/works"

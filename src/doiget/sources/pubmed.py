@@ -12,46 +12,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Final
+
+from lxml import etree
 
 from doiget.errors import DoigetError, ErrorCode
 from doiget.models import Author, Work
+from doiget.net.client import SourceClient
 from doiget.sources.shape import ShapeError, bare_doi, parse_or_drift, text
 from doiget.sources.xmldoc import inner_text, parse_xml
-from doiget.upstreams import Carrier, Redaction, Role, Setting, Upstream, register
-
-if TYPE_CHECKING:
-    from lxml import etree
-
-    from doiget.net.client import SourceClient
-
-# 3 requests/s without a key, 10/s with one.
-UPSTREAM: Final = register(
-    Upstream(
-        name="pubmed",
-        label="PubMed",
-        role=Role.SCHOLARLY,
-        hosts=("eutils.ncbi.nlm.nih.gov",),
-        min_gap_s=1 / 3,
-        keyed_min_gap_s=0.1,
-        keyed_by="PUBMED_API_KEY",
-        toolsets=("scholar", "web"),
-        settings=(
-            Setting(
-                "PUBMED_API_KEY",
-                "NCBI E-utilities key (raises its ceiling from 3/s to 10/s)",
-                redaction=Redaction.VALUE,
-                carrier=Carrier.QUERY,
-                carried_as="api_key",
-            ),
-            Setting(
-                "PUBMED_EMAIL",
-                "contact address sent to NCBI E-utilities",
-                config_key="pubmed_email",
-            ),
-        ),
-    )
-)
 
 EUTILS: Final = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"
 TOOL_NAME: Final = "doiget"

@@ -11,11 +11,12 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 from urllib.parse import quote
 
 from doiget.errors import DoigetError, ErrorCode
 from doiget.models import Work
+from doiget.net.client import Fetched, SourceClient
 from doiget.refs import DOT_SEGMENT, arxiv_ref_for, parse_ref, shorten
 from doiget.sources.names import author_from_name
 from doiget.sources.shape import (
@@ -29,37 +30,6 @@ from doiget.sources.shape import (
     parse_or_drift,
     strings,
     text,
-)
-from doiget.upstreams import Carrier, Gate, Redaction, Role, Setting, Upstream, register
-
-if TYPE_CHECKING:
-    from doiget.net.client import Fetched, SourceClient
-
-# 1 request/s without a key, 10/s with one. Papers resolution lists it as
-# "semantic_scholar" (the capability profile's spelling); everywhere else it is "s2".
-UPSTREAM: Final = register(
-    Upstream(
-        name="s2",
-        label="Semantic Scholar",
-        role=Role.SCHOLARLY,
-        hosts=("api.semanticscholar.org",),
-        min_gap_s=1.0,
-        keyed_min_gap_s=0.1,
-        keyed_by="SEMANTIC_SCHOLAR_API_KEY",
-        toolsets=("papers", "scholar", "web"),
-        gate=Gate.OPT_IN,
-        opt_in_var="DOIGET_ENABLE_S2",
-        listed_as="semantic_scholar",
-        settings=(
-            Setting(
-                "SEMANTIC_SCHOLAR_API_KEY",
-                "Semantic Scholar key (raises its ceiling from 1/s to 10/s)",
-                redaction=Redaction.VALUE,
-                carrier=Carrier.HEADER,
-                carried_as="x-api-key",
-            ),
-        ),
-    )
 )
 
 API_ROOT: Final = "https://api.semanticscholar.org/graph/v1/"

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
-if TYPE_CHECKING:
-    from doiget.net.client import SourceClient
+from doiget.net.client import SourceClient
 
 T = TypeVar("T")
 

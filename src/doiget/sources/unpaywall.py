@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from doiget.models import Location, OpenAccess, Work
+from doiget.net.client import SourceClient
 from doiget.sources.crossref import CSL_TYPES, author, doi_path
 from doiget.sources.shape import (
     bare_doi,
@@ -13,21 +14,6 @@ from doiget.sources.shape import (
     items,
     parse_or_drift,
     text,
-)
-from doiget.upstreams import Role, Upstream, register
-
-if TYPE_CHECKING:
-    from doiget.net.client import SourceClient
-
-UPSTREAM: Final = register(
-    Upstream(
-        name="unpaywall",
-        label="Unpaywall",
-        role=Role.SCHOLARLY,
-        hosts=("api.unpaywall.org",),
-        min_gap_s=0.0,
-        toolsets=("papers", "web"),
-    )
 )
 
 API_BASE: Final = "https://api.unpaywall.org/v2/"

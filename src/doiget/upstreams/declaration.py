@@ -9,8 +9,10 @@ This module imports nothing of doiget but errors and secrets, so the bottom laye
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 
 class Scheme(StrEnum):
@@ -101,6 +103,8 @@ class Upstream:
     ``preference`` orders the members of a role when the user names none (lower
     first). ``listed_as`` is the spelling the capability profile reports for an
     opt-in source, and ``endpoint`` names the setting holding an operator's base URL.
+    ``factory`` (``"module:function"``) builds the upstream's client object for a
+    router; it is imported only when first needed, so a declaration stays cheap.
     """
 
     name: str
@@ -117,6 +121,7 @@ class Upstream:
     opt_in_var: str | None = None
     listed_as: str | None = None
     endpoint: str | None = None
+    factory: str | None = None
     preference: int | None = None
 
     def setting(self, env: str) -> Setting:
@@ -135,6 +140,13 @@ class Upstream:
     def profile_name(self) -> str:
         """The name the capability profile lists this upstream under."""
         return self.listed_as or self.name
+
+    def build(self, *args: Any) -> Any:
+        """Call the declared factory (importing its module on first use)."""
+        if self.factory is None:
+            raise LookupError(f"{self.name} declares no factory")
+        module, _, function = self.factory.partition(":")
+        return getattr(importlib.import_module(module), function)(*args)
 
     def gap_seconds(self, *, keyed: bool) -> float:
         """The upstream's own ceiling as seconds between requests (0 for none)."""

@@ -1,10 +1,15 @@
 """The registry of upstream declarations, filled on first use from one list of modules.
 
-Each module in :data:`REGISTRATION` calls :func:`register` for its own
-:class:`~doiget.upstreams.declaration.Upstream` when imported. The registry imports
-them the first time anyone asks for a declaration, so importing this module costs
-nothing, and a declaring module must itself be cheap to import (its HTTP stack and
-parsers are imported where they are used).
+Each upstream has one small module in this package that declares it (an
+:class:`~doiget.upstreams.declaration.Upstream`) and calls :func:`register`; its
+client module imports its facts from there, and routers build the client through the
+declaration's ``factory``. The registry imports the modules of :data:`REGISTRATION`
+the first time anyone asks for a declaration. That happens at start (settings and
+the capability profile read it), which is why declarations live apart from their
+clients: a declaration module costs well under a millisecond to import, a client
+module with its parsers and data classes far more. A declaring module must not read
+the registry while it is being imported: the listing is complete only once every
+module of the list has run.
 """
 
 from __future__ import annotations
@@ -17,26 +22,29 @@ from doiget.upstreams.declaration import Role, Upstream
 
 # Every module that declares an upstream, in the order the registry lists them
 # (capability and docs show upstreams in this order).
-REGISTRATION: Final = (
-    "doiget.sources.crossref",
-    "doiget.sources.unpaywall",
-    "doiget.sources.arxiv",
-    "doiget.sources.oa_publishers",
-    "doiget.sources.openalex",
-    "doiget.sources.semantic_scholar",
-    "doiget.sources.pubmed",
-    "doiget.sources.doaj",
-    "doiget.sources.tdm",
-    "doiget.web.providers.duckduckgo",
-    "doiget.web.providers.searxng",
-    "doiget.web.providers.brave",
-    "doiget.web.providers.tavily",
-    "doiget.web.providers.google",
-    "doiget.web.patents.lens",
-    "doiget.web.patents.epo",
-    "doiget.web.scrape.hn",
-    "doiget.web.scrape.youtube",
-    "doiget.upstreams.operator",
+REGISTRATION: Final = tuple(
+    f"doiget.upstreams.{module}"
+    for module in (
+        "crossref",
+        "unpaywall",
+        "arxiv",
+        "oa_publisher",
+        "openalex",
+        "semantic_scholar",
+        "pubmed",
+        "doaj",
+        "tdm",
+        "duckduckgo",
+        "searxng",
+        "brave",
+        "tavily",
+        "google",
+        "lens_org",
+        "epo",
+        "hackernews",
+        "youtube",
+        "operator",
+    )
 )
 
 _declared: dict[str, Upstream] = {}
@@ -69,9 +77,9 @@ def _load() -> None:
     global _loaded
     if _loaded:
         return
-    _loaded = True
     for module in REGISTRATION:
         importlib.import_module(module)
+    _loaded = True
 
 
 def get(name: str) -> Upstream:

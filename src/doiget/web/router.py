@@ -3,8 +3,8 @@
 With ``DOIGET_SEARCH_ROUTING`` set, providers are tried in that order; one that fails
 or whose circuit breaker is open is passed over for the next. Without it, one
 provider answers: the most preferred configured one, by the ``preference`` each
-provider declares (searxng, brave, tavily, google, then the keyless duckduckgo). A
-``provider`` argument always means that provider alone.
+provider declares (the keyless one last). A ``provider`` argument always means that
+provider alone.
 """
 
 from __future__ import annotations

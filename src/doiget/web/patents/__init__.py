@@ -11,12 +11,12 @@ a search that finds nothing carries hints on how to widen it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from doiget.config import Settings
 from doiget.errors import DoigetError
-from doiget.upstreams import Role, Upstream, by_preference, get
+from doiget.upstreams import Role, by_preference, get
 from doiget.web.failure import Kind, failure_of, web_error
 from doiget.web.outcome import TRUST
 from doiget.web.patents.base import (
@@ -37,22 +37,6 @@ logger = logging.getLogger("doiget.web")
 LANDSCAPE_POOL: Final = 50
 # The inputs that narrow a search, as named in a zero-result hint.
 FILTERS: Final = ("assignee", "inventor", "cpc_code", "year_from", "year_to", "patent_office")
-
-PatentProviderFactory = Callable[[Settings, "Network"], PatentProvider]
-
-_factories: dict[str, PatentProviderFactory] = {}
-
-
-def patent_provider(
-    upstream: Upstream,
-) -> Callable[[PatentProviderFactory], PatentProviderFactory]:
-    """Register the decorated function as the factory of ``upstream``'s patent provider."""
-
-    def register(factory: PatentProviderFactory) -> PatentProviderFactory:
-        _factories[upstream.name] = factory
-        return factory
-
-    return register
 
 
 def patent_provider_names() -> tuple[str, ...]:
@@ -318,9 +302,9 @@ class Patents:
     def _provider(self, name: str) -> PatentProvider:
         """Provider ``name`` with its own client (built on first use, then reused, so a
         held EPO token outlives one call)."""
-        built = self._providers.get(name)
-        if built is not None:
-            return built
-        built = _factories[name](self._settings, self._network)
+        existing = self._providers.get(name)
+        if existing is not None:
+            return existing
+        built: PatentProvider = get(name).build(self._settings, self._network)
         self._providers[name] = built
         return built

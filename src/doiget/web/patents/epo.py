@@ -21,9 +21,8 @@ from doiget.net.redact import redact_text
 from doiget.secret import Secret
 from doiget.sources.shape import ShapeError, expect_dict, integer, parse_or_drift, text
 from doiget.sources.xmldoc import inner_text, parse_xml
-from doiget.upstreams import Carrier, Gate, Redaction, Role, Setting, Upstream, register
+from doiget.upstreams.epo import KEY_VAR, SECRET_VAR, UPSTREAM
 from doiget.web.failure import Kind, web_error
-from doiget.web.patents import patent_provider
 from doiget.web.patents.base import Patent, PatentAnswer, PatentQuery, grant_date, iso_date
 from doiget.web.providers.base import attributed, error_body
 
@@ -35,10 +34,10 @@ if TYPE_CHECKING:
     from doiget.net.network import Network
 
 
-NAME: Final = "epo"
+NAME: Final = UPSTREAM.name
 TOKEN_URL: Final = "https://ops.epo.org/3.2/auth/accesstoken"  # noqa: S105  # a URL
 SEARCH_URL: Final = "https://ops.epo.org/3.2/rest-services/published-data/search/biblio"
-KEY_VARS: Final = "EPO_OPS_KEY and EPO_OPS_SECRET"
+KEY_VARS: Final = f"{KEY_VAR} and {SECRET_VAR}"
 PAGE: Final = "https://worldwide.espacenet.com/patent/search?q=pn%3D"
 # OPS serves at most 100 records per search request.
 MAX_RANGE: Final = 100
@@ -58,38 +57,6 @@ NOTE_NO_CLAIMS: Final = (
 )
 NOTE_PUBLICATION_YEARS: Final = (
     "epo applied year_from/year_to to the publication date; OPS cannot search by filing date"
-)
-
-
-UPSTREAM: Final = register(
-    Upstream(
-        name=NAME,
-        label="EPO Open Patent Services",
-        role=Role.PATENT_SEARCH,
-        hosts=("ops.epo.org",),
-        min_gap_s=0.0,
-        toolsets=("web",),
-        gate=Gate.CONFIGURED,
-        settings=(
-            Setting(
-                "EPO_OPS_KEY",
-                "EPO Open Patent Services consumer key for patent_search (needs EPO_OPS_SECRET)",
-                redaction=Redaction.VALUE,
-                required=True,
-                carrier=Carrier.HEADER,
-                carried_as="Authorization",
-            ),
-            Setting(
-                "EPO_OPS_SECRET",
-                "EPO Open Patent Services consumer secret (needs EPO_OPS_KEY)",
-                redaction=Redaction.VALUE,
-                required=True,
-                carrier=Carrier.HEADER,
-                carried_as="Authorization",
-            ),
-        ),
-        preference=2,
-    )
 )
 
 
@@ -331,9 +298,8 @@ class Epo:
         return token
 
 
-@patent_provider(UPSTREAM)
 def build(settings: Settings, network: Network) -> Epo:
     """The OPS client with its consumer key and secret."""
-    key, secret = settings.secret("EPO_OPS_KEY"), settings.secret("EPO_OPS_SECRET")
+    key, secret = settings.secret(KEY_VAR), settings.secret(SECRET_VAR)
     assert key is not None and secret is not None
     return Epo(network.client(NAME), key, secret)

@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING, Any, Final
 from doiget.net.redact import redact_text
 from doiget.secret import Secret
 from doiget.sources.shape import expect_dict, expect_list, items, mapping, parse_or_drift, text
-from doiget.upstreams import Carrier, Gate, Redaction, Role, Setting, Upstream, register
+from doiget.upstreams.lens_org import KEY_VAR, UPSTREAM
 from doiget.web.failure import Kind, web_error
-from doiget.web.patents import patent_provider
 from doiget.web.patents.base import (
     Patent,
     PatentAnswer,
@@ -34,9 +33,8 @@ if TYPE_CHECKING:
     from doiget.net.network import Network
 
 
-NAME: Final = "lens"
+NAME: Final = UPSTREAM.name
 ENDPOINT: Final = "https://api.lens.org/patent/search"
-KEY_VAR: Final = "LENS_API_TOKEN"
 PAGE: Final = "https://www.lens.org/lens/patent/"
 # The text a prior-art or landscape search matches against.
 TEXT_FIELDS: Final = ("title", "abstract", "claims")
@@ -58,31 +56,6 @@ INCLUDE: Final = (
 _MAIN_GROUP: Final = re.compile(r"^[A-Z][0-9]{2}[A-Z][0-9]+$")
 # Longest piece of Lens's own error text repeated to the agent.
 _DETAIL_CHARS: Final = 300
-
-
-UPSTREAM: Final = register(
-    Upstream(
-        name=NAME,
-        label="Lens.org",
-        role=Role.PATENT_SEARCH,
-        hosts=("api.lens.org",),
-        min_gap_s=0.0,
-        toolsets=("web",),
-        gate=Gate.CONFIGURED,
-        settings=(
-            Setting(
-                KEY_VAR,
-                "Lens.org patent API token (patent_search)",
-                redaction=Redaction.VALUE,
-                required=True,
-                carrier=Carrier.HEADER,
-                carried_as="Authorization",
-            ),
-        ),
-        # Tried first: it honours every filter of the tool as asked.
-        preference=1,
-    )
-)
 
 
 def _cpc_clause(code: str) -> dict[str, Any]:
@@ -241,7 +214,6 @@ class LensOrgClient:
         return PatentAnswer(provider=NAME, patents=patents[: query.size])
 
 
-@patent_provider(UPSTREAM)
 def build(settings: Settings, network: Network) -> LensOrgClient:
     """The Lens.org client with its token."""
     token = settings.secret(KEY_VAR)

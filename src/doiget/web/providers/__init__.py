@@ -1,39 +1,24 @@
-"""The web search providers: each module declares its upstream and registers a factory.
+"""The web search providers, as their upstream declarations describe them.
 
-A provider is an upstream of role :attr:`~doiget.upstreams.Role.WEB_SEARCH`; its
-module registers its declaration (hosts, settings, preference) and, with
-:func:`search_provider`, the function that builds it. Which providers exist, which
-are configured and which variables one lacks are all read from those declarations.
+A provider is an upstream of role :attr:`~doiget.upstreams.Role.WEB_SEARCH`: its
+declaration gives its hosts, settings, preference and the factory that builds it
+(imported on first use). Which providers exist, which are configured and which
+variables one lacks are all read from those declarations.
 DuckDuckGo needs nothing and is always available; asking for a provider that lacks
 its key or URL names the variables to set.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from doiget.config import Settings
-from doiget.upstreams import Role, Upstream, by_preference, by_role, get
+from doiget.upstreams import Role, by_preference, by_role, get
 from doiget.web.failure import Kind, web_error
 
 if TYPE_CHECKING:
     from doiget.net.network import Network
     from doiget.web.providers.base import SearchProvider
-
-ProviderFactory = Callable[[Settings, "Network"], "SearchProvider"]
-
-_factories: dict[str, ProviderFactory] = {}
-
-
-def search_provider(upstream: Upstream) -> Callable[[ProviderFactory], ProviderFactory]:
-    """Register the decorated function as the factory of ``upstream``'s provider."""
-
-    def register(factory: ProviderFactory) -> ProviderFactory:
-        _factories[upstream.name] = factory
-        return factory
-
-    return register
 
 
 def provider_names() -> tuple[str, ...]:
@@ -77,7 +62,8 @@ def build_provider(name: str, settings: Settings, network: Network) -> SearchPro
             f"{chosen} is not configured: it needs {needs}; set {' and '.join(missing)}.",
             provider=chosen,
         )
-    return _factories[chosen](settings, network)
+    provider: SearchProvider = get(chosen).build(settings, network)
+    return provider
 
 
 def __getattr__(name: str) -> Any:

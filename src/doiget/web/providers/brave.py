@@ -13,9 +13,8 @@ from typing import TYPE_CHECKING, Any, Final
 from doiget.errors import DoigetError
 from doiget.secret import Secret
 from doiget.sources.shape import expect_dict, expect_list, items, mapping, parse_or_drift, text
-from doiget.upstreams import Carrier, Gate, Redaction, Role, Setting, Upstream, register
+from doiget.upstreams.brave import KEY_VAR, UPSTREAM
 from doiget.web.failure import Kind, web_error
-from doiget.web.providers import search_provider
 from doiget.web.providers.base import (
     ProviderAnswer,
     ProviderQuery,
@@ -33,9 +32,8 @@ if TYPE_CHECKING:
     from doiget.net.network import Network
 
 
-NAME: Final = "brave"
+NAME: Final = UPSTREAM.name
 ENDPOINT: Final = "https://api.search.brave.com/res/v1/web/search"
-KEY_VAR: Final = "BRAVE_API_KEY"
 MAX_RESULTS: Final = 20
 MAX_SITES: Final = 10
 # Longest piece of Brave's own error text repeated to the agent.
@@ -45,30 +43,6 @@ _FRESHNESS: Final = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
 _SAFE: Final = {"off": "off", "medium": "moderate", "high": "strict"}
 # Brave's ``search_lang`` spells a few languages its own way; the rest are ISO 639-1.
 _LANGUAGES: Final = {"ja": "jp", "zh": "zh-hans", "pt": "pt-pt", "no": "nb"}
-
-
-UPSTREAM: Final = register(
-    Upstream(
-        name=NAME,
-        label="Brave Search",
-        role=Role.WEB_SEARCH,
-        hosts=("api.search.brave.com",),
-        min_gap_s=0.0,
-        toolsets=("web",),
-        gate=Gate.CONFIGURED,
-        settings=(
-            Setting(
-                KEY_VAR,
-                "Brave Search API key",
-                redaction=Redaction.VALUE,
-                required=True,
-                carrier=Carrier.HEADER,
-                carried_as="X-Subscription-Token",
-            ),
-        ),
-        preference=2,
-    )
-)
 
 
 def _parse(data: Any, limit: int) -> tuple[SearchHit, ...]:
@@ -147,7 +121,6 @@ class Brave:
         )
 
 
-@search_provider(UPSTREAM)
 def build(settings: Settings, network: Network) -> Brave:
     """The provider with its key."""
     key = settings.secret(KEY_VAR)

@@ -10,17 +10,15 @@ a challenge page instead of results; that is reported as a rate limit.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from functools import cache
 from typing import TYPE_CHECKING, Final
 from urllib.parse import parse_qs, urljoin, urlsplit
 
-import anyio
 import anyio.to_thread
+from lxml import etree, html
 
-from doiget.upstreams import Role, Upstream, register
+from doiget.net.client import SourceClient
+from doiget.upstreams.duckduckgo import UPSTREAM
 from doiget.web.failure import Kind, web_error
-from doiget.web.providers import search_provider
 from doiget.web.providers.base import (
     ProviderAnswer,
     ProviderQuery,
@@ -33,14 +31,10 @@ from doiget.web.providers.base import (
 )
 
 if TYPE_CHECKING:
-    from lxml import etree, html
-
     from doiget.config import Settings
-    from doiget.net.client import SourceClient
     from doiget.net.network import Network
 
-
-NAME: Final = "duckduckgo"
+NAME: Final = UPSTREAM.name
 ENDPOINT: Final = "https://html.duckduckgo.com/html/"
 MAX_SITES: Final = 10
 PAGE_CAP_BYTES: Final = 5 * 1024 * 1024
@@ -108,57 +102,23 @@ _REGIONS: Final[dict[str, dict[str, str]]] = {
 }
 
 
-UPSTREAM: Final = register(
-    Upstream(
-        name=NAME,
-        label="DuckDuckGo",
-        role=Role.WEB_SEARCH,
-        hosts=("html.duckduckgo.com", "duckduckgo.com"),
-        min_gap_s=0.0,
-        toolsets=("web",),
-        preference=5,
-    )
-)
-
-
 def _has_class(name: str) -> str:
     """An XPath test for one class among several (no cssselect needed)."""
     return f"contains(concat(' ', normalize-space(@class), ' '), ' {name} ')"
 
 
-@dataclass(frozen=True, slots=True)
-class _Paths:
-    """The compiled XPaths of a results page."""
-
-    results: etree.XPath
-    title_link: etree.XPath
-    snippet: etree.XPath
-    challenge: etree.XPath
-    no_results: etree.XPath
-    results_list: etree.XPath
-
-
-@cache
-def _paths() -> _Paths:
-    """Compiled on first use, so importing this module does not load lxml."""
-    from lxml import etree
-
-    return _Paths(
-        results=etree.XPath(f"//div[{_has_class('result')}]"),
-        title_link=etree.XPath(f".//a[{_has_class('result__a')}]"),
-        snippet=etree.XPath(f".//*[{_has_class('result__snippet')}]"),
-        challenge=etree.XPath(
-            "//*[contains(@class, 'anomaly-modal')] | //form[@id='challenge-form']"
-        ),
-        no_results=etree.XPath(f"//*[{_has_class('no-results')}]"),
-        results_list=etree.XPath("//*[@id='links']"),
-    )
+_RESULTS: Final = etree.XPath(f"//div[{_has_class('result')}]")
+_TITLE_LINK: Final = etree.XPath(f".//a[{_has_class('result__a')}]")
+_SNIPPET: Final = etree.XPath(f".//*[{_has_class('result__snippet')}]")
+_CHALLENGE: Final = etree.XPath(
+    "//*[contains(@class, 'anomaly-modal')] | //form[@id='challenge-form']"
+)
+_NO_RESULTS: Final = etree.XPath(f"//*[{_has_class('no-results')}]")
+_RESULTS_LIST: Final = etree.XPath("//*[@id='links']")
 
 
 def _elements(found: object) -> list[html.HtmlElement]:
     """The elements of an XPath answer (lxml types it as any XPath value)."""
-    from lxml import html
-
     if not isinstance(found, list):
         return []
     return [node for node in found if isinstance(node, html.HtmlElement)]
@@ -197,11 +157,10 @@ def unwrap(href: str) -> str:
 
 
 def _rows(page: html.HtmlElement) -> Iterator[tuple[str, str, str]]:
-    paths = _paths()
-    for block in _elements(paths.results(page)):
+    for block in _elements(_RESULTS(page)):
         if "result--ad" in (block.get("class") or "").split():
             continue
-        links = _elements(paths.title_link(block))
+        links = _elements(_TITLE_LINK(block))
         if not links:
             continue
         link = links[0]
@@ -209,7 +168,7 @@ def _rows(page: html.HtmlElement) -> Iterator[tuple[str, str, str]]:
         host = (urlsplit(target).hostname or "").lower()
         if host == "duckduckgo.com" or host.endswith(".duckduckgo.com"):
             continue  # an ad or an internal page that slipped through
-        snippets = _elements(paths.snippet(block))
+        snippets = _elements(_SNIPPET(block))
         snippet = snippets[0].text_content() if snippets else ""
         yield link.text_content(), target, snippet
 
@@ -222,14 +181,11 @@ def parse_page(body: str, limit: int, client: SourceClient) -> tuple[SearchHit, 
     """
     if not body.strip():
         raise client.schema_drift("answered with an empty page")
-    from lxml import etree, html
-
-    paths = _paths()
     try:
         page = html.document_fromstring(body)
     except (etree.ParserError, ValueError) as exc:
         raise client.schema_drift("answered with a page that is not HTML") from exc
-    if _elements(paths.challenge(page)):
+    if _elements(_CHALLENGE(page)):
         raise web_error(
             Kind.RATE_LIMIT,
             "duckduckgo answered with its bot challenge instead of results: it is limiting "
@@ -239,7 +195,7 @@ def parse_page(body: str, limit: int, client: SourceClient) -> tuple[SearchHit, 
             "another configured provider.",
         )
     hits = hits_from(_rows(page), limit, markup=False)
-    if hits or _elements(paths.no_results(page)) or _elements(paths.results_list(page)):
+    if hits or _elements(_NO_RESULTS(page)) or _elements(_RESULTS_LIST(page)):
         return hits
     raise client.schema_drift("answered with a page that has no results list")
 
@@ -280,7 +236,6 @@ class DuckDuckGo:
         return ProviderAnswer(provider=NAME, hits=hits, notes=notes + region_notes)
 
 
-@search_provider(UPSTREAM)
 def build(settings: Settings, network: Network) -> DuckDuckGo:
-    """The keyless provider."""
+    """The keyless provider (the factory its declaration names)."""
     return DuckDuckGo(network.client(NAME))

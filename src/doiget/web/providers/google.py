@@ -18,9 +18,8 @@ from doiget.errors import DoigetError
 from doiget.net.redact import redact_text
 from doiget.secret import Secret
 from doiget.sources.shape import expect_dict, expect_list, items, mapping, parse_or_drift, text
-from doiget.upstreams import Carrier, Gate, Redaction, Role, Setting, Upstream, register
+from doiget.upstreams.google import CX_VAR, KEY_VAR, UPSTREAM
 from doiget.web.failure import Kind, web_error
-from doiget.web.providers import search_provider
 from doiget.web.providers.base import (
     EXACT_TERMS,
     EXCLUDE_TERMS,
@@ -43,9 +42,9 @@ if TYPE_CHECKING:
     from doiget.net.network import Network
 
 
-NAME: Final = "google"
+NAME: Final = UPSTREAM.name
 ENDPOINT: Final = "https://www.googleapis.com/customsearch/v1"
-KEY_VARS: Final = "GOOGLE_API_KEY and GOOGLE_CX"
+KEY_VARS: Final = f"{KEY_VAR} and {CX_VAR}"
 MAX_RESULTS: Final = 10
 MAX_SITES: Final = 10
 
@@ -68,36 +67,6 @@ _QUOTA_REASONS: Final = frozenset(
         "rate_limit_exceeded",
         "resource_exhausted",
     }
-)
-
-
-UPSTREAM: Final = register(
-    Upstream(
-        name=NAME,
-        label="Google Programmable Search",
-        role=Role.WEB_SEARCH,
-        hosts=("www.googleapis.com",),
-        min_gap_s=0.0,
-        toolsets=("web",),
-        gate=Gate.CONFIGURED,
-        settings=(
-            Setting(
-                "GOOGLE_API_KEY",
-                "Google Programmable Search API key (needs GOOGLE_CX)",
-                redaction=Redaction.VALUE,
-                required=True,
-                carrier=Carrier.QUERY,
-                carried_as="key",
-            ),
-            Setting(
-                "GOOGLE_CX",
-                "Google Programmable Search engine id (needs GOOGLE_API_KEY)",
-                config_key="google_cx",
-                required=True,
-            ),
-        ),
-        preference=4,
-    )
 )
 
 
@@ -207,9 +176,8 @@ class Google:
         )
 
 
-@search_provider(UPSTREAM)
 def build(settings: Settings, network: Network) -> Google:
     """The provider with its key and engine id."""
-    key, cx = settings.secret("GOOGLE_API_KEY"), settings.text("GOOGLE_CX")
+    key, cx = settings.secret(KEY_VAR), settings.text(CX_VAR)
     assert key is not None and cx is not None
     return Google(network.client(NAME), key, cx)

@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from doiget.net.redact import redact_url
 from doiget.sources.shape import expect_dict, expect_list, items, parse_or_drift, text
-from doiget.upstreams import Gate, Role, Scheme, Setting, Upstream, register
+from doiget.upstreams.searxng import UPSTREAM, URL_VAR
 from doiget.web.failure import Kind
-from doiget.web.providers import search_provider
 from doiget.web.providers.base import (
     ProviderAnswer,
     ProviderQuery,
@@ -31,36 +30,10 @@ if TYPE_CHECKING:
     from doiget.net.network import Network
 
 
-NAME: Final = "searxng"
-URL_VAR: Final = "SEARXNG_URL"
+NAME: Final = UPSTREAM.name
 MAX_SITES: Final = 10
 
 _SAFE: Final = {"off": 0, "medium": 1, "high": 2}
-
-
-UPSTREAM: Final = register(
-    Upstream(
-        name=NAME,
-        label="SearXNG",
-        role=Role.WEB_SEARCH,
-        hosts=(),
-        min_gap_s=0.0,
-        toolsets=("web",),
-        gate=Gate.CONFIGURED,
-        scheme=Scheme.ENDPOINT,
-        endpoint=URL_VAR,
-        settings=(
-            Setting(
-                URL_VAR,
-                "base URL of a SearXNG instance (its JSON API must be enabled)",
-                config_key="searxng_url",
-                required=True,
-                url=True,
-            ),
-        ),
-        preference=1,
-    )
-)
 
 
 def _silent_engines(value: Any) -> list[str]:
@@ -131,7 +104,6 @@ class SearXNG:
         return ProviderAnswer(provider=NAME, hits=hits, notes=notes + engine_notes)
 
 
-@search_provider(UPSTREAM)
 def build(settings: Settings, network: Network) -> SearXNG:
     """The provider bound to the instance at SEARXNG_URL."""
     base_url = settings.text(URL_VAR)

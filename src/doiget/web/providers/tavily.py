@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from doiget.secret import Secret
 from doiget.sources.shape import expect_dict, expect_list, items, parse_or_drift
-from doiget.upstreams import Carrier, Gate, Redaction, Role, Setting, Upstream, register
+from doiget.upstreams.tavily import KEY_VAR, UPSTREAM
 from doiget.web.failure import Kind
-from doiget.web.providers import search_provider
 from doiget.web.providers.base import (
     SITES,
     ProviderAnswer,
@@ -35,9 +34,8 @@ if TYPE_CHECKING:
     from doiget.net.network import Network
 
 
-NAME: Final = "tavily"
+NAME: Final = UPSTREAM.name
 ENDPOINT: Final = "https://api.tavily.com/search"
-KEY_VAR: Final = "TAVILY_API_KEY"
 MAX_RESULTS: Final = 20
 MAX_DOMAINS: Final = 300
 
@@ -75,30 +73,6 @@ _STATUSES: Final = {
         _OUT_OF_CREDITS,
     ),
 }
-
-
-UPSTREAM: Final = register(
-    Upstream(
-        name=NAME,
-        label="Tavily",
-        role=Role.WEB_SEARCH,
-        hosts=("api.tavily.com",),
-        min_gap_s=0.0,
-        toolsets=("web",),
-        gate=Gate.CONFIGURED,
-        settings=(
-            Setting(
-                KEY_VAR,
-                "Tavily API key",
-                redaction=Redaction.VALUE,
-                required=True,
-                carrier=Carrier.HEADER,
-                carried_as="Authorization",
-            ),
-        ),
-        preference=3,
-    )
-)
 
 
 def _parse(data: Any, limit: int) -> tuple[SearchHit, ...]:
@@ -155,7 +129,6 @@ class Tavily:
         return ProviderAnswer(provider=NAME, hits=hits, notes=notes)
 
 
-@search_provider(UPSTREAM)
 def build(settings: Settings, network: Network) -> Tavily:
     """The provider with its key."""
     key = settings.secret(KEY_VAR)

@@ -6,34 +6,18 @@ import datetime as dt
 import html
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
 
 from doiget.errors import DoigetError
-from doiget.upstreams import Role, Upstream, register
+from doiget.net.client import SourceClient
 from doiget.web.failure import Kind, web_error
-
-if TYPE_CHECKING:
-    from doiget.net.client import SourceClient
-
 
 API: Final = "https://hacker-news.firebaseio.com/v0/item/{id}.json"
 TOP_COMMENTS: Final = 10
 _TAG = re.compile(r"<[^>]+>")
-
-
-UPSTREAM: Final = register(
-    Upstream(
-        name="hackernews",
-        label="Hacker News API",
-        role=Role.SCRAPE,
-        hosts=("hacker-news.firebaseio.com",),
-        min_gap_s=0.0,
-        toolsets=("web",),
-    )
-)
 
 
 @dataclass(frozen=True, slots=True)

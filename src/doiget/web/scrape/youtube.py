@@ -18,28 +18,14 @@ import anyio
 import anyio.from_thread
 
 from doiget.errors import DoigetError
-from doiget.upstreams import Role, Upstream, register
+from doiget.net.client import SourceClient
 from doiget.web.failure import Kind, web_error
 
 if TYPE_CHECKING:
     import requests
 
-    from doiget.net.client import SourceClient
-
 YOUTUBE_HOSTS: Final = ("youtube.com", "www.youtube.com", "m.youtube.com", "youtu.be")
 _VIDEO_ID = re.compile(r"^[A-Za-z0-9_-]{11}$")
-
-
-UPSTREAM: Final = register(
-    Upstream(
-        name="youtube",
-        label="YouTube transcripts",
-        role=Role.SCRAPE,
-        hosts=("youtube.com", "www.youtube.com", "m.youtube.com"),
-        min_gap_s=0.0,
-        toolsets=("web",),
-    )
-)
 
 
 @dataclass(frozen=True, slots=True)

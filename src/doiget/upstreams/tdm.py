@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from doiget.upstreams import (
+from doiget.upstreams.declaration import (
     Carrier,
     Gate,
     Redaction,
@@ -18,8 +18,8 @@ from doiget.upstreams import (
     Upstream,
     agree_var,
     key_var,
-    register,
 )
+from doiget.upstreams.registry import register
 
 
 def _publisher(name: str, label: str, carrier: Carrier, carried_as: str) -> Upstream:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from doiget.upstreams import Role, Upstream, register
+from doiget.upstreams.declaration import Role, Upstream
+from doiget.upstreams.registry import register
 
 UPSTREAM: Final = register(
     Upstream(
