@@ -30,16 +30,6 @@ from doiget.secret import Secret
 from doiget.upstreams import Gate, Upstream, agree_var, all_upstreams, key_var
 from doiget.upstreams.limits import HARD_CODED, RateLimits
 
-__all__ = [
-    "CapabilityProfile",
-    "MetadataAccess",
-    "TdmGrant",
-    "agree_var",
-    "key_var",
-    "opt_in_sources",
-    "tdm_publishers",
-]
-
 
 def opt_in_sources() -> tuple[Upstream, ...]:
     """The upstreams papers resolution consults only when their variable is present."""

@@ -335,17 +335,19 @@ def _upstream_settings(
 ) -> dict[str, str | Secret]:
     """Every declared setting that is set: environment first, then its config.toml key.
 
-    Credentials come from the environment only and are wrapped in :class:`Secret`.
+    Credentials are read from the environment only (never from a file that may be
+    shared or committed) and are wrapped in :class:`Secret`.
     """
     found: dict[str, str | Secret] = {}
     for upstream in upstreams:
         for setting in upstream.settings:
+            credential = setting.redaction is Redaction.VALUE
             raw: Any = env.get(setting.env)
-            if raw in (None, "") and setting.config_key is not None:
+            if raw in (None, "") and setting.config_key is not None and not credential:
                 raw = file.get(setting.config_key)
             if not raw:
                 continue
-            if setting.redaction is Redaction.VALUE:
+            if credential:
                 found[setting.env] = Secret(str(raw))
             elif setting.url:
                 found[setting.env] = str(_url(raw, setting.env))

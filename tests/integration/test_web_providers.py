@@ -165,6 +165,25 @@ async def test_duckduckgo_reads_the_results_page_and_sends_region_time_and_safet
     assert sent.query == {"q": "python asyncio tutorial", "kp": "1", "kl": "us-en", "df": "m"}
 
 
+async def test_duckduckgo_parses_the_page_off_the_event_loop(
+    upstream: ReplayUpstream, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from doiget.web.providers import duckduckgo
+
+    upstream.fixture(DDG, "/html/", "web/duckduckgo-html-results.html")
+    parsed_on: list[threading.Thread] = []
+    real_parse = duckduckgo.parse_page
+
+    def recording_parse(*args: Any) -> Any:
+        parsed_on.append(threading.current_thread())
+        return real_parse(*args)
+
+    monkeypatch.setattr(duckduckgo, "parse_page", recording_parse)
+    answer = await search("duckduckgo", env, ProviderQuery("python asyncio tutorial"))
+    assert answer.hits
+    assert parsed_on and parsed_on[0] is not threading.main_thread()
+
+
 async def test_duckduckgo_skips_the_ad_and_puts_operators_in_the_query(
     upstream: ReplayUpstream, env: dict[str, str]
 ) -> None:

@@ -14,18 +14,20 @@ from doiget.config import Settings
 from doiget.errors import DoigetError, ErrorCode
 from doiget.health import check_health
 from doiget.net.ratelimit import min_gap_seconds
-from doiget.upstreams import Gate, Upstream, all_upstreams
+from doiget.upstreams import Gate, Role, Upstream, all_upstreams
 from doiget.upstreams.limits import HARD_CODED
 
 JsonFlag = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
 
 
 def _rate(gap_s: float) -> str:
-    return f"1 per {gap_s:g} s" if gap_s >= 1 else f"{1 / gap_s:g}/s"
+    return f"1 per {gap_s:g} s" if gap_s > 1 else f"{1 / gap_s:g}/s"
 
 
 def _ceiling(upstream: Upstream) -> str:
     """The request ceiling kept for ``upstream``, and its keyed one when a key raises it."""
+    if upstream.role is Role.SERVICE:
+        return "its own client"
     plain = min_gap_seconds(upstream.name)
     keyed = min_gap_seconds(upstream.name, keyed=True)
     if upstream.keyed_by is None or keyed == plain:
