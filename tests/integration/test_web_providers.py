@@ -26,7 +26,7 @@ from doiget.web.providers import (
     build_provider,
     configured_providers,
 )
-from doiget.web.providers.base import ProviderAnswer, SearchHit, SearchProvider, SearchRequest
+from doiget.web.providers.base import ProviderAnswer, ProviderQuery, SearchHit, SearchProvider
 
 from netutil import make_network
 from replay import ReplayUpstream, Reply
@@ -59,12 +59,12 @@ async def provider(name: str, env: dict[str, str]) -> AsyncIterator[SearchProvid
         await network.aclose()
 
 
-async def search(name: str, env: dict[str, str], request: SearchRequest) -> ProviderAnswer:
+async def search(name: str, env: dict[str, str], request: ProviderQuery) -> ProviderAnswer:
     async with provider(name, env) as chosen:
         return await chosen.search(request)
 
 
-async def search_error(name: str, env: dict[str, str], request: SearchRequest) -> DoigetError:
+async def search_error(name: str, env: dict[str, str], request: ProviderQuery) -> DoigetError:
     with pytest.raises(DoigetError) as caught:
         await search(name, env, request)
     return caught.value
@@ -81,7 +81,7 @@ def env(doiget_env: dict[str, str]) -> dict[str, str]:
 async def test_an_unknown_provider_is_refused_listing_each_provider_once(
     env: dict[str, str],
 ) -> None:
-    error = await search_error("bing", env, SearchRequest("q"))
+    error = await search_error("bing", env, ProviderQuery("q"))
     assert kind_of(error) is Kind.VALIDATION
     for name in PROVIDER_NAMES:
         assert error.message.count(name) == 1
@@ -104,7 +104,7 @@ async def test_a_provider_without_its_key_is_not_configured_and_names_the_variab
     env: dict[str, str], name: str, unset: tuple[str, ...], named: str
 ) -> None:
     partial = {var: value for var, value in env.items() if var not in unset}
-    error = await search_error(name, partial, SearchRequest("q"))
+    error = await search_error(name, partial, ProviderQuery("q"))
     failure = failure_of(error)
     assert failure.kind is Kind.NOT_CONFIGURED
     assert failure.provider == name
@@ -126,7 +126,7 @@ async def test_duckduckgo_reads_the_results_page_and_sends_region_time_and_safet
     upstream: ReplayUpstream, env: dict[str, str]
 ) -> None:
     upstream.fixture(DDG, "/html/", "web/duckduckgo-html-results.html")
-    request = SearchRequest(
+    request = ProviderQuery(
         "python asyncio tutorial",
         num_results=3,
         time_range="month",
@@ -165,11 +165,30 @@ async def test_duckduckgo_reads_the_results_page_and_sends_region_time_and_safet
     assert sent.query == {"q": "python asyncio tutorial", "kp": "1", "kl": "us-en", "df": "m"}
 
 
+async def test_duckduckgo_parses_the_page_off_the_event_loop(
+    upstream: ReplayUpstream, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from doiget.web.providers import duckduckgo
+
+    upstream.fixture(DDG, "/html/", "web/duckduckgo-html-results.html")
+    parsed_on: list[threading.Thread] = []
+    real_parse = duckduckgo.parse_page
+
+    def recording_parse(*args: Any) -> Any:
+        parsed_on.append(threading.current_thread())
+        return real_parse(*args)
+
+    monkeypatch.setattr(duckduckgo, "parse_page", recording_parse)
+    answer = await search("duckduckgo", env, ProviderQuery("python asyncio tutorial"))
+    assert answer.hits
+    assert parsed_on and parsed_on[0] is not threading.main_thread()
+
+
 async def test_duckduckgo_skips_the_ad_and_puts_operators_in_the_query(
     upstream: ReplayUpstream, env: dict[str, str]
 ) -> None:
     upstream.fixture(DDG, "/html/", "web/duckduckgo-html-results.html")
-    request = SearchRequest(
+    request = ProviderQuery(
         "asyncio",
         num_results=10,
         safe="off",
@@ -196,7 +215,7 @@ async def test_duckduckgo_no_results_page_is_an_empty_answer(
     upstream: ReplayUpstream, env: dict[str, str]
 ) -> None:
     upstream.fixture(DDG, "/html/", "web/duckduckgo-html-no-results.html")
-    answer = await search("duckduckgo", env, SearchRequest("zqxjv wkpqz flrbt"))
+    answer = await search("duckduckgo", env, ProviderQuery("zqxjv wkpqz flrbt"))
     assert answer.hits == ()
     assert upstream.requests_to(DDG)[0].query["kp"] == "-1"
 
@@ -205,7 +224,7 @@ async def test_duckduckgo_bot_challenge_is_a_rate_limit(
     upstream: ReplayUpstream, env: dict[str, str]
 ) -> None:
     upstream.fixture(DDG, "/html/", "web/duckduckgo-html-anomaly.html", status=202)
-    failure = failure_of(await search_error("duckduckgo", env, SearchRequest("q")))
+    failure = failure_of(await search_error("duckduckgo", env, ProviderQuery("q")))
     assert failure.kind is Kind.RATE_LIMIT
     assert failure.provider == "duckduckgo"
     assert failure.retryable
@@ -216,7 +235,7 @@ async def test_duckduckgo_refusing_with_403_is_a_rate_limit(
     upstream: ReplayUpstream, env: dict[str, str]
 ) -> None:
     upstream.route(DDG, "/html/", Reply(403, b"<html><body>Forbidden</body></html>"))
-    failure = failure_of(await search_error("duckduckgo", env, SearchRequest("q")))
+    failure = failure_of(await search_error("duckduckgo", env, ProviderQuery("q")))
     assert (failure.kind, failure.provider) == (Kind.RATE_LIMIT, "duckduckgo")
 
 
@@ -224,7 +243,7 @@ async def test_duckduckgo_page_without_results_or_markers_is_schema_drift(
     upstream: ReplayUpstream, env: dict[str, str]
 ) -> None:
     upstream.route(DDG, "/html/", Reply(200, b"<html><body><p>Hello</p></body></html>"))
-    error = await search_error("duckduckgo", env, SearchRequest("q"))
+    error = await search_error("duckduckgo", env, ProviderQuery("q"))
     assert failure_of(error).kind is Kind.UPSTREAM
     assert failure_of(error).provider == "duckduckgo"
 
@@ -317,7 +336,7 @@ async def test_searxng_on_a_loopback_http_endpoint_is_allowed_and_sends_its_filt
     searxng_server: LoopbackSearXNG, env: dict[str, str]
 ) -> None:
     local = {**env, "SEARXNG_URL": f"http://127.0.0.1:{searxng_server.port}/"}
-    request = SearchRequest(
+    request = ProviderQuery(
         "rust async runtime",
         num_results=5,
         time_range="week",
@@ -362,7 +381,7 @@ async def test_searxng_without_the_json_format_says_how_to_enable_it(
 ) -> None:
     upstream.route("docs.example.org", "/searx/search", Reply(403, b"Forbidden"))
     remote = {**env, "SEARXNG_URL": "https://docs.example.org/searx"}
-    failure = failure_of(await search_error("searxng", remote, SearchRequest("q", country="de")))
+    failure = failure_of(await search_error("searxng", remote, ProviderQuery("q", country="de")))
     assert failure.kind is Kind.NOT_CONFIGURED
     assert failure.provider == "searxng"
     assert "JSON API is not enabled" in failure.message
@@ -381,7 +400,7 @@ async def test_searxng_with_no_results_is_an_empty_answer(
         {"query": "q", "number_of_results": 0, "results": [], "unresponsive_engines": []},
     )
     remote = {**env, "SEARXNG_URL": "https://docs.example.org"}
-    answer = await search("searxng", remote, SearchRequest("q", country="de"))
+    answer = await search("searxng", remote, ProviderQuery("q", country="de"))
     assert answer.hits == ()
     assert answer.notes == (
         "country is applied by searxng only together with a language and was not applied",
@@ -445,7 +464,7 @@ async def test_brave_sends_key_and_filters_and_returns_plain_text_hits(
     upstream: ReplayUpstream, env: dict[str, str]
 ) -> None:
     upstream.json(BRAVE, "/res/v1/web/search", BRAVE_ANSWER)
-    request = SearchRequest(
+    request = ProviderQuery(
         "rust borrow checker",
         num_results=25,
         time_range="week",
@@ -488,7 +507,7 @@ async def test_brave_takes_the_first_ten_sites_and_says_so(
 ) -> None:
     upstream.json(BRAVE, "/res/v1/web/search", {"type": "search", "query": {"original": "q"}})
     sites = tuple(f"s{i}.example" for i in range(14))
-    answer = await search("brave", env, SearchRequest("q", sites=sites))
+    answer = await search("brave", env, ProviderQuery("q", sites=sites))
     assert answer.hits == ()
     assert answer.notes == (
         "14 site domains were given; brave takes at most 10, so the first 10 were searched "
@@ -502,7 +521,7 @@ async def test_brave_refusing_the_key_is_not_configured(
     upstream: ReplayUpstream, env: dict[str, str], status: int
 ) -> None:
     upstream.json(BRAVE, "/res/v1/web/search", {"message": "Unauthorized"}, status=status)
-    failure = failure_of(await search_error("brave", env, SearchRequest("q")))
+    failure = failure_of(await search_error("brave", env, ProviderQuery("q")))
     assert failure.kind is Kind.NOT_CONFIGURED
     assert failure.provider == "brave"
     assert failure.message == f"brave rejected the API key (HTTP {status}); check BRAVE_API_KEY."
@@ -523,7 +542,7 @@ async def test_brave_invalid_token_422_is_not_configured(
         "time": 1718200000,
     }
     upstream.json(BRAVE, "/res/v1/web/search", body, status=422)
-    failure = failure_of(await search_error("brave", env, SearchRequest("q")))
+    failure = failure_of(await search_error("brave", env, ProviderQuery("q")))
     assert failure.kind is Kind.NOT_CONFIGURED
     assert "BRAVE_API_KEY" in failure.message
     assert "SUBSCRIPTION_TOKEN_INVALID" in failure.message
@@ -551,7 +570,7 @@ async def test_brave_refusing_a_parameter_is_a_validation_error(
         },
     }
     upstream.json(BRAVE, "/res/v1/web/search", body, status=422)
-    failure = failure_of(await search_error("brave", env, SearchRequest("q", country="zz")))
+    failure = failure_of(await search_error("brave", env, ProviderQuery("q", country="zz")))
     assert failure.kind is Kind.VALIDATION
     assert failure.provider == "brave"
     assert "Input should be 'AR', 'AU', 'AT' or 'ALL'" in failure.message
@@ -567,7 +586,7 @@ async def test_brave_rate_limit_is_reported_with_its_wait(
         status=429,
         headers={"Retry-After": "120"},
     )
-    error = await search_error("brave", env, SearchRequest("q"))
+    error = await search_error("brave", env, ProviderQuery("q"))
     assert kind_of(error) is Kind.RATE_LIMIT
     assert error.retry_after == 120.0
     assert failure_of(error).provider == "brave"
@@ -607,7 +626,7 @@ async def test_tavily_posts_filters_as_json_with_a_bearer_key(
     upstream: ReplayUpstream, env: dict[str, str]
 ) -> None:
     upstream.json(TAVILY, "/search", TAVILY_ANSWER)
-    request = SearchRequest(
+    request = ProviderQuery(
         "heat pump efficiency",
         num_results=4,
         time_range="year",
@@ -656,7 +675,7 @@ async def test_tavily_reports_a_country_it_cannot_name(
     upstream: ReplayUpstream, env: dict[str, str]
 ) -> None:
     upstream.json(TAVILY, "/search", {"query": "q", "results": [], "response_time": 0.4})
-    answer = await search("tavily", env, SearchRequest("q", country="is"))
+    answer = await search("tavily", env, ProviderQuery("q", country="is"))
     assert answer.hits == ()
     assert answer.notes == (
         "country 'is' has no tavily country name known to doiget and was not applied",
@@ -673,7 +692,7 @@ async def test_tavily_refusing_the_key_is_not_configured(
         {"detail": {"error": "Unauthorized: missing or invalid API key."}},
         status=401,
     )
-    failure = failure_of(await search_error("tavily", env, SearchRequest("q")))
+    failure = failure_of(await search_error("tavily", env, ProviderQuery("q")))
     assert failure.kind is Kind.NOT_CONFIGURED
     assert failure.message == "tavily rejected the API key (HTTP 401); check TAVILY_API_KEY."
 
@@ -687,7 +706,7 @@ async def test_tavily_plan_limit_is_a_rate_limit_with_its_own_advice(
         {"detail": {"error": "This request exceeds your plan's set usage limit."}},
         status=432,
     )
-    failure = failure_of(await search_error("tavily", env, SearchRequest("q")))
+    failure = failure_of(await search_error("tavily", env, ProviderQuery("q")))
     assert (failure.kind, failure.provider) == (Kind.RATE_LIMIT, "tavily")
     assert "plan" in failure.suggested_action
 
@@ -749,7 +768,7 @@ async def test_google_sends_key_engine_and_native_filters(
     upstream: ReplayUpstream, env: dict[str, str]
 ) -> None:
     upstream.json(GOOGLE, "/customsearch/v1", GOOGLE_ANSWER)
-    request = SearchRequest(
+    request = ProviderQuery(
         "crispr off-target",
         num_results=12,
         time_range="day",
@@ -796,7 +815,7 @@ async def test_google_puts_several_sites_and_excluded_words_in_the_query(
     upstream: ReplayUpstream, env: dict[str, str]
 ) -> None:
     upstream.json(GOOGLE, "/customsearch/v1", {"kind": "customsearch#search", "queries": {}})
-    request = SearchRequest(
+    request = ProviderQuery(
         "crispr", safe="off", sites=("a.example", "b.example"), exclude_terms="plants mice"
     )
     answer = await search("google", env, request)
@@ -816,7 +835,7 @@ async def test_google_server_error_never_shows_the_key(
         {"error": {"code": 500, "message": "Backend Error", "status": "INTERNAL"}},
         status=500,
     )
-    error = await search_error("google", env, SearchRequest("q"))
+    error = await search_error("google", env, ProviderQuery("q"))
     failure = failure_of(error)
     assert failure.provider == "google"
     assert failure.retryable
@@ -852,7 +871,7 @@ async def test_google_invalid_key_is_not_configured_and_the_key_is_scrubbed(
         }
     }
     upstream.json(GOOGLE, "/customsearch/v1", body, status=400)
-    error = await search_error("google", env, SearchRequest("q"))
+    error = await search_error("google", env, ProviderQuery("q"))
     failure = failure_of(error)
     assert failure.kind is Kind.NOT_CONFIGURED
     assert failure.provider == "google"
@@ -872,12 +891,12 @@ async def test_google_spent_quota_is_a_rate_limit(
         }
     }
     upstream.json(GOOGLE, "/customsearch/v1", body, status=403)
-    failure = failure_of(await search_error("google", env, SearchRequest("q")))
+    failure = failure_of(await search_error("google", env, ProviderQuery("q")))
     assert (failure.kind, failure.provider) == (Kind.RATE_LIMIT, "google")
 
 
 async def test_google_401_is_not_configured(upstream: ReplayUpstream, env: dict[str, str]) -> None:
     upstream.json(GOOGLE, "/customsearch/v1", {"error": {"code": 401}}, status=401)
-    failure = failure_of(await search_error("google", env, SearchRequest("q")))
+    failure = failure_of(await search_error("google", env, ProviderQuery("q")))
     assert failure.kind is Kind.NOT_CONFIGURED
     assert GOOGLE_KEY not in failure.message

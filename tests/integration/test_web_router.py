@@ -11,7 +11,7 @@ from doiget.config import load_settings
 from doiget.errors import DoigetError
 from doiget.web.breaker import OPEN_SECONDS, CircuitBreaker
 from doiget.web.failure import Kind, failure_of
-from doiget.web.providers.base import SearchRequest
+from doiget.web.providers.base import ProviderQuery
 from doiget.web.router import Router
 
 from netutil import make_network
@@ -54,7 +54,7 @@ async def test_fallback_to_the_next_provider_when_the_first_answers_500(
 ) -> None:
     brave_fails(upstream)
     upstream.json(*TAVILY, TAVILY_ANSWER)
-    answer, trace = await router.search(SearchRequest("q"))
+    answer, trace = await router.search(ProviderQuery("q"))
     assert answer.provider == "tavily"
     assert [hit.title for hit in answer.hits] == ["Tavily hit"]
     assert trace.to_meta() == {
@@ -72,9 +72,9 @@ async def test_open_breaker_skips_the_provider_until_a_probe_is_due(
     brave_fails(upstream)
     upstream.json(*TAVILY, TAVILY_ANSWER)
     for _ in range(3):
-        await router.search(SearchRequest("q"))
+        await router.search(ProviderQuery("q"))
     asked = len(upstream.requests_to(BRAVE[0]))
-    answer, trace = await router.search(SearchRequest("q"))
+    answer, trace = await router.search(ProviderQuery("q"))
     assert answer.provider == "tavily"
     assert trace.attempted == ["tavily"]
     assert trace.fallback_reason == "circuit_open"
@@ -83,7 +83,7 @@ async def test_open_breaker_skips_the_provider_until_a_probe_is_due(
 
     clock.now += OPEN_SECONDS + 1  # half-open: one probe goes through and succeeds
     upstream.json(*BRAVE, {"web": {"results": [{"title": "B", "url": "https://b.org/"}]}})
-    answer, _ = await router.search(SearchRequest("q"))
+    answer, _ = await router.search(ProviderQuery("q"))
     assert answer.provider == "brave"
     assert "brave" in router.healthy()
 
@@ -91,9 +91,9 @@ async def test_open_breaker_skips_the_provider_until_a_probe_is_due(
 async def test_429_opens_the_breaker_at_once(router: Router, upstream: ReplayUpstream) -> None:
     brave_fails(upstream, 429)
     upstream.json(*TAVILY, TAVILY_ANSWER)
-    await router.search(SearchRequest("q"))
+    await router.search(ProviderQuery("q"))
     asked = len(upstream.requests_to(BRAVE[0]))
-    answer, trace = await router.search(SearchRequest("q"))
+    answer, trace = await router.search(ProviderQuery("q"))
     assert answer.provider == "tavily"
     assert trace.fallback_reason == "circuit_open"
     assert len(upstream.requests_to(BRAVE[0])) == asked
@@ -105,7 +105,7 @@ async def test_explicit_provider_does_not_fall_back(
     brave_fails(upstream)
     upstream.json(*TAVILY, TAVILY_ANSWER)
     with pytest.raises(DoigetError) as caught:
-        await router.search(SearchRequest("q"), provider="brave")
+        await router.search(ProviderQuery("q"), provider="brave")
     assert upstream.requests_to(TAVILY[0]) == []
     failure = failure_of(caught.value)
     assert failure.provider == "brave"
@@ -117,7 +117,7 @@ async def test_rate_limited_explicit_provider_suggests_the_wait_and_a_healthy_al
 ) -> None:
     brave_fails(upstream, 429)
     with pytest.raises(DoigetError) as caught:
-        await router.search(SearchRequest("q"), provider="brave")
+        await router.search(ProviderQuery("q"), provider="brave")
     failure = failure_of(caught.value)
     assert failure.kind is Kind.RATE_LIMIT
     assert "Wait" in failure.suggested_action
@@ -125,14 +125,14 @@ async def test_rate_limited_explicit_provider_suggests_the_wait_and_a_healthy_al
     # Asked again while its breaker is open: refused without a request.
     asked = len(upstream.requests_to(BRAVE[0]))
     with pytest.raises(DoigetError) as again:
-        await router.search(SearchRequest("q"), provider="brave")
+        await router.search(ProviderQuery("q"), provider="brave")
     assert failure_of(again.value).kind is Kind.RATE_LIMIT
     assert len(upstream.requests_to(BRAVE[0])) == asked
 
 
 async def test_unknown_provider_lists_every_supported_provider_once(router: Router) -> None:
     with pytest.raises(DoigetError) as caught:
-        await router.search(SearchRequest("q"), provider="bing")
+        await router.search(ProviderQuery("q"), provider="bing")
     message = caught.value.message
     for name in ("duckduckgo", "searxng", "brave", "tavily", "google"):
         assert message.count(name) == 1
@@ -145,7 +145,7 @@ async def test_every_provider_failing_reports_each_one(
     brave_fails(upstream)
     upstream.route(*TAVILY, Reply(502, b"bad gateway"))
     with pytest.raises(DoigetError) as caught:
-        await router.search(SearchRequest("q"))
+        await router.search(ProviderQuery("q"))
     assert "brave:" in caught.value.message and "tavily:" in caught.value.message
     assert "tavily-test-key" not in caught.value.message
 
@@ -157,14 +157,14 @@ async def test_a_cancelled_probe_does_not_leave_the_breaker_stuck(
 
     brave_fails(upstream, 429)
     upstream.json(*TAVILY, TAVILY_ANSWER)
-    await router.search(SearchRequest("q"))  # 429: brave's breaker opens
+    await router.search(ProviderQuery("q"))  # 429: brave's breaker opens
     clock.now += OPEN_SECONDS + 1
     upstream.json(*BRAVE, {"web": {"results": []}}, delay=2.0)
     with anyio.move_on_after(0.3):
-        await router.search(SearchRequest("q"), provider="brave")  # the probe, cancelled
+        await router.search(ProviderQuery("q"), provider="brave")  # the probe, cancelled
     clock.now += OPEN_SECONDS + 1
     upstream.json(*BRAVE, {"web": {"results": [{"title": "B", "url": "https://b.org/"}]}})
-    answer, _ = await router.search(SearchRequest("q"), provider="brave")
+    answer, _ = await router.search(ProviderQuery("q"), provider="brave")
     assert answer.provider == "brave"
 
 
@@ -180,7 +180,7 @@ async def test_google_answer_that_is_not_json_never_shows_the_key(
     )
     try:
         with pytest.raises(DoigetError) as caught:
-            await Router(load_settings(env), network).search(SearchRequest("q"))
+            await Router(load_settings(env), network).search(ProviderQuery("q"))
     finally:
         await network.aclose()
     failure = failure_of(caught.value)

@@ -8,7 +8,7 @@ import pytest
 
 from doiget.capability import CapabilityProfile
 from doiget.errors import DenialReason, DoigetError, ErrorCode
-from doiget.net.ratelimit import HARD_CODED
+from doiget.upstreams.limits import HARD_CODED
 
 KEY = "els-KEY-0123456789abcdef"
 
@@ -80,7 +80,7 @@ def test_banner_is_one_line_without_any_key_text() -> None:
 def test_profile_is_immutable_and_limits_are_hard_coded() -> None:
     profile = CapabilityProfile.from_env({})
     with pytest.raises(dataclasses.FrozenInstanceError):
-        profile.tdm_aps = None  # type: ignore[misc]
+        profile.tdm = ()  # type: ignore[misc]
     assert profile.rate_limits is HARD_CODED
     assert (
         HARD_CODED.max_concurrent_fetches,

@@ -8,9 +8,9 @@ import pytest
 
 from doiget.config import load_settings
 from doiget.errors import DoigetError, ErrorCode
+from doiget.hostmap import parse_host_map
 from doiget.net.addresses import is_public_address, literal_address
 from doiget.net.allowlist import allowlist_for, host_matches
-from doiget.net.hostmap import parse_host_map
 from doiget.net.ratelimit import min_gap_seconds
 from doiget.net.redact import redact_url
 from doiget.secret import Secret

@@ -10,8 +10,8 @@ from doiget.web.providers.base import (
     EXACT_TERMS,
     EXCLUDE_TERMS,
     SITES,
+    ProviderQuery,
     SearchHit,
-    SearchRequest,
     StatusMeaning,
     attribute,
     attributed,
@@ -31,19 +31,19 @@ from doiget.web.providers.google import language_restriction
 
 
 def test_a_bare_query_is_sent_as_given_without_notes() -> None:
-    assert compose_query(SearchRequest("  rust borrow checker "), provider="brave") == (
+    assert compose_query(ProviderQuery("  rust borrow checker "), provider="brave") == (
         "rust borrow checker",
         (),
     )
 
 
 def test_exact_terms_are_quoted_once_and_stray_quotes_dropped() -> None:
-    request = SearchRequest("asyncio", exact_terms='"task  group"')
+    request = ProviderQuery("asyncio", exact_terms='"task  group"')
     assert compose_query(request, provider="brave")[0] == 'asyncio "task group"'
 
 
 def test_each_exclude_term_gets_a_minus_and_a_quoted_phrase_stays_whole() -> None:
-    request = SearchRequest("jaguar", exclude_terms='car -cars "land rover"')
+    request = ProviderQuery("jaguar", exclude_terms='car -cars "land rover"')
     query, notes = compose_query(request, provider="duckduckgo")
     assert query == 'jaguar -car -cars -"land rover"'
     assert notes == ()
@@ -56,12 +56,12 @@ def test_an_unbalanced_quote_in_exclude_terms_still_gives_plain_terms() -> None:
 
 
 def test_one_site_is_a_bare_site_term() -> None:
-    request = SearchRequest("tokio", sites=("docs.rs",))
+    request = ProviderQuery("tokio", sites=("docs.rs",))
     assert compose_query(request, provider="searxng")[0] == "tokio site:docs.rs"
 
 
 def test_several_sites_are_or_joined_in_parentheses_after_the_other_operators() -> None:
-    request = SearchRequest(
+    request = ProviderQuery(
         "tokio", sites=("docs.rs", "github.com"), exact_terms="spawn", exclude_terms="wasm"
     )
     assert (
@@ -71,7 +71,7 @@ def test_several_sites_are_or_joined_in_parentheses_after_the_other_operators() 
 
 
 def test_native_fields_are_left_out_of_the_query() -> None:
-    request = SearchRequest(
+    request = ProviderQuery(
         "tokio", sites=("docs.rs", "github.com"), exact_terms="spawn", exclude_terms="wasm"
     )
     native = frozenset({SITES, EXACT_TERMS, EXCLUDE_TERMS})
@@ -80,7 +80,7 @@ def test_native_fields_are_left_out_of_the_query() -> None:
 
 def test_sites_beyond_the_cap_are_dropped_with_a_note_saying_how_many() -> None:
     sites = tuple(f"site{i}.example" for i in range(14))
-    query, notes = compose_query(SearchRequest("q", sites=sites), provider="brave", max_sites=10)
+    query, notes = compose_query(ProviderQuery("q", sites=sites), provider="brave", max_sites=10)
     assert query == "q (" + " OR ".join(f"site:site{i}.example" for i in range(10)) + ")"
     assert notes == (
         "14 site domains were given; brave takes at most 10, so the first 10 were searched "
@@ -108,9 +108,9 @@ def test_the_not_applied_note_names_the_filter_and_the_provider() -> None:
 
 def test_only_filters_the_caller_asked_for_produce_notes() -> None:
     filters = ("language", "country", "time_range", "safe")
-    assert unsupported_notes(SearchRequest("q"), "tavily", filters) == ()
-    assert unsupported_notes(SearchRequest("q", safe="off"), "tavily", filters) == ()
-    asked = SearchRequest("q", language="de", time_range="week", safe="high")
+    assert unsupported_notes(ProviderQuery("q"), "tavily", filters) == ()
+    assert unsupported_notes(ProviderQuery("q", safe="off"), "tavily", filters) == ()
+    asked = ProviderQuery("q", language="de", time_range="week", safe="high")
     assert unsupported_notes(asked, "tavily", filters) == (
         "language is not supported by tavily and was not applied",
         "time_range is not supported by tavily and was not applied",
@@ -119,8 +119,8 @@ def test_only_filters_the_caller_asked_for_produce_notes() -> None:
 
 
 def test_a_count_above_the_cap_is_clamped_with_a_note() -> None:
-    assert capped_count(SearchRequest("q", num_results=8), 10, "google") == (8, ())
-    assert capped_count(SearchRequest("q", num_results=15), 10, "google") == (
+    assert capped_count(ProviderQuery("q", num_results=8), 10, "google") == (8, ())
+    assert capped_count(ProviderQuery("q", num_results=15), 10, "google") == (
         10,
         ("google returns at most 10 results per search; 15 were asked for",),
     )
@@ -142,7 +142,7 @@ def test_a_count_above_the_cap_is_clamped_with_a_note() -> None:
 def test_duckduckgo_region_comes_from_country_and_its_languages(
     country: str | None, language: str | None, kl: str | None, notes: tuple[str, ...]
 ) -> None:
-    assert region(SearchRequest("q", country=country, language=language)) == (kl, notes)
+    assert region(ProviderQuery("q", country=country, language=language)) == (kl, notes)
 
 
 def test_google_language_codes_use_googles_spellings() -> None:

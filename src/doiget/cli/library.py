@@ -35,6 +35,7 @@ from doiget.library.projects import (
     check_project_id,
     default_collection,
     delete_project,
+    projects_from_config,
     save_project,
 )
 
@@ -152,12 +153,13 @@ def remove(
 ) -> None:
     """Remove a project from config.toml and delete its indexed passages."""
     settings = runtime(ctx).settings
-    if project_id not in settings.projects:
+    projects = projects_from_config(settings.projects_table, str(settings.config_path))
+    if project_id not in projects:
         raise DoigetError(
             ErrorCode.INVALID_PROJECT,
             f"no project {project_id!r}; doiget projects list shows them.",
         )
-    project = settings.projects[project_id]
+    project = projects[project_id]
     if not yes and not typer.confirm(
         f"Remove project {project_id} and delete collection {project.collection}?"
     ):

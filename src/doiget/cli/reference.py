@@ -23,6 +23,8 @@ from typing import Any
 import typer
 import typer.main
 
+from doiget.config import settings_table_markdown
+
 REGENERATE = "python -m doiget.cli.reference --write"
 README = Path(__file__).resolve().parents[3] / "README.md"
 _ARGUMENT = re.compile(r"\{(\w+)\}")
@@ -42,14 +44,6 @@ class Section:
     @property
     def end(self) -> str:
         return f"<!-- end generated: {self.name} -->"
-
-
-def settings_table_markdown() -> str:
-    """Every environment variable doiget reads, with its meaning, as a Markdown table."""
-    from doiget.config import ENV_VARS
-
-    rows = [f"| `{name}` | {_cell(meaning)} |" for name, meaning in ENV_VARS.items()]
-    return "\n".join(["| variable | meaning |", "|---|---|", *rows])
 
 
 def cli_reference_markdown() -> str:

@@ -8,13 +8,46 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from doiget.capability import TDM_PUBLISHERS
+from doiget.capability import CapabilityProfile
 from doiget.cli.output import JSON_OPTION_HELP, emit_json, handles_errors, runtime, wants_json
+from doiget.config import Settings
 from doiget.errors import DoigetError, ErrorCode
 from doiget.health import check_health
-from doiget.net.ratelimit import HARD_CODED, min_gap_seconds
+from doiget.net.ratelimit import min_gap_seconds
+from doiget.upstreams import Gate, Role, Upstream, all_upstreams
+from doiget.upstreams.limits import HARD_CODED
 
 JsonFlag = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
+
+
+def _rate(gap_s: float) -> str:
+    return f"1 per {gap_s:g} s" if gap_s > 1 else f"{1 / gap_s:g}/s"
+
+
+def _ceiling(upstream: Upstream) -> str:
+    """The request ceiling kept for ``upstream``, and its keyed one when a key raises it."""
+    if upstream.role is Role.SERVICE:
+        return "its own client"
+    plain = min_gap_seconds(upstream.name)
+    keyed = min_gap_seconds(upstream.name, keyed=True)
+    if upstream.keyed_by is None or keyed == plain:
+        return _rate(plain)
+    return f"{_rate(plain)} ({_rate(keyed)} with {upstream.keyed_by})"
+
+
+def _state(upstream: Upstream, profile: CapabilityProfile, settings: Settings) -> str:
+    """Whether this process may use ``upstream``, and what to set when it may not."""
+    if upstream.gate is Gate.OPT_IN:
+        if profile.metadata.allows(upstream.name):
+            return "enabled"
+        return f"off (set {upstream.opt_in_var} to enable)"
+    if upstream.gate is Gate.TDM:
+        agreed = profile.to_redacted_dict()["tdm_agreed_at"].get(upstream.name)
+        return f"granted (agreed {agreed})" if agreed else "not granted"
+    missing = [env for env in upstream.required if settings.value(env) is None]
+    if missing:
+        return f"not configured (set {' and '.join(missing)})"
+    return "on"
 
 
 @handles_errors
@@ -24,26 +57,33 @@ def capabilities(ctx: typer.Context, json_output: JsonFlag = False) -> None:
     if wants_json(ctx, json_output):
         emit_json(profile.to_redacted_dict())
         return
+    settings = runtime(ctx).settings
     data = profile.to_redacted_dict()
-    table = Table(title="doiget capabilities", show_header=True)
-    table.add_column("what")
-    table.add_column("state")
-    table.add_row("Open Access retrieval", "on (always)")
-    table.add_row("metadata sources", ", ".join(data["metadata_sources"]) or "none enabled")
-    for publisher in TDM_PUBLISHERS:
-        agreed = data["tdm_agreed_at"].get(publisher)
-        table.add_row(f"TDM {publisher}", f"granted (agreed {agreed})" if agreed else "not granted")
-    table.add_row(
+    summary = Table(title="doiget capabilities", show_header=True)
+    summary.add_column("what")
+    summary.add_column("state")
+    summary.add_row("Open Access retrieval", "on (always)")
+    summary.add_row("metadata sources", ", ".join(data["metadata_sources"]) or "none enabled")
+    summary.add_row(
         "rate limits",
         f"{HARD_CODED.max_concurrent_fetches} in flight, "
         f"{HARD_CODED.max_fetches_per_second:g}/s total, "
         f"{HARD_CODED.per_source_backoff_ms} ms between requests to one source",
     )
-    table.add_row(
-        "upstream ceilings",
-        f"arXiv 1 per {min_gap_seconds('arxiv'):g} s, Semantic Scholar 1/s, PubMed 3/s",
-    )
-    Console().print(table)
+    upstreams = Table(title="upstreams", show_header=True)
+    for column in ("upstream", "name", "state", "ceiling", "toolsets"):
+        upstreams.add_column(column)
+    for upstream in all_upstreams():
+        upstreams.add_row(
+            upstream.label,
+            upstream.name,
+            _state(upstream, profile, settings),
+            _ceiling(upstream),
+            ", ".join(upstream.toolsets),
+        )
+    console = Console()
+    console.print(summary)
+    console.print(upstreams)
 
 
 @handles_errors

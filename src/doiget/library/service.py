@@ -28,7 +28,7 @@ from doiget.library.index.base import (
     PassageIndex,
     StoredChunk,
 )
-from doiget.library.projects import DEFAULT_TOP_K, Project
+from doiget.library.projects import DEFAULT_TOP_K, Project, projects_from_config
 
 if TYPE_CHECKING:
     from doiget.config import Settings
@@ -101,7 +101,9 @@ class Library:
 
     def __init__(self, settings: Settings, index: PassageIndex | None = None) -> None:
         self.settings = settings
-        self.projects: Mapping[str, Project] = settings.projects
+        self.projects: Mapping[str, Project] = projects_from_config(
+            settings.projects_table, str(settings.config_path)
+        )
         self._index = index
 
     # -- plumbing ---------------------------------------------------------------

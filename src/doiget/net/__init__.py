@@ -1,4 +1,4 @@
-"""All outbound HTTP of doiget (DESIGN §4).
+"""All outbound HTTP of doiget.
 
 Start at :class:`doiget.net.network.Network`: one per process, it hands each source
 its own :class:`doiget.net.client.SourceClient`. This package's ``__init__`` imports

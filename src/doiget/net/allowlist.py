@@ -1,8 +1,9 @@
 """Per-source host allowlists and the operator's block list.
 
 A pattern ``*.x`` matches ``x`` and every subdomain of ``x`` (never ``notx``); any
-other pattern matches that host exactly. Each source has its own list, so one
-source's hosts never open a door for another.
+other pattern matches that host exactly. Each source has its own list, the hosts its
+upstream declaration names (:mod:`doiget.upstreams`), so one source's hosts never
+open a door for another.
 """
 
 from __future__ import annotations
@@ -10,54 +11,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from doiget.upstreams import find
+
 # DOI resolvers that any source may follow on its way to the target host.
 DOI_RESOLVERS = ("doi.org", "dx.doi.org")
 
-DEFAULT_ALLOWLISTS: Mapping[str, tuple[str, ...]] = {
-    "crossref": ("api.crossref.org", "*.crossref.org"),
-    "unpaywall": ("api.unpaywall.org",),
-    "arxiv": ("arxiv.org", "export.arxiv.org", "*.arxiv.org"),
-    "oa-publisher": (
-        "*.springer.com",
-        "*.springeropen.com",
-        "*.springernature.com",
-        "*.nature.com",
-        "*.wiley.com",
-        "*.elsevier.com",
-        "*.sciencedirect.com",
-        "*.frontiersin.org",
-        "*.mdpi.com",
-        "*.plos.org",
-        "*.biorxiv.org",
-        "*.medrxiv.org",
-        "europepmc.org",
-        "*.europepmc.org",
-        "*.nih.gov",
-        "*.aps.org",
-        "scipost.org",
-        "*.scipost.org",
-        "*.iop.org",
-        "doaj.org",
-        "*.doaj.org",
-        "arxiv.org",
-        "*.arxiv.org",
-    ),
-    "openalex": ("api.openalex.org",),
-    "s2": ("api.semanticscholar.org",),
-    "pubmed": ("eutils.ncbi.nlm.nih.gov",),
-    "doaj": ("doaj.org", "*.doaj.org"),
-    # Web search providers with a fixed API host (SearXNG's is operator-configured).
-    "duckduckgo": ("html.duckduckgo.com", "duckduckgo.com"),
-    "brave": ("api.search.brave.com",),
-    "tavily": ("api.tavily.com",),
-    "google": ("www.googleapis.com",),
-    # Patent search providers.
-    "lens": ("api.lens.org",),
-    "epo": ("ops.epo.org",),
-    # APIs scrape_page reads instead of a site's HTML.
-    "hackernews": ("hacker-news.firebaseio.com",),
-    "youtube": ("youtube.com", "www.youtube.com", "m.youtube.com"),
-}
+
+def default_hosts(source: str) -> tuple[str, ...]:
+    """The hosts ``source`` declares (none for a name no upstream declares)."""
+    upstream = find(source)
+    return upstream.hosts if upstream is not None else ()
 
 
 def normalise_host(host: str) -> str:
@@ -102,14 +65,14 @@ def allowlist_for(
     *,
     any_public_host: bool = False,
 ) -> Allowlist:
-    """The allowlist of ``source``: the built-in hosts plus any the user added.
+    """The allowlist of ``source``: its declared hosts plus any the user added.
 
     ``any_public_host`` is for the web tools, which take any public host (the SSRF
     guard still applies on every hop).
     """
     if any_public_host:
         return Allowlist(source, None)
-    patterns = list(DEFAULT_ALLOWLISTS.get(source, ()))
+    patterns = list(default_hosts(source))
     for pattern in (extra or {}).get(source, ()):
         if pattern.lower() not in patterns:
             patterns.append(pattern.lower())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ssl
+from urllib.parse import unquote, urlsplit
 
 import httpcore
 import httpx
@@ -11,7 +12,38 @@ from doiget.config import Settings
 from doiget.net.allowlist import Allowlist, allowlist_for
 from doiget.net.client import RetryPolicy, SourceClient, user_agent
 from doiget.net.ratelimit import RateLimiter
+from doiget.net.redact import scrub_library_logs
 from doiget.net.transport import GuardedBackend, GuardedTransport, build_ssl_context
+from doiget.secret import Secret
+from doiget.upstreams import Redaction, all_upstreams, find
+
+
+def keyed_sources(settings: Settings) -> frozenset[str]:
+    """The upstreams whose declared key is configured (they get their keyed ceiling)."""
+    return frozenset(
+        upstream.name
+        for upstream in all_upstreams()
+        if upstream.keyed_by is not None and settings.value(upstream.keyed_by) is not None
+    )
+
+
+def secret_values(settings: Settings) -> list[str]:
+    """Every credential that must never show: each secret setting an upstream declares
+    that is set, the password inside a URL setting that carries one, and the web
+    cache's own key."""
+    found: list[str] = []
+    for upstream in all_upstreams():
+        for setting in upstream.settings:
+            value = settings.value(setting.env)
+            if isinstance(value, Secret):
+                found.append(value.reveal())
+            elif value is not None and setting.redaction is Redaction.USERINFO:
+                password = urlsplit(value).password
+                if password:
+                    found.extend((password, unquote(password)))
+    if settings.cache_key is not None:
+        found.append(settings.cache_key.reveal())
+    return list(dict.fromkeys(found))
 
 
 class Network:
@@ -30,33 +62,13 @@ class Network:
         inner_backend: httpcore.AsyncNetworkBackend | None = None,
     ) -> None:
         self.settings = settings
-        keyed = {
-            source
-            for source, key in (
-                ("s2", settings.semantic_scholar_api_key),
-                ("pubmed", settings.pubmed_api_key),
-            )
-            if key is not None
-        }
-        self.limiter = RateLimiter(frozenset(keyed))
+        self.limiter = RateLimiter(keyed_sources(settings))
+        self._secrets = secret_values(settings)
+        scrub_library_logs(self._secrets)
         self._retry = retry or RetryPolicy()
         self._inner_backend = inner_backend
         self._ssl_context: ssl.SSLContext | None = None
         self._clients: dict[str, SourceClient] = {}
-
-    def _secrets(self) -> list[str]:
-        keys = (
-            self.settings.semantic_scholar_api_key,
-            self.settings.pubmed_api_key,
-            self.settings.qdrant_api_key,
-            self.settings.brave_api_key,
-            self.settings.tavily_api_key,
-            self.settings.google_api_key,
-            self.settings.lens_api_token,
-            self.settings.epo_ops_key,
-            self.settings.epo_ops_secret,
-        )
-        return [key.reveal() for key in keys if key is not None]
 
     def client(
         self,
@@ -69,12 +81,16 @@ class Network:
 
         Papers and scholar sources are https-only and bound to their allowlist; web
         sources (``any_public_host=True``) take http and https to any public host.
-        ``endpoint`` is an operator-configured base URL (SEARXNG_URL and the like):
-        the client is bound to its host and scheme, and that host may be private.
+        ``endpoint`` is an operator-configured base URL (by default the one the
+        upstream's declared endpoint setting holds, such as SEARXNG_URL): the client
+        is bound to its host and scheme, and that host may be private.
         """
         existing = self._clients.get(source)
         if existing is not None:
             return existing
+        upstream = find(source)
+        if endpoint is None and upstream is not None and upstream.endpoint is not None:
+            endpoint = self.settings.text(upstream.endpoint)
         if self._ssl_context is None:
             self._ssl_context = build_ssl_context(self.settings.ca_bundle)
         trusted: tuple[str, ...] = ()
@@ -102,7 +118,7 @@ class Network:
             https_only=https_only,
             blocked_hosts=self.settings.blocked_hosts,
             retry=self._retry,
-            secrets=self._secrets(),
+            secrets=self._secrets,
             trusted_hosts=trusted,
         )
         self._clients[source] = client

@@ -1,7 +1,8 @@
 """The request gate: at most 5 requests in flight, 5 per second in total, 200 ms
-between two requests to one source, and the stricter ceilings some upstreams set.
+between two requests to one source, and the stricter ceilings upstreams declare.
 
-The limits are constants of this module; nothing a caller passes can loosen them.
+The limits are constants (:data:`~doiget.upstreams.limits.HARD_CODED` and each
+upstream's declared ceiling); nothing a caller passes can loosen them.
 A request waits for its turn; it is never dropped. The turn is taken at the moment
 the request's headers go on the wire (see :mod:`doiget.net.transport`), not when a
 connection starts to open, so the spacing an upstream sees is the spacing enforced
@@ -14,30 +15,12 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import Final
 
 import anyio
 
-
-@dataclass(frozen=True, slots=True)
-class RateLimits:
-    """The hard-coded papers-toolset limits (capability spec §1). Take :data:`HARD_CODED`."""
-
-    max_concurrent_fetches: int
-    max_fetches_per_second: float
-    per_source_backoff_ms: int
-
-
-HARD_CODED: Final = RateLimits(
-    max_concurrent_fetches=5, max_fetches_per_second=5.0, per_source_backoff_ms=200
-)
-
-# Upstream ceilings on top of the per-source gap, as the minimum seconds between two
-# requests: arXiv's published terms (1 per 3 s), Semantic Scholar 1/s (10/s with a
-# key), PubMed 3/s (10/s with a key). The 200 ms gap still applies under a key.
-_CEILING_GAP_S: Final = {"arxiv": 3.0, "s2": 1.0, "pubmed": 1 / 3}
-_CEILING_GAP_WITH_KEY_S: Final = {"arxiv": 3.0, "s2": 0.1, "pubmed": 0.1}
+from doiget.upstreams import find
+from doiget.upstreams.limits import HARD_CODED
 
 # Added to every window and gap, so that scheduling jitter between the moment a
 # request is released here and the moment the upstream stamps its arrival never
@@ -46,9 +29,11 @@ CLOCK_MARGIN_S: Final = 0.015
 
 
 def min_gap_seconds(source: str, *, keyed: bool = False) -> float:
-    """Minimum seconds between two requests to ``source``."""
-    ceilings = _CEILING_GAP_WITH_KEY_S if keyed else _CEILING_GAP_S
-    return max(HARD_CODED.per_source_backoff_ms / 1000, ceilings.get(source, 0.0))
+    """Minimum seconds between two requests to ``source``: the per-source gap, or the
+    stricter ceiling its upstream declares (the keyed one when a key is configured)."""
+    upstream = find(source)
+    ceiling = upstream.gap_seconds(keyed=keyed) if upstream is not None else 0.0
+    return max(HARD_CODED.per_source_backoff_ms / 1000, ceiling)
 
 
 class RateLimiter:

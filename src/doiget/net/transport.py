@@ -20,8 +20,8 @@ import certifi
 import httpcore
 import httpx
 
+from doiget.hostmap import HostMap
 from doiget.net.addresses import resolve_public
-from doiget.net.hostmap import HostMap
 
 SocketOption: typing.TypeAlias = (
     tuple[int, int, int] | tuple[int, int, bytes | bytearray] | tuple[int, int, None, int]

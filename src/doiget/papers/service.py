@@ -19,15 +19,15 @@ import anyio
 from doiget.errors import DoigetError, ErrorCode
 from doiget.health import SCHEMA_VERSION
 from doiget.models import Work
-from doiget.net.allowlist import DEFAULT_ALLOWLISTS
+from doiget.net.allowlist import default_hosts
 from doiget.net.network import Network
-from doiget.net.ratelimit import HARD_CODED
 from doiget.papers.index import PaperIndex
 from doiget.papers.provenance import ProvenanceLog
 from doiget.papers.resolver import PdfCandidate, Resolution, Resolver
 from doiget.papers.store import Entry, Store, work_to_fields
 from doiget.refs import Ref, arxiv_ref_for, parse_ref
 from doiget.runtime import Runtime
+from doiget.upstreams.limits import HARD_CODED
 
 if TYPE_CHECKING:
     from doiget.papers.graph import Direction
@@ -394,12 +394,10 @@ class Papers:
                 pdf_sources.append(
                     {
                         "key": "oa-publisher",
-                        "candidate_hosts": list(DEFAULT_ALLOWLISTS["oa-publisher"]),
+                        "candidate_hosts": list(default_hosts("oa-publisher")),
                     }
                 )
-            pdf_sources.append(
-                {"key": "arxiv", "candidate_hosts": list(DEFAULT_ALLOWLISTS["arxiv"])}
-            )
+            pdf_sources.append({"key": "arxiv", "candidate_hosts": list(default_hosts("arxiv"))})
         loaded = list(dict.fromkeys([*metadata_sources, *(s["key"] for s in pdf_sources)]))
         return {
             "ok": True,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from doiget.upstreams import Role, by_preference
 from doiget.web.providers import PROVIDER_NAMES
 
 MAX_SCRAPE_BYTES: Final = 5_000_000
@@ -173,9 +174,8 @@ ACADEMIC_SEARCH: Final[dict[str, Any]] = {
     "sessionId": SESSION_ID,
 }
 
-# Tried in this order when no provider is pinned: Lens first, as it honours every
-# filter natively (claims text, filing years); OPS reaches titles and abstracts only.
-PATENT_PROVIDERS: Final = ("lens", "epo")
+# Tried in the order the patent providers declare (their preference) when none is pinned.
+PATENT_PROVIDERS: Final = tuple(u.name for u in by_preference(Role.PATENT_SEARCH))
 SEARCH_TYPES: Final = ("prior_art", "specific", "landscape")
 PATENT_OFFICES: Final = ("all", "US", "EP", "WO", "JP", "CN", "KR")
 # CPC section+class, optional subclass, optional main group and subgroup.

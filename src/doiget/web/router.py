@@ -2,8 +2,9 @@
 
 With ``DOIGET_SEARCH_ROUTING`` set, providers are tried in that order; one that fails
 or whose circuit breaker is open is passed over for the next. Without it, one
-provider answers: the first configured of searxng, brave, tavily, google, else the
-keyless duckduckgo. A ``provider`` argument always means that provider alone.
+provider answers: the most preferred configured one, by the ``preference`` each
+provider declares (the keyless one last). A ``provider`` argument always means that
+provider alone.
 """
 
 from __future__ import annotations
@@ -18,13 +19,15 @@ from doiget.errors import DoigetError
 from doiget.net.network import Network
 from doiget.web.breaker import CircuitBreaker
 from doiget.web.failure import Kind, kind_of, web_error
-from doiget.web.providers import PROVIDER_NAMES, build_provider, configured_providers
-from doiget.web.providers.base import ProviderAnswer, SearchProvider, SearchRequest
+from doiget.web.providers import (
+    build_provider,
+    configured_providers,
+    preference_order,
+    provider_names,
+)
+from doiget.web.providers.base import ProviderAnswer, ProviderQuery, SearchProvider
 
 logger = logging.getLogger("doiget.web")
-
-# The provider used when no routing is set: the first of these that is configured.
-DEFAULT_PREFERENCE = ("searxng", "brave", "tavily", "google", "duckduckgo")
 
 
 @dataclass
@@ -59,7 +62,7 @@ class Router:
         self._settings = settings
         self._network = network
         self._providers: dict[str, SearchProvider] = {}
-        self._breakers = {name: breaker_factory() for name in PROVIDER_NAMES}
+        self._breakers = {name: breaker_factory() for name in provider_names()}
 
     @property
     def routed(self) -> bool:
@@ -68,17 +71,18 @@ class Router:
 
     def order(self) -> tuple[str, ...]:
         """The providers tried for a call without an explicit provider, in order."""
+        names = provider_names()
         if self._settings.search_routing:
-            unknown = [n for n in self._settings.search_routing if n not in PROVIDER_NAMES]
+            unknown = [n for n in self._settings.search_routing if n not in names]
             if unknown:
                 raise web_error(
                     Kind.NOT_CONFIGURED,
                     f"DOIGET_SEARCH_ROUTING names unknown provider(s) {', '.join(unknown)}; "
-                    f"supported: {', '.join(PROVIDER_NAMES)}.",
+                    f"supported: {', '.join(names)}.",
                 )
             return self._settings.search_routing
         configured = configured_providers(self._settings)
-        return (next(name for name in DEFAULT_PREFERENCE if name in configured),)
+        return (next(name for name in preference_order() if name in configured),)
 
     def healthy(self, exclude: str | None = None) -> list[str]:
         """Configured providers whose breaker would let a call through now."""
@@ -96,7 +100,7 @@ class Router:
         return existing
 
     async def search(
-        self, request: SearchRequest, provider: str | None = None
+        self, request: ProviderQuery, provider: str | None = None
     ) -> tuple[ProviderAnswer, RoutingTrace]:
         """Answer ``request`` from ``provider`` alone, or from the routing order."""
         trace = RoutingTrace()
@@ -128,12 +132,12 @@ class Router:
             return answer, trace
         raise self._all_failed(failures)
 
-    async def _one(self, name: str, request: SearchRequest, trace: RoutingTrace) -> ProviderAnswer:
-        if name not in PROVIDER_NAMES:
+    async def _one(self, name: str, request: ProviderQuery, trace: RoutingTrace) -> ProviderAnswer:
+        names = provider_names()
+        if name not in names:
             raise web_error(
                 Kind.VALIDATION,
-                f"unknown provider {name[:40]!r}; supported providers: "
-                f"{', '.join(PROVIDER_NAMES)}.",
+                f"unknown provider {name[:40]!r}; supported providers: {', '.join(names)}.",
             )
         breaker = self._breakers[name]
         if not breaker.allow():
@@ -157,7 +161,7 @@ class Router:
         return answer
 
     async def _call(
-        self, name: str, breaker: CircuitBreaker, request: SearchRequest
+        self, name: str, breaker: CircuitBreaker, request: ProviderQuery
     ) -> ProviderAnswer:
         provider = self._provider(name)
         try:

@@ -10,7 +10,7 @@ from doiget.web.claim import claim_signal
 from doiget.web.failure import Kind, web_error
 from doiget.web.lens import Lens, find_lens
 from doiget.web.outcome import TRUST
-from doiget.web.providers.base import SearchHit, SearchRequest
+from doiget.web.providers.base import ProviderQuery, SearchHit
 from doiget.web.reputation import reputation_of
 from doiget.web.router import Router
 from doiget.web.urls import url_key
@@ -33,7 +33,7 @@ EPISTEMIC_WARNING: Final = (
 
 def build_request(
     args: Mapping[str, Any], lenses: dict[str, Lens], *, dedicated_engine_usable: bool = False
-) -> SearchRequest:
+) -> ProviderQuery:
     """The provider-neutral request for validated ``args``.
 
     ``dedicated_engine_usable``: Google is configured and will answer, so a lens with
@@ -55,7 +55,7 @@ def build_request(
             sites = lens.domains
     elif args.get("site"):
         sites = (str(args["site"]).lower(),)
-    return SearchRequest(
+    return ProviderQuery(
         google_cx=google_cx,
         query=str(args["query"]).strip(),
         num_results=int(args.get("num_results", 5)),

@@ -16,13 +16,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from doiget.config import Settings
 from doiget.errors import DoigetError
+from doiget.upstreams import Role, by_preference, get
 from doiget.web.failure import Kind, failure_of, web_error
 from doiget.web.outcome import TRUST
-from doiget.web.params import (
-    PATENT_OFFICES,
-    PATENT_PROVIDERS,
-    SEARCH_TYPES,
-)
 from doiget.web.patents.base import (
     Patent,
     PatentAnswer,
@@ -42,41 +38,29 @@ LANDSCAPE_POOL: Final = 50
 # The inputs that narrow a search, as named in a zero-result hint.
 FILTERS: Final = ("assignee", "inventor", "cpc_code", "year_from", "year_to", "patent_office")
 
-# The environment variables each provider needs, in the order to mention them.
-_NEEDS: Final[dict[str, tuple[str, ...]]] = {
-    "lens": ("LENS_API_TOKEN",),
-    "epo": ("EPO_OPS_KEY", "EPO_OPS_SECRET"),
-}
-_LABELS: Final = {"lens": "Lens.org", "epo": "EPO Open Patent Services"}
 
-
-def _values(settings: Settings) -> dict[str, object | None]:
-    return {
-        "LENS_API_TOKEN": settings.lens_api_token,
-        "EPO_OPS_KEY": settings.epo_ops_key,
-        "EPO_OPS_SECRET": settings.epo_ops_secret,
-    }
+def patent_provider_names() -> tuple[str, ...]:
+    """Every patent provider, in the order they are tried (declared preference)."""
+    return tuple(upstream.name for upstream in by_preference(Role.PATENT_SEARCH))
 
 
 def _missing(name: str, settings: Settings) -> tuple[str, ...]:
-    values = _values(settings)
-    return tuple(var for var in _NEEDS[name] if values[var] is None)
+    return tuple(env for env in get(name).required if settings.value(env) is None)
 
 
 def configured_patent_providers(settings: Settings) -> tuple[str, ...]:
     """The patent providers that can run with ``settings``, in ladder order."""
-    return tuple(name for name in PATENT_PROVIDERS if not _missing(name, settings))
+    return tuple(name for name in patent_provider_names() if not _missing(name, settings))
 
 
 def _none_configured(settings: Settings) -> DoigetError:
-    options = ", ".join(
-        f"{' + '.join(_NEEDS[name])} ({_LABELS[name]})" for name in PATENT_PROVIDERS
-    )
+    names = patent_provider_names()
+    options = ", ".join(f"{' + '.join(get(name).required)} ({get(name).label})" for name in names)
     partly = [
-        f"{' and '.join(var for var in _NEEDS[name] if var not in missing)} is set but "
+        f"{' and '.join(var for var in get(name).required if var not in missing)} is set but "
         f"{' and '.join(missing)} is missing"
-        for name in PATENT_PROVIDERS
-        if 0 < len(missing := _missing(name, settings)) < len(_NEEDS[name])
+        for name in names
+        if 0 < len(missing := _missing(name, settings)) < len(get(name).required)
     ]
     return web_error(
         Kind.NOT_CONFIGURED,
@@ -111,6 +95,9 @@ def build_query(args: Mapping[str, Any]) -> PatentQuery:
     assignee or inventor is given, ``specific`` needs a query, and ``year_from``
     may not come after ``year_to``.
     """
+    # Imported here: the input contract imports this package's provider list.
+    from doiget.web.params import PATENT_OFFICES, SEARCH_TYPES
+
     text = _text(args, "query")
     assignee = _text(args, "assignee")
     inventor = _text(args, "inventor")
@@ -261,16 +248,17 @@ class Patents:
                 raise _none_configured(self._settings)
             return order
         name = str(pinned).strip().lower()
-        if name not in PATENT_PROVIDERS:
+        names = patent_provider_names()
+        if name not in names:
             raise web_error(
                 Kind.VALIDATION,
-                f"{pinned!r} is not a patent provider; use one of: {', '.join(PATENT_PROVIDERS)}.",
+                f"{pinned!r} is not a patent provider; use one of: {', '.join(names)}.",
             )
         missing = _missing(name, self._settings)
         if missing:
             raise web_error(
                 Kind.NOT_CONFIGURED,
-                f"{name} is not configured: it needs {' and '.join(_NEEDS[name])}; "
+                f"{name} is not configured: it needs {' and '.join(get(name).required)}; "
                 f"set {' and '.join(missing)}.",
                 provider=name,
             )
@@ -314,24 +302,9 @@ class Patents:
     def _provider(self, name: str) -> PatentProvider:
         """Provider ``name`` with its own client (built on first use, then reused, so a
         held EPO token outlives one call)."""
-        built = self._providers.get(name)
-        if built is not None:
-            return built
-        # Imported here: the providers pull in the HTTP stack and lxml.
-        if name == "lens":
-            from doiget.web.patents.lens import Lens
-
-            assert self._settings.lens_api_token is not None
-            built = Lens(self._network.client(name), self._settings.lens_api_token)
-        else:
-            from doiget.web.patents.epo import Epo
-
-            assert self._settings.epo_ops_key is not None
-            assert self._settings.epo_ops_secret is not None
-            built = Epo(
-                self._network.client(name),
-                self._settings.epo_ops_key,
-                self._settings.epo_ops_secret,
-            )
+        existing = self._providers.get(name)
+        if existing is not None:
+            return existing
+        built: PatentProvider = get(name).build(self._settings, self._network)
         self._providers[name] = built
         return built

@@ -14,24 +14,30 @@ import base64
 import re
 import time
 from collections.abc import Callable
-from typing import Any, Final
-
-from lxml import etree
+from typing import TYPE_CHECKING, Any, Final
 
 from doiget.errors import DoigetError
-from doiget.net.client import Fetched, SourceClient
 from doiget.net.redact import redact_text
 from doiget.secret import Secret
 from doiget.sources.shape import ShapeError, expect_dict, integer, parse_or_drift, text
 from doiget.sources.xmldoc import inner_text, parse_xml
+from doiget.upstreams.epo import KEY_VAR, SECRET_VAR, UPSTREAM
 from doiget.web.failure import Kind, web_error
 from doiget.web.patents.base import Patent, PatentAnswer, PatentQuery, grant_date, iso_date
 from doiget.web.providers.base import attributed, error_body
 
-NAME: Final = "epo"
+if TYPE_CHECKING:
+    from lxml import etree
+
+    from doiget.config import Settings
+    from doiget.net.client import Fetched, SourceClient
+    from doiget.net.network import Network
+
+
+NAME: Final = UPSTREAM.name
 TOKEN_URL: Final = "https://ops.epo.org/3.2/auth/accesstoken"  # noqa: S105  # a URL
 SEARCH_URL: Final = "https://ops.epo.org/3.2/rest-services/published-data/search/biblio"
-KEY_VARS: Final = "EPO_OPS_KEY and EPO_OPS_SECRET"
+KEY_VARS: Final = f"{KEY_VAR} and {SECRET_VAR}"
 PAGE: Final = "https://worldwide.espacenet.com/patent/search?q=pn%3D"
 # OPS serves at most 100 records per search request.
 MAX_RANGE: Final = 100
@@ -290,3 +296,10 @@ class Epo:
         token, lifetime = parse_or_drift(self._client, _token_of, self._client.json_of(fetched))
         self._token = (token, now + max(lifetime - _TOKEN_MARGIN_S, 1.0))
         return token
+
+
+def build(settings: Settings, network: Network) -> Epo:
+    """The OPS client with its consumer key and secret."""
+    key, secret = settings.secret(KEY_VAR), settings.secret(SECRET_VAR)
+    assert key is not None and secret is not None
+    return Epo(network.client(NAME), key, secret)

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from doiget.net.client import Fetched, SourceClient
 from doiget.net.redact import redact_text
 from doiget.secret import Secret
 from doiget.sources.shape import expect_dict, expect_list, items, mapping, parse_or_drift, text
+from doiget.upstreams.lens_org import KEY_VAR, UPSTREAM
 from doiget.web.failure import Kind, web_error
 from doiget.web.patents.base import (
     Patent,
@@ -27,9 +27,14 @@ from doiget.web.patents.base import (
 )
 from doiget.web.providers.base import attributed, error_body, plain
 
-NAME: Final = "lens"
+if TYPE_CHECKING:
+    from doiget.config import Settings
+    from doiget.net.client import Fetched, SourceClient
+    from doiget.net.network import Network
+
+
+NAME: Final = UPSTREAM.name
 ENDPOINT: Final = "https://api.lens.org/patent/search"
-KEY_VAR: Final = "LENS_API_TOKEN"
 PAGE: Final = "https://www.lens.org/lens/patent/"
 # The text a prior-art or landscape search matches against.
 TEXT_FIELDS: Final = ("title", "abstract", "claims")
@@ -166,7 +171,7 @@ def _retry_after(fetched: Fetched) -> float | None:
     return None
 
 
-class Lens:
+class LensOrgClient:
     """Searches the Lens.org patent index."""
 
     name = NAME
@@ -207,3 +212,10 @@ class Lens:
             data = self._client.json_of(fetched)
             patents = parse_or_drift(self._client, parse, data)
         return PatentAnswer(provider=NAME, patents=patents[: query.size])
+
+
+def build(settings: Settings, network: Network) -> LensOrgClient:
+    """The Lens.org client with its token."""
+    token = settings.secret(KEY_VAR)
+    assert token is not None
+    return LensOrgClient(network.client(NAME), token)

@@ -8,18 +8,20 @@ import shlex
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Final, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
 from urllib.parse import urlsplit
 
 from doiget.errors import DoigetError, ErrorCode
-from doiget.net.client import Fetched
 from doiget.sources.markup import plain_text
 from doiget.sources.shape import mapping, text
 from doiget.web.failure import Kind, web_error
 
+if TYPE_CHECKING:
+    from doiget.net.client import Fetched
+
 
 @dataclass(frozen=True, slots=True)
-class SearchRequest:
+class ProviderQuery:
     """One web search, already validated.
 
     ``sites`` restricts results to those domains (from ``site`` or a lens); each
@@ -66,7 +68,7 @@ class SearchProvider(Protocol):
 
     name: str
 
-    async def search(self, request: SearchRequest) -> ProviderAnswer:
+    async def search(self, request: ProviderQuery) -> ProviderAnswer:
         """Run ``request``; raise DoigetError (via ``web_error`` or net/) on failure."""
 
 
@@ -92,7 +94,7 @@ def not_applied(filter_name: str, provider: str) -> str:
     return f"{label} is not supported by {provider} and was not applied"
 
 
-def requested(request: SearchRequest, filter_name: str) -> bool:
+def requested(request: ProviderQuery, filter_name: str) -> bool:
     """Whether the caller asked for ``filter_name`` (one of ``_FILTER_LABELS``).
 
     ``safe`` counts only at ``high``: ``medium`` means the provider's own default and
@@ -104,13 +106,13 @@ def requested(request: SearchRequest, filter_name: str) -> bool:
 
 
 def unsupported_notes(
-    request: SearchRequest, provider: str, filters: Iterable[str]
+    request: ProviderQuery, provider: str, filters: Iterable[str]
 ) -> tuple[str, ...]:
     """Notes for each of ``filters`` that the caller asked for and ``provider`` lacks."""
     return tuple(not_applied(name, provider) for name in filters if requested(request, name))
 
 
-def exact_phrase(request: SearchRequest) -> str | None:
+def exact_phrase(request: ProviderQuery) -> str | None:
     """The request's exact phrase without stray quotes, or ``None``."""
     phrase = " ".join((request.exact_terms or "").replace('"', " ").split())
     return phrase or None
@@ -143,7 +145,7 @@ def cap_sites(
 
 
 def compose_query(
-    request: SearchRequest,
+    request: ProviderQuery,
     *,
     native: frozenset[str] = frozenset(),
     provider: str,
@@ -172,7 +174,7 @@ def compose_query(
     return " ".join(part for part in parts if part), notes
 
 
-def capped_count(request: SearchRequest, cap: int, provider: str) -> tuple[int, tuple[str, ...]]:
+def capped_count(request: ProviderQuery, cap: int, provider: str) -> tuple[int, tuple[str, ...]]:
     """How many results to ask ``provider`` for, with a note when it gives fewer."""
     if request.num_results <= cap:
         return request.num_results, ()

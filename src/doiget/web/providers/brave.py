@@ -8,17 +8,17 @@ tells the two apart.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from doiget.errors import DoigetError
-from doiget.net.client import Fetched, SourceClient
 from doiget.secret import Secret
 from doiget.sources.shape import expect_dict, expect_list, items, mapping, parse_or_drift, text
+from doiget.upstreams.brave import KEY_VAR, UPSTREAM
 from doiget.web.failure import Kind, web_error
 from doiget.web.providers.base import (
     ProviderAnswer,
+    ProviderQuery,
     SearchHit,
-    SearchRequest,
     attributed,
     capped_count,
     compose_query,
@@ -26,9 +26,14 @@ from doiget.web.providers.base import (
     hits_from,
 )
 
-NAME: Final = "brave"
+if TYPE_CHECKING:
+    from doiget.config import Settings
+    from doiget.net.client import Fetched, SourceClient
+    from doiget.net.network import Network
+
+
+NAME: Final = UPSTREAM.name
 ENDPOINT: Final = "https://api.search.brave.com/res/v1/web/search"
-KEY_VAR: Final = "BRAVE_API_KEY"
 MAX_RESULTS: Final = 20
 MAX_SITES: Final = 10
 # Longest piece of Brave's own error text repeated to the agent.
@@ -71,7 +76,7 @@ class Brave:
         self._client = client
         self._key = api_key
 
-    async def search(self, request: SearchRequest) -> ProviderAnswer:
+    async def search(self, request: ProviderQuery) -> ProviderAnswer:
         """One call to ``/res/v1/web/search`` with the request's filters as parameters."""
         count, notes = capped_count(request, MAX_RESULTS, NAME)
         query, site_notes = compose_query(request, provider=NAME, max_sites=MAX_SITES)
@@ -114,3 +119,10 @@ class Brave:
             f"{detail}",
             provider=NAME,
         )
+
+
+def build(settings: Settings, network: Network) -> Brave:
+    """The provider with its key."""
+    key = settings.secret(KEY_VAR)
+    assert key is not None
+    return Brave(network.client(NAME), key)

@@ -10,17 +10,19 @@ a challenge page instead of results; that is reported as a rate limit.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Final
+from typing import TYPE_CHECKING, Final
 from urllib.parse import parse_qs, urljoin, urlsplit
 
+import anyio.to_thread
 from lxml import etree, html
 
 from doiget.net.client import SourceClient
+from doiget.upstreams.duckduckgo import UPSTREAM
 from doiget.web.failure import Kind, web_error
 from doiget.web.providers.base import (
     ProviderAnswer,
+    ProviderQuery,
     SearchHit,
-    SearchRequest,
     StatusMeaning,
     attributed,
     compose_query,
@@ -28,7 +30,11 @@ from doiget.web.providers.base import (
     not_applied,
 )
 
-NAME: Final = "duckduckgo"
+if TYPE_CHECKING:
+    from doiget.config import Settings
+    from doiget.net.network import Network
+
+NAME: Final = UPSTREAM.name
 ENDPOINT: Final = "https://html.duckduckgo.com/html/"
 MAX_SITES: Final = 10
 PAGE_CAP_BYTES: Final = 5 * 1024 * 1024
@@ -118,7 +124,7 @@ def _elements(found: object) -> list[html.HtmlElement]:
     return [node for node in found if isinstance(node, html.HtmlElement)]
 
 
-def region(request: SearchRequest) -> tuple[str | None, tuple[str, ...]]:
+def region(request: ProviderQuery) -> tuple[str | None, tuple[str, ...]]:
     """The ``kl`` region for the request's country and language, and what was not applied.
 
     DuckDuckGo filters by region only: a language counts when it is one of the
@@ -202,7 +208,7 @@ class DuckDuckGo:
     def __init__(self, client: SourceClient) -> None:
         self._client = client
 
-    async def search(self, request: SearchRequest) -> ProviderAnswer:
+    async def search(self, request: ProviderQuery) -> ProviderAnswer:
         """Fetch the results page for ``request`` and read its results."""
         query, notes = compose_query(request, provider=NAME, max_sites=MAX_SITES)
         kl, region_notes = region(request)
@@ -223,5 +229,13 @@ class DuckDuckGo:
                 headers={"Accept": "text/html"},
                 max_bytes=PAGE_CAP_BYTES,
             )
-            hits = parse_page(fetched.text, request.num_results, self._client)
+            # Parsing a large page is CPU work: it runs off the event loop.
+            hits = await anyio.to_thread.run_sync(
+                parse_page, fetched.text, request.num_results, self._client
+            )
         return ProviderAnswer(provider=NAME, hits=hits, notes=notes + region_notes)
+
+
+def build(settings: Settings, network: Network) -> DuckDuckGo:
+    """The keyless provider (the factory its declaration names)."""
+    return DuckDuckGo(network.client(NAME))

@@ -12,21 +12,21 @@ two apart.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from doiget.errors import DoigetError
-from doiget.net.client import Fetched, SourceClient
 from doiget.net.redact import redact_text
 from doiget.secret import Secret
 from doiget.sources.shape import expect_dict, expect_list, items, mapping, parse_or_drift, text
+from doiget.upstreams.google import CX_VAR, KEY_VAR, UPSTREAM
 from doiget.web.failure import Kind, web_error
 from doiget.web.providers.base import (
     EXACT_TERMS,
     EXCLUDE_TERMS,
     SITES,
     ProviderAnswer,
+    ProviderQuery,
     SearchHit,
-    SearchRequest,
     attributed,
     capped_count,
     compose_query,
@@ -36,9 +36,15 @@ from doiget.web.providers.base import (
     split_terms,
 )
 
-NAME: Final = "google"
+if TYPE_CHECKING:
+    from doiget.config import Settings
+    from doiget.net.client import Fetched, SourceClient
+    from doiget.net.network import Network
+
+
+NAME: Final = UPSTREAM.name
 ENDPOINT: Final = "https://www.googleapis.com/customsearch/v1"
-KEY_VARS: Final = "GOOGLE_API_KEY and GOOGLE_CX"
+KEY_VARS: Final = f"{KEY_VAR} and {CX_VAR}"
 MAX_RESULTS: Final = 10
 MAX_SITES: Final = 10
 
@@ -87,7 +93,7 @@ class Google:
         self._key = api_key
         self._cx = engine_id
 
-    async def search(self, request: SearchRequest) -> ProviderAnswer:
+    async def search(self, request: ProviderQuery) -> ProviderAnswer:
         """One call to ``/customsearch/v1``."""
         count, notes = capped_count(request, MAX_RESULTS, NAME)
         excluded = split_terms(request.exclude_terms)
@@ -168,3 +174,10 @@ class Google:
             f"google refused the search (HTTP {fetched.status}): {said}; check {KEY_VARS}.",
             provider=NAME,
         )
+
+
+def build(settings: Settings, network: Network) -> Google:
+    """The provider with its key and engine id."""
+    key, cx = settings.secret(KEY_VAR), settings.text(CX_VAR)
+    assert key is not None and cx is not None
+    return Google(network.client(NAME), key, cx)

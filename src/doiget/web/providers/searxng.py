@@ -8,23 +8,29 @@ problem rather than a refusal.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from doiget.net.client import SourceClient
 from doiget.net.redact import redact_url
 from doiget.sources.shape import expect_dict, expect_list, items, parse_or_drift, text
+from doiget.upstreams.searxng import UPSTREAM, URL_VAR
 from doiget.web.failure import Kind
 from doiget.web.providers.base import (
     ProviderAnswer,
+    ProviderQuery,
     SearchHit,
-    SearchRequest,
     StatusMeaning,
     attributed,
     compose_query,
     hits_from,
 )
 
-NAME: Final = "searxng"
+if TYPE_CHECKING:
+    from doiget.config import Settings
+    from doiget.net.client import SourceClient
+    from doiget.net.network import Network
+
+
+NAME: Final = UPSTREAM.name
 MAX_SITES: Final = 10
 
 _SAFE: Final = {"off": 0, "medium": 1, "high": 2}
@@ -63,7 +69,7 @@ class SearXNG:
         self._client = client
         self._base_url = base_url.rstrip("/")
 
-    async def search(self, request: SearchRequest) -> ProviderAnswer:
+    async def search(self, request: ProviderQuery) -> ProviderAnswer:
         """Ask the instance's ``/search`` for JSON results."""
         query, notes = compose_query(request, provider=NAME, max_sites=MAX_SITES)
         params: dict[str, str | int] = {
@@ -96,3 +102,10 @@ class SearXNG:
                 self._client, lambda value: _parse(value, request.num_results), data
             )
         return ProviderAnswer(provider=NAME, hits=hits, notes=notes + engine_notes)
+
+
+def build(settings: Settings, network: Network) -> SearXNG:
+    """The provider bound to the instance at SEARXNG_URL."""
+    base_url = settings.text(URL_VAR)
+    assert base_url is not None
+    return SearXNG(network.client(NAME), base_url)

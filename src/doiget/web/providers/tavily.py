@@ -8,17 +8,17 @@ here; whatever is not applied is said in the notes.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from doiget.net.client import SourceClient
 from doiget.secret import Secret
 from doiget.sources.shape import expect_dict, expect_list, items, parse_or_drift
+from doiget.upstreams.tavily import KEY_VAR, UPSTREAM
 from doiget.web.failure import Kind
 from doiget.web.providers.base import (
     SITES,
     ProviderAnswer,
+    ProviderQuery,
     SearchHit,
-    SearchRequest,
     StatusMeaning,
     attributed,
     cap_sites,
@@ -28,9 +28,14 @@ from doiget.web.providers.base import (
     unsupported_notes,
 )
 
-NAME: Final = "tavily"
+if TYPE_CHECKING:
+    from doiget.config import Settings
+    from doiget.net.client import SourceClient
+    from doiget.net.network import Network
+
+
+NAME: Final = UPSTREAM.name
 ENDPOINT: Final = "https://api.tavily.com/search"
-KEY_VAR: Final = "TAVILY_API_KEY"
 MAX_RESULTS: Final = 20
 MAX_DOMAINS: Final = 300
 
@@ -86,7 +91,7 @@ class Tavily:
         self._client = client
         self._key = api_key
 
-    async def search(self, request: SearchRequest) -> ProviderAnswer:
+    async def search(self, request: ProviderQuery) -> ProviderAnswer:
         """One POST to ``/search`` (basic depth, general topic)."""
         count, notes = capped_count(request, MAX_RESULTS, NAME)
         query, _ = compose_query(request, native=frozenset({SITES}), provider=NAME)
@@ -122,3 +127,10 @@ class Tavily:
             data = await self._client.post_json(ENDPOINT, payload, headers=headers)
             hits = parse_or_drift(self._client, lambda value: _parse(value, count), data)
         return ProviderAnswer(provider=NAME, hits=hits, notes=notes)
+
+
+def build(settings: Settings, network: Network) -> Tavily:
+    """The provider with its key."""
+    key = settings.secret(KEY_VAR)
+    assert key is not None
+    return Tavily(network.client(NAME), key)
