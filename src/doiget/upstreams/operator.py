@@ -62,7 +62,7 @@ REDIS: Final = register(
         settings=(
             Setting(
                 "REDIS_URL",
-                "shared cache, sessions and artifacts for HTTP mode (a password in it is redacted)",
+                "shared web cache, artifacts and research sessions (values encrypted) instead of memory + disk; a password in it is redacted",
                 config_key="redis_url",
                 required=True,
                 redaction=Redaction.USERINFO,

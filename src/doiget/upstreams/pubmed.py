@@ -21,14 +21,14 @@ UPSTREAM: Final = register(
         settings=(
             Setting(
                 "PUBMED_API_KEY",
-                "NCBI E-utilities key (raises its ceiling from 3/s to 10/s)",
+                "NCBI E-utilities key (its ceiling rises from 3/s to 10/s); sent with tool=doiget",
                 redaction=Redaction.VALUE,
                 carrier=Carrier.QUERY,
                 carried_as="api_key",
             ),
             Setting(
                 "PUBMED_EMAIL",
-                "contact address sent to NCBI E-utilities",
+                "contact address sent to NCBI E-utilities (default: DOIGET_EMAIL)",
                 config_key="pubmed_email",
             ),
         ),
