@@ -56,7 +56,8 @@ CORE_SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "DOIGET_EMAIL",
-        "contact address for Unpaywall (required by it) and Crossref's polite pool; sent in the User-Agent",
+        "contact address for Unpaywall (required by it) and Crossref's polite pool; "
+        "sent in the User-Agent",
         config_key="email",
     ),
     Setting(

@@ -62,7 +62,8 @@ REDIS: Final = register(
         settings=(
             Setting(
                 "REDIS_URL",
-                "shared web cache, artifacts and research sessions (values encrypted) instead of memory + disk; a password in it is redacted",
+                "shared web cache, artifacts and research sessions (values encrypted) "
+                "instead of memory + disk; a password in it is redacted",
                 config_key="redis_url",
                 required=True,
                 redaction=Redaction.USERINFO,

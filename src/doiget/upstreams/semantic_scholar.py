@@ -25,7 +25,8 @@ UPSTREAM: Final = register(
         settings=(
             Setting(
                 "SEMANTIC_SCHOLAR_API_KEY",
-                "Semantic Scholar key (its ceiling rises from 1/s to 10/s; the 200 ms per-source gap still holds)",
+                "Semantic Scholar key (its ceiling rises from 1/s to 10/s; the 200 ms "
+                "per-source gap still holds)",
                 redaction=Redaction.VALUE,
                 carrier=Carrier.HEADER,
                 carried_as="x-api-key",
