@@ -1,6 +1,6 @@
 """The MCP server: toolsets registered on the SDK's low-level server, served over stdio.
 
-Every tool call is validated against its inputSchema, run, and answered with the
+Every tool call is parsed into its tool's request model, run, and answered with the
 result as structuredContent plus the same JSON as text; ``ok: false`` sets isError.
 No exception crosses the JSON-RPC boundary, and the stdio transport owns stdout, so
 only JSON-RPC frames ever reach it (logs and the banner go to stderr).
@@ -27,8 +27,7 @@ from doiget.errors import DoigetError, ErrorCode
 from doiget.runtime import Runtime
 from doiget.server.envelopes import PAPERS_ENVELOPE, Rendered
 from doiget.server.lifecycle import GRACE_SECONDS, draining
-from doiget.server.toolset import Toolset, ToolSpec
-from doiget.server.validation import validate_arguments
+from doiget.server.toolset import ServedTool, Toolset
 
 logger = logging.getLogger("doiget.server")
 
@@ -111,7 +110,7 @@ class DoigetServer:
     def __init__(self, runtime: Runtime, toolsets: list[Toolset]) -> None:
         self.runtime = runtime
         self.toolsets = toolsets
-        self.tools: dict[str, ToolSpec] = {
+        self.tools: dict[str, ServedTool] = {
             spec.name: spec for toolset in toolsets for spec in toolset.tools
         }
 
@@ -159,8 +158,7 @@ class DoigetServer:
                     f"there is no tool {params.name[:80]!r}; call tools/list for the tools "
                     "this server offers.",
                 )
-            valid = validate_arguments(spec.name, spec.input_schema, arguments)
-            return _tool_result(envelope.success(await spec.handler(valid, _Call(ctx))))
+            return _tool_result(envelope.success(await spec.call(arguments, _Call(ctx))))
         except DoigetError as error:
             return _tool_result(envelope.failure(error, spec, arguments))
         except Exception as exc:
@@ -241,7 +239,7 @@ class DoigetServer:
         )
 
 
-def _tool(spec: ToolSpec) -> types.Tool:
+def _tool(spec: ServedTool) -> types.Tool:
     return types.Tool(
         name=spec.name,
         description=spec.description,
