@@ -49,6 +49,10 @@ class Request(BaseModel):
     )
 
 
+class NoArguments(Request):
+    """The input of a tool that takes nothing."""
+
+
 class Reply(BaseModel):
     """A tool's output; fields are read and written by their wire names."""
 
@@ -87,14 +91,25 @@ _TYPE_NAMES: Final = {
 }
 
 
-def _described(error: Mapping[str, Any], hints: Mapping[str, str]) -> str:
+@dataclass(frozen=True, slots=True)
+class _Fields:
+    """What error messages need to know of a model's fields, by wire and Python name."""
+
+    hints: dict[str, str]
+    wire_names: dict[str, str]
+    ranges: dict[str, tuple[Any, Any]]
+
+
+def _described(error: Mapping[str, Any], fields: _Fields) -> str:
     """One validation error as a sentence an agent can act on (no regular expressions)."""
     kind: str = error["type"]
     ctx: Mapping[str, Any] = error.get("ctx") or {}
     value = error.get("input")
     got = f" (got {json.dumps(value, default=str)[:80]})"
-    where = ".".join(str(part) for part in error["loc"]) or "arguments"
-    field = str(error["loc"][-1]) if error["loc"] else ""
+    loc = [fields.wire_names.get(str(part), str(part)) for part in error["loc"]]
+    where = ".".join(loc) or "arguments"
+    field = loc[-1] if loc else ""
+    hints = fields.hints
     if kind == "missing":
         return f"{where} is required"
     if kind == "extra_forbidden":
@@ -109,6 +124,9 @@ def _described(error: Mapping[str, Any], hints: Mapping[str, str]) -> str:
         return f"{where} must have at least {ctx['min_length']} item(s)"
     if kind == "too_long":
         return f"{where} must have at most {ctx['max_length']} items"
+    if kind in ("greater_than_equal", "less_than_equal") and field in fields.ranges:
+        low, high = fields.ranges[field]
+        return f"{where} must be from {low} to {high}{got}"
     if kind in ("greater_than_equal", "greater_than"):
         return f"{where} must be at least {ctx.get('ge', ctx.get('gt'))}{got}"
     if kind in ("less_than_equal", "less_than"):
@@ -123,15 +141,22 @@ def _described(error: Mapping[str, Any], hints: Mapping[str, str]) -> str:
     return f"{where}: {error['msg']}"
 
 
-def _hints(model: type[BaseModel]) -> dict[str, str]:
-    """The Hint text of each field, by wire name (and by Python name)."""
-    found: dict[str, str] = {}
+def _fields(model: type[BaseModel], into: _Fields | None = None) -> _Fields:
+    """Hints, wire names and closed ranges of ``model``'s fields and nested models'."""
+    found = into or _Fields({}, {}, {})
     for name, info in model.model_fields.items():
+        wire = info.alias or name
+        found.wire_names[name] = wire
+        low = next((m.ge for m in info.metadata if getattr(m, "ge", None) is not None), None)
+        high = next((m.le for m in info.metadata if getattr(m, "le", None) is not None), None)
+        if low is not None and high is not None:
+            found.ranges[wire] = (low, high)
         for item in info.metadata:
             if isinstance(item, Hint):
-                found[name] = item.text
-                if info.alias:
-                    found[info.alias] = item.text
+                found.hints[wire] = item.text
+        for kind in (info.annotation, *getattr(info.annotation, "__args__", ())):
+            if isinstance(kind, type) and issubclass(kind, BaseModel) and kind is not model:
+                _fields(kind, found)
     return found
 
 
@@ -165,12 +190,7 @@ def build(model: type[RequestT], **values: Any) -> RequestT:
 
 def _refusal(model: type[BaseModel], failure: ValidationError) -> DoigetError:
     first = failure.errors(include_url=False)[0]
-    hints = _hints(model)
-    for info in model.model_fields.values():  # hints of nested request models
-        for kind in getattr(info.annotation, "__args__", (info.annotation,)):
-            if isinstance(kind, type) and issubclass(kind, BaseModel):
-                hints.update(_hints(kind))
-    message = _described(first, hints)
+    message = _described(first, _fields(model))
     if first["type"] == "extra_forbidden":
         accepted = sorted(info.alias or name for name, info in model.model_fields.items())
         message += f"; accepted: {', '.join(accepted) or 'none'}"

@@ -14,8 +14,8 @@ from typing import Annotated, Any, ParamSpec, TypeVar
 import anyio
 import typer
 
-from doiget.errors import DoigetError, ErrorCode
 from doiget.contract import Closable
+from doiget.errors import DoigetError, ErrorCode
 from doiget.runtime import Runtime, load_runtime, start_logging
 
 P = ParamSpec("P")

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from doiget.contract import NULLABLE, Hint, Reply, Request
+from doiget.contract import NULLABLE, Hint, NoArguments, Reply, Request
 from doiget.refs import MCP_REF_PATTERN
 
 PaperRef = Annotated[
@@ -22,12 +22,10 @@ PaperRefs = Annotated[list[PaperRef], Field(min_length=1, max_length=100)]
 DryRun = Annotated[bool, Field(description="Return the plan only: no network, file or log.")]
 Limit = Annotated[int, Field(ge=1, le=100)]
 
+__all__ = ["NoArguments"]  # re-exported: the papers tools that take nothing
+
 
 # -- requests --------------------------------------------------------------------------
-
-
-class NoArguments(Request):
-    """A tool that takes nothing."""
 
 
 class PaperLookup(Request):

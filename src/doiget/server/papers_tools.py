@@ -20,6 +20,7 @@ from doiget.server.toolset import (
     ResourceBody,
     ResourceItem,
     Result,
+    ServedTool,
     Tool,
     ToolCall,
     Toolset,
@@ -154,7 +155,7 @@ _LOCAL: Final = "Local, milliseconds; no network."
 def papers_toolset(runtime: Runtime) -> Toolset:
     """The papers toolset for one server."""
     tools = PapersTools(runtime)
-    specs = [
+    specs: list[ServedTool] = [
         Tool(
             "doiget_resolve_paper",
             describe(

@@ -21,7 +21,7 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The inputSchema of a request model (defaults kept, null branches dropped: an
     optional input is one not required)."""
     raw = model.model_json_schema(by_alias=True, mode="validation")
-    schema = _compact(raw, raw.get("$defs", {}), keep_null=False)
+    schema: dict[str, Any] = _compact(raw, raw.get("$defs", {}), keep_null=False)
     schema.setdefault("properties", {})
     return schema
 
@@ -33,12 +33,11 @@ def output_schema(model: type[BaseModel]) -> dict[str, Any]:
     optional field is absent rather than null, so it is listed as its plain type.
     """
     raw = model.model_json_schema(by_alias=True, mode="serialization")
-    return _compact(raw, raw.get("$defs", {}), keep_null=False, output=True)
+    schema: dict[str, Any] = _compact(raw, raw.get("$defs", {}), keep_null=False, output=True)
+    return schema
 
 
-def _compact(
-    node: Any, defs: dict[str, Any], *, keep_null: bool, output: bool = False
-) -> Any:
+def _compact(node: Any, defs: dict[str, Any], *, keep_null: bool, output: bool = False) -> Any:
     if isinstance(node, list):
         return [_compact(item, defs, keep_null=keep_null, output=output) for item in node]
     if not isinstance(node, dict):

@@ -136,9 +136,7 @@ class ToolSpec:
     async def call(self, arguments: Any, call: ToolCall) -> Any:
         from doiget.server.validation import validate_arguments
 
-        return await self.handler(
-            validate_arguments(self.name, self.input_schema, arguments), call
-        )
+        return await self.handler(validate_arguments(self.name, self.input_schema, arguments), call)
 
 
 @dataclass(frozen=True)
