@@ -18,11 +18,6 @@ from doiget.config import Settings
 from doiget.errors import DoigetError
 from doiget.web.failure import Kind, failure_of, web_error
 from doiget.web.outcome import TRUST
-from doiget.web.params import (
-    PATENT_OFFICES,
-    PATENT_PROVIDERS,
-    SEARCH_TYPES,
-)
 from doiget.web.patents.base import (
     Patent,
     PatentAnswer,
@@ -30,6 +25,11 @@ from doiget.web.patents.base import (
     PatentQuery,
     normalise_assignee,
     patent_number,
+)
+from doiget.web.requests import (
+    PATENT_OFFICES,
+    PATENT_PROVIDERS,
+    SEARCH_TYPES,
 )
 
 if TYPE_CHECKING:
