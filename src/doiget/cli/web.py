@@ -375,7 +375,8 @@ def research_show(
     out.print(f"[bold]{_shown(view.research_goal)}[/bold] ({session})")
     for item in view.step_index:
         note = f" (superseded by {item.superseded_by})" if item.superseded_by else ""
-        out.print(f"{item.step_number}. [{item.branch_id}] {_shown(item.one_liner)}{note}")
+        branch = escape(f"[{_printable(item.branch_id)}]")
+        out.print(f"{item.step_number}. {branch} {_shown(item.one_liner)}{note}")
     for gap in view.gaps:
         out.print(f"gap (step {gap.found_in_step}): {_shown(gap.gap)}", style="yellow")
     for source in view.sources:

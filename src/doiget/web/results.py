@@ -53,6 +53,12 @@ class WebResult(Shape):
 
     trust: Trust
 
+    def wire(self) -> dict[str, Any]:
+        """The JSON object sent to callers, its trust label last."""
+        body = super().wire()
+        body["trust"] = body.pop("trust")
+        return body
+
     def found_sources(self) -> list[FoundSource]:
         """What this result adds to a research session (nothing, unless a tool says)."""
         return []
