@@ -39,6 +39,7 @@ from doiget.web.results import (
     LinkedResult,
     PatentSearchResult,
     ScrapePageResult,
+    SearchAndScrapeResult,
     WebResult,
     WebSearchResult,
 )
@@ -95,18 +96,14 @@ class WebCore:
 
     async def search(self, request: WebSearchRequest) -> Outcome:
         """web_search."""
-        await self._session_open(request.session_id)
-        result, meta = await self._searched(request)
-        return await self._finish(
-            result, await self._recorded(request.session_id, "web_search", result, meta)
+        return await self._answered(
+            "web_search", request.session_id, lambda: self._searched(request)
         )
 
     async def scrape(self, request: ScrapePageRequest) -> Outcome:
         """scrape_page."""
-        await self._session_open(request.session_id)
-        result, meta = await self._scraped(request)
-        return await self._finish(
-            result, await self._recorded(request.session_id, "scrape_page", result, meta)
+        return await self._answered(
+            "scrape_page", request.session_id, lambda: self._scraped(request)
         )
 
     async def search_and_scrape(self, request: SearchAndScrapeRequest) -> Outcome:
@@ -119,10 +116,11 @@ class WebCore:
         async def scrape(inner: ScrapePageRequest) -> ScrapePageResult:
             return (await self._scraped(inner))[0]
 
-        await self._session_open(request.session_id)
-        result = _valid_unicode(await search_and_scrape(request, search, scrape, self.router))
-        meta = await self._recorded(request.session_id, "search_and_scrape", result, None)
-        return await self._finish(result, meta)
+        async def combined() -> tuple[SearchAndScrapeResult, Meta]:
+            result = await search_and_scrape(request, search, scrape, self.router)
+            return _valid_unicode(result), None
+
+        return await self._answered("search_and_scrape", request.session_id, combined)
 
     async def academic_search(self, request: AcademicSearchRequest) -> Outcome:
         """academic_search."""
@@ -131,20 +129,20 @@ class WebCore:
         if self._academic is None:
             self._academic = Academic(self.settings, self.network)
         academic = self._academic
-
-        await self._session_open(request.session_id)
         # Whether Unpaywall can be asked decides pdfUrl and what open_access keeps.
         context = {"unpaywall": self.settings.email is not None}
-        result, meta = await self._cached(
-            "academic_search",
-            request,
-            AcademicSearchResult,
-            lambda: academic.search(request),
-            context,
-            keep=lambda result: not result.notes,
-        )
-        meta = await self._recorded(request.session_id, "academic_search", result, meta)
-        return await self._finish(result, meta)
+
+        def answer() -> Awaitable[tuple[AcademicSearchResult, Meta]]:
+            return self._cached(
+                "academic_search",
+                request,
+                AcademicSearchResult,
+                lambda: academic.search(request),
+                context,
+                keep=lambda result: not result.notes,
+            )
+
+        return await self._answered("academic_search", request.session_id, answer)
 
     async def patent_search(self, request: PatentSearchRequest) -> Outcome:
         """patent_search (an empty answer is not cached: a later call may find more)."""
@@ -159,17 +157,33 @@ class WebCore:
             return PatentSearchResult.model_validate(await patents.search(arguments))
 
         context = None if request.provider else {"providers": list(patents.configured())}
-        await self._session_open(request.session_id)
-        result, meta = await self._cached(
-            "patent_search",
-            request,
-            PatentSearchResult,
-            compute,
-            context,
-            keep=lambda result: bool(result.result_count) and not result.notes,
-        )
-        meta = await self._recorded(request.session_id, "patent_search", result, meta)
-        return await self._finish(result, meta)
+
+        def answer() -> Awaitable[tuple[PatentSearchResult, Meta]]:
+            return self._cached(
+                "patent_search",
+                request,
+                PatentSearchResult,
+                compute,
+                context,
+                keep=lambda result: bool(result.result_count) and not result.notes,
+            )
+
+        return await self._answered("patent_search", request.session_id, answer)
+
+    async def _answered(
+        self,
+        tool: str,
+        session_id: str | None,
+        answer: Callable[[], Awaitable[tuple[WebResult, Meta]]],
+    ) -> Outcome:
+        """``answer()``, recorded in the call's session when there is one, then finished.
+
+        A call linked to a session fails before any work when the session is gone.
+        """
+        if session_id:
+            await self.research.require(session_id)
+        result, meta = await answer()
+        return await self._finish(result, await self._recorded(session_id, tool, result, meta))
 
     # -- research sessions ----------------------------------------------------------
 
@@ -184,11 +198,6 @@ class WebCore:
     async def research_export(self, request: ResearchExportRequest) -> Outcome:
         """research_export (a large document comes back as a resource link)."""
         return await self._finish(await self.research.export(request), None)
-
-    async def _session_open(self, session_id: str | None) -> None:
-        """A call linked to a session fails before any work when the session is gone."""
-        if session_id:
-            await self.research.require(session_id)
 
     async def _recorded(
         self, session_id: str | None, tool: str, result: WebResult, meta: Meta
