@@ -52,7 +52,7 @@ def _member(choices: Sequence[str]) -> AfterValidator:
     return AfterValidator(check)
 
 
-_LINK_SESSION = "Record what is found in this sequential_search session."
+_LINK_SESSION = "Session to add findings to."
 Query = Annotated[str, Field(min_length=1, max_length=500)]
 Claim = Annotated[
     str,
