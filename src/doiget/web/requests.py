@@ -10,7 +10,7 @@ part of a cached tool's cache key.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Final, Literal
+from typing import Annotated, Final, Literal, get_args
 
 from pydantic import AfterValidator, Field, WithJsonSchema
 from pydantic_core import PydanticCustomError
@@ -30,14 +30,18 @@ BRANCH_PATTERN: Final = "^[A-Za-z0-9_-]{1,40}$"
 # CPC section+class, optional subclass, optional main group and subgroup.
 CPC_PATTERN: Final = r"^[A-HYa-hy][0-9]{2}([A-Za-z]( ?[0-9]{1,4}(/[0-9]{1,6})?)?)?$"
 
-ACADEMIC_PROVIDERS: Final = ("openalex", "crossref", "semantic_scholar", "pubmed", "arxiv")
-ACADEMIC_SOURCES: Final = ("all", "arxiv", "pubmed", "openalex", "crossref", "semantic_scholar")
+AcademicProvider = Literal["openalex", "crossref", "semantic_scholar", "pubmed", "arxiv"]
+ACADEMIC_PROVIDERS: Final = get_args(AcademicProvider)
+AcademicSource = Literal["all", "arxiv", "pubmed", "openalex", "crossref", "semantic_scholar"]
 # Tried in this order when no provider is pinned: Lens first, as it honours every
 # filter natively (claims text, filing years); OPS reaches titles and abstracts only.
-PATENT_PROVIDERS: Final = ("lens", "epo")
-SEARCH_TYPES: Final = ("prior_art", "specific", "landscape")
-PATENT_OFFICES: Final = ("all", "US", "EP", "WO", "JP", "CN", "KR")
-EXPORT_FORMATS: Final = ("markdown", "json", "bibtex", "csl-json", "ris")
+PatentProvider = Literal["lens", "epo"]
+PATENT_PROVIDERS: Final = get_args(PatentProvider)
+SearchType = Literal["prior_art", "specific", "landscape"]
+SEARCH_TYPES: Final = get_args(SearchType)
+PatentOffice = Literal["all", "US", "EP", "WO", "JP", "CN", "KR"]
+PATENT_OFFICES: Final = get_args(PatentOffice)
+ExportFormat = Literal["markdown", "json", "bibtex", "csl-json", "ris"]
 
 
 def _member(choices: Sequence[str]) -> AfterValidator:
@@ -152,7 +156,7 @@ class AcademicSearchRequest(Request):
     num_results: int = Field(default=5, ge=1, le=10)
     year_from: Year | None = None
     year_to: Year | None = None
-    source: Literal["all", "arxiv", "pubmed", "openalex", "crossref", "semantic_scholar"] = Field(
+    source: AcademicSource = Field(
         "all", description="Only papers indexed there (OpenAlex filters for the first three)."
     )
     open_access: bool = Field(default=False, description="Only papers free to read.")
@@ -177,12 +181,12 @@ class PatentSearchRequest(Request):
         "assignee or inventor is given.",
     )
     num_results: int = Field(default=5, ge=1, le=10)
-    search_type: Literal["prior_art", "specific", "landscape"] = Field(
+    search_type: SearchType = Field(
         "prior_art",
         description="prior_art: terms in titles, abstracts, claims; specific: a number or "
         "exact title; landscape: a wider pool clustered by assignee.",
     )
-    patent_office: Literal["all", "US", "EP", "WO", "JP", "CN", "KR"] = "all"
+    patent_office: PatentOffice = "all"
     assignee: str | None = Field(
         default=None, min_length=1, max_length=200, description="Inc, LLC, Ltd... are ignored."
     )
@@ -194,7 +198,7 @@ class PatentSearchRequest(Request):
     ] = None
     year_from: PatentYear | None = Field(default=None, description="Filed in or after.")
     year_to: PatentYear | None = Field(default=None, description="Filed in or before.")
-    provider: Literal["lens", "epo"] | None = None
+    provider: PatentProvider | None = None
     session_id: SessionId | None = Field(default=None, alias="sessionId", description=_LINK_SESSION)
 
 
@@ -257,7 +261,7 @@ class ResearchExportRequest(Request):
     """research_export."""
 
     session_id: SessionId = Field(alias="sessionId")
-    format: Literal["markdown", "json", "bibtex", "csl-json", "ris"] = Field(
+    format: ExportFormat = Field(
         "markdown", description="A report, the session, or a bibliography of its sources."
     )
     verify_links: bool = Field(default=False, description="Check each source URL is live (slower).")

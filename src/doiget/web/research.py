@@ -216,7 +216,7 @@ class Research:
         )
         if request.verify_links:
             urls = [source["url"] for source in document["sources"]]
-            result.link_status = await check_links(self.network, urls)  # type: ignore[assignment]
+            result.link_status = await check_links(self.network, urls)
         return result
 
     async def _load(self, session_id: Any) -> Session:

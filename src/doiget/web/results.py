@@ -17,6 +17,7 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from doiget.contract import Reply
+from doiget.web.requests import ExportFormat, SearchType
 
 Trust = Literal["untrusted-external-content"]
 AuthorityTier = Literal["high", "medium", "low"]
@@ -372,7 +373,7 @@ class PatentSearchResult(WebResult):
 
     patents: list[PatentRecord]
     query: str
-    search_type: Literal["prior_art", "specific", "landscape"]
+    search_type: SearchType
     result_count: int
     source: str
     notes: list[str] | None = None
@@ -502,7 +503,7 @@ class ResearchExportResult(WebResult):
     """research_export."""
 
     session_id: str
-    format: Literal["markdown", "json", "bibtex", "csl-json", "ris"]
+    format: ExportFormat
     research_goal: str
     step_count: int
     source_count: int
