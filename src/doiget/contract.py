@@ -11,7 +11,7 @@ objects; cores take them and never see the wire format.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, Protocol, TypeVar
 
@@ -46,6 +46,7 @@ class Request(BaseModel):
         strict=True,
         frozen=True,
         regex_engine="python-re",
+        defer_build=True,
     )
 
 
@@ -56,7 +57,7 @@ class NoArguments(Request):
 class Reply(BaseModel):
     """A tool's output; fields are read and written by their wire names."""
 
-    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True, defer_build=True)
 
 
 # An output field that may be present with the value null (not merely absent):
@@ -106,7 +107,7 @@ def _described(error: Mapping[str, Any], fields: _Fields) -> str:
     ctx: Mapping[str, Any] = error.get("ctx") or {}
     value = error.get("input")
     got = f" (got {json.dumps(value, default=str)[:80]})"
-    loc = [fields.wire_names.get(str(part), str(part)) for part in error["loc"]]
+    loc = _path(error["loc"], fields)
     where = ".".join(loc) or "arguments"
     field = loc[-1] if loc else ""
     hints = fields.hints
@@ -155,6 +156,10 @@ def _fields(model: type[BaseModel], into: _Fields | None = None) -> _Fields:
             if isinstance(item, Hint):
                 found.hints[wire] = item.text
         for kind in (info.annotation, *getattr(info.annotation, "__args__", ())):
+            # An optional field's hint sits on its union's annotated branch.
+            for item in getattr(kind, "__metadata__", ()):
+                if isinstance(item, Hint):
+                    found.hints[wire] = item.text
             if isinstance(kind, type) and issubclass(kind, BaseModel) and kind is not model:
                 _fields(kind, found)
     return found
@@ -188,10 +193,35 @@ def build(model: type[RequestT], **values: Any) -> RequestT:
         raise _refusal(model, failure) from None
 
 
+def _path(loc: Sequence[int | str], fields: _Fields) -> list[str]:
+    """An error's location by wire names, without the type tags pydantic adds for the
+    branches of a union (``filters.year.int``)."""
+    return [
+        fields.wire_names.get(str(part), str(part))
+        for part in loc
+        if not (isinstance(part, str) and (part in _UNION_TAGS or "[" in part))
+    ]
+
+
+_UNION_TAGS: Final = frozenset({"str", "int", "float", "bool", "list", "dict", "none"})
+
+
 def _refusal(model: type[BaseModel], failure: ValidationError) -> DoigetError:
-    first = failure.errors(include_url=False)[0]
-    message = _described(first, _fields(model))
-    if first["type"] == "extra_forbidden":
+    errors = failure.errors(include_url=False)
+    first = errors[0]
+    fields = _fields(model)
+    where = _path(first["loc"], fields)
+    same_place = [e for e in errors if _path(e["loc"], fields) == where]
+    if len(same_place) > 1:  # the branches of a union, each refusing the value
+        kinds = [e["type"] for e in same_place]
+        if all(kind in _TYPE_NAMES for kind in kinds):
+            wanted = " or ".join(dict.fromkeys(_TYPE_NAMES[kind] for kind in kinds))
+            got = json.dumps(first.get("input"), default=str)[:80]
+            return invalid(f"{'.'.join(where)} must be {wanted} (got {got}).")
+        # The branch of the value's own type says what is wrong with it.
+        first = next(e for e in same_place if e["type"] not in _TYPE_NAMES)
+    message = _described(first, fields)
+    if first["type"] == "extra_forbidden" and len(where) == 1:
         accepted = sorted(info.alias or name for name, info in model.model_fields.items())
         message += f"; accepted: {', '.join(accepted) or 'none'}"
     return invalid(message + ".")

@@ -1,7 +1,7 @@
 """The library tools' contracts: the chunk tools' requests and results, and index_papers."""
 
-from __future__ import annotations
-
+# Annotations are evaluated as the classes are made: pydantic then has no strings to
+# compile, which keeps building the models cheap at start-up.
 from typing import Annotated, Any, Literal
 
 from pydantic import Field

@@ -4,8 +4,8 @@ Refs here are the narrow form MCP tools accept (a DOI of plain characters or a
 new-style arXiv id); results are ``{ok: true, ...}`` or ``{ok: false, ref?, error}``.
 """
 
-from __future__ import annotations
-
+# Annotations are evaluated as the classes are made: pydantic then has no strings to
+# compile, which keeps building the models cheap at start-up.
 from typing import Annotated, Any, Literal
 
 from pydantic import Field

@@ -4,9 +4,9 @@ Each result adds one field, ``ref``: a DOI or arXiv id in the form doiget_fetch_
 takes, or null when the work has none, so an agent can go from a hit to its PDF.
 """
 
-from __future__ import annotations
-
-from typing import Annotated, Literal
+# Annotations are evaluated as the classes are made: pydantic then has no strings to
+# compile, which keeps building the models cheap at start-up.
+from typing import Annotated, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
@@ -40,7 +40,7 @@ class ScholarSearch(Request):
         return words
 
     @model_validator(mode="after")
-    def _ordered_years(self) -> ScholarSearch:
+    def _ordered_years(self) -> Self:
         start, end = self.start_year, self.end_year
         if start is not None and end is not None and start > end:
             raise ValueError(f"startYear ({start}) is after endYear ({end}); swap them or drop one")
