@@ -31,10 +31,6 @@ class ToolCall(Protocol):
         """Report progress (a no-op unless the client asked for it)."""
 
 
-# A handler returns what its envelope renders: a result object, a list or a string.
-Handler = Callable[[Mapping[str, Any], ToolCall], Awaitable[Any]]
-
-
 CoreT = TypeVar("CoreT", bound=Closable)
 
 
@@ -121,28 +117,6 @@ class Tool(Generic[RequestT]):
 
 
 @dataclass(frozen=True)
-class ToolSpec:
-    """A tool whose contract is plain JSON Schema, checked with jsonschema.
-
-    Superseded by :class:`Tool`; kept while toolsets move over.
-    """
-
-    name: str
-    description: str
-    input_schema: Mapping[str, Any]
-    output_schema: Mapping[str, Any]
-    hints: Hints
-    handler: Handler
-    ref_field: str | None = "ref"  # echoed as ``ref`` in an error envelope
-    envelope: Envelope = PAPERS_ENVELOPE
-
-    async def call(self, arguments: Any, call: ToolCall) -> Any:
-        from doiget.server.validation import validate_arguments
-
-        return await self.handler(validate_arguments(self.name, self.input_schema, arguments), call)
-
-
-@dataclass(frozen=True)
 class ResourceItem:
     """One readable resource."""
 
@@ -185,39 +159,6 @@ class Toolset:
     close: Callable[[], Awaitable[None]] | None = None
     templates: Sequence[ResourceTemplate] = ()
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-def object_schema(properties: Mapping[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:
-    """A strict object schema: the named properties, ``required`` ones, nothing else."""
-    return {
-        "type": "object",
-        "required": list(required),
-        "properties": dict(properties),
-        "additionalProperties": False,
-    }
-
-
-def tool_spec(
-    name: str,
-    description: str,
-    inputs: Mapping[str, Any],
-    required: Sequence[str],
-    output: Mapping[str, Any],
-    hints: Hints,
-    handler: Handler,
-    envelope: Envelope,
-) -> ToolSpec:
-    """A tool that takes no ref: strict input schema, the given envelope."""
-    return ToolSpec(
-        name,
-        description,
-        object_schema(inputs, required),
-        dict(output),
-        hints,
-        handler,
-        ref_field=None,
-        envelope=envelope,
-    )
 
 
 SECTIONS = ("WHEN TO USE:", "INPUTS:", "OUTPUTS:", "COSTS:", "SIDE EFFECTS:", "LIMITS:")
