@@ -7,7 +7,7 @@ text the matching MCP tool returns (a JSON array or object), BibTeX is printed a
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the scholar core (network) loads only when a command runs
     from doiget.scholar.service import Scholar
 
 T = TypeVar("T")
+LookupT = TypeVar("LookupT", bound=Request)
 Query = Annotated[str, typer.Argument(help="What to search for.")]
 MaxResults = Annotated[
     int, typer.Option("--max", "-n", min=1, max=100, help="At most this many results (1-100).")
@@ -58,7 +59,7 @@ def _run(ctx: typer.Context, work: Callable[[Scholar], Awaitable[T]]) -> T:
     return run_closing(scholar, work)
 
 
-def _rows(found: list[BaseModel]) -> list[dict[str, Any]]:
+def _rows(found: Sequence[BaseModel]) -> list[dict[str, Any]]:
     return [row.model_dump(mode="json", by_alias=True) for row in found]
 
 
@@ -67,7 +68,9 @@ def _authors(names: list[str]) -> str:
     return shown + (f" +{len(names) - 3}" if len(names) > 3 else "")
 
 
-def _show_list(ctx: typer.Context, json_output: bool, found: Any, id_field: str) -> None:
+def _show_list(
+    ctx: typer.Context, json_output: bool, found: Sequence[BaseModel], id_field: str
+) -> None:
     rows = _rows(found)
     if wants_json(ctx, json_output):
         emit_json(rows)
@@ -107,7 +110,9 @@ def _print_bibtex(text: str) -> None:
 
 
 def _year_range_search(
-    method: str, id_field: str, doc: str
+    search: Callable[[Scholar, c.ScholarSearch], Awaitable[Sequence[BaseModel]]],
+    id_field: str,
+    doc: str,
 ) -> Callable[[typer.Context, str, int, int | None, int | None, bool], None]:
     """A ``search`` command for an upstream whose only filters are years."""
 
@@ -127,41 +132,41 @@ def _year_range_search(
             start_year=start_year,
             end_year=end_year,
         )
-        _show_list(ctx, json_output, _run(ctx, lambda s: getattr(s, method)(request)), id_field)
+        _show_list(ctx, json_output, _run(ctx, lambda s: search(s, request)), id_field)
 
     command.__doc__ = doc
     return command
 
 
-def _lookup(model: type[Request], identifier: str) -> Request:
+def _lookup(model: type[LookupT], identifier: str) -> LookupT:
     """The lookup request of ``model`` (its one field) for ``identifier``."""
     (field,) = model.model_fields
     return build(model, **{field: identifier})
 
 
 def _get_command(
-    method: str, model: type[Request], doc: str
+    get: Callable[[Scholar, LookupT], Awaitable[BaseModel]], model: type[LookupT], doc: str
 ) -> Callable[[typer.Context, str, bool], None]:
     """A ``get`` command: one paper by identifier, as a table or the tool's JSON."""
 
     @handles_errors
     def command(ctx: typer.Context, identifier: Identifier, json_output: JsonFlag = False) -> None:
         request = _lookup(model, identifier)
-        _show_one(ctx, json_output, _run(ctx, lambda s: getattr(s, method)(request)))
+        _show_one(ctx, json_output, _run(ctx, lambda s: get(s, request)))
 
     command.__doc__ = doc
     return command
 
 
 def _bib_command(
-    method: str, model: type[Request], doc: str
+    bib: Callable[[Scholar, LookupT], Awaitable[str]], model: type[LookupT], doc: str
 ) -> Callable[[typer.Context, str], None]:
     """A ``bib`` command: the BibTeX entry of one paper, printed as is."""
 
     @handles_errors
     def command(ctx: typer.Context, identifier: Identifier) -> None:
         request = _lookup(model, identifier)
-        _print_bibtex(_run(ctx, lambda s: getattr(s, method)(request)))
+        _print_bibtex(_run(ctx, lambda s: bib(s, request)))
 
     command.__doc__ = doc
     return command
@@ -200,13 +205,13 @@ def arxiv_search(
 
 arxiv_app.command("get")(
     _get_command(
-        "get_arxiv_paper",
+        lambda s, r: s.get_arxiv_paper(r),
         c.ArxivLookup,
         "One arXiv paper (2301.12345, arXiv:2301.12345v2, hep-th/9901001).",
     )
 )
 arxiv_app.command("bib")(
-    _bib_command("arxiv_to_bibtex", c.ArxivLookup, "BibTeX for one arXiv paper.")
+    _bib_command(lambda s, r: s.arxiv_to_bibtex(r), c.ArxivLookup, "BibTeX for one arXiv paper.")
 )
 
 
@@ -214,11 +219,13 @@ arxiv_app.command("bib")(
 
 
 s2_app.command("search")(
-    _year_range_search("search_semantic_scholar", "paperId", "Search Semantic Scholar.")
+    _year_range_search(
+        lambda s, r: s.search_semantic_scholar(r), "paperId", "Search Semantic Scholar."
+    )
 )
 s2_app.command("get")(
     _get_command(
-        "get_semantic_scholar_paper",
+        lambda s, r: s.get_semantic_scholar_paper(r),
         c.SemanticScholarLookup,
         "One paper by S2 id, DOI, arXiv id or prefixed id (CorpusId:, PMID:, ...).",
     )
@@ -240,7 +247,7 @@ def s2_citations(
 
 s2_app.command("bib")(
     _bib_command(
-        "semantic_scholar_to_bibtex",
+        lambda s, r: s.semantic_scholar_to_bibtex(r),
         c.SemanticScholarLookup,
         "BibTeX for one Semantic Scholar paper.",
     )
@@ -252,16 +259,18 @@ s2_app.command("bib")(
 
 pubmed_app.command("search")(
     _year_range_search(
-        "search_pubmed",
+        lambda s, r: s.search_pubmed(r),
         "pmid",
         "Search PubMed (MeSH and field tags such as 'diabetes[MeSH]' pass through).",
     )
 )
 pubmed_app.command("get")(
-    _get_command("get_pubmed_paper", c.PubmedLookup, "One PubMed record by PMID.")
+    _get_command(lambda s, r: s.get_pubmed_paper(r), c.PubmedLookup, "One PubMed record by PMID.")
 )
 pubmed_app.command("bib")(
     _bib_command(
-        "pubmed_to_bibtex", c.PubmedLookup, "BibTeX for one PubMed record (key pmid<PMID>)."
+        lambda s, r: s.pubmed_to_bibtex(r),
+        c.PubmedLookup,
+        "BibTeX for one PubMed record (key pmid<PMID>).",
     )
 )
