@@ -23,9 +23,9 @@ def arxiv_paper(work: Work) -> ArxivPaper:
         published=work.published or "",
         updated=work.updated or "",
         url=ARXIV_ABS + arxiv_id,
-        pdfUrl=work.pdf_url or pdf_url_for(arxiv_id),
+        pdf_url=work.pdf_url or pdf_url_for(arxiv_id),
         categories=list(work.categories),
-        primaryCategory=work.primary_category or "",
+        primary_category=work.primary_category or "",
         ref=fetchable_ref(work.doi, arxiv_id, prefer="arxiv"),
     )
 
@@ -33,17 +33,19 @@ def arxiv_paper(work: Work) -> ArxivPaper:
 def s2_paper(paper: S2Paper) -> SemanticScholarPaper:
     """A Semantic Scholar result. Counts the API did not give are 0."""
     return SemanticScholarPaper(
-        paperId=paper.paper_id,
+        paper_id=paper.paper_id,
         title=paper.title or "",
         abstract=paper.abstract,
         year=paper.year,
-        authors=[S2Author(authorId=author.author_id, name=author.name) for author in paper.authors],
-        citationCount=paper.citation_count or 0,
-        referenceCount=paper.reference_count or 0,
-        influentialCitationCount=paper.influential_citation_count or 0,
+        authors=[
+            S2Author(author_id=author.author_id, name=author.name) for author in paper.authors
+        ],
+        citation_count=paper.citation_count or 0,
+        reference_count=paper.reference_count or 0,
+        influential_citation_count=paper.influential_citation_count or 0,
         url=paper.page_url,
         venue=paper.venue or paper.journal,
-        publicationDate=paper.publication_date,
+        publication_date=paper.publication_date,
         ref=fetchable_ref(paper.doi, paper.arxiv_id),
     )
 
@@ -59,7 +61,7 @@ def pubmed_paper(article: PubmedArticle) -> PubmedPaper:
         year=article.year,
         doi=article.doi,
         url=article.url,
-        publicationTypes=list(article.publication_types),
-        meshTerms=list(article.mesh_terms),
+        publication_types=list(article.publication_types),
+        mesh_terms=list(article.mesh_terms),
         ref=fetchable_ref(article.doi, None),
     )
