@@ -60,6 +60,16 @@ class Reply(BaseModel):
     model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True, defer_build=True)
 
 
+def plain(value: Any) -> Any:
+    """A result as JSON data: typed replies (and lists of them) by their wire names,
+    nulls kept; anything else as it is."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True)
+    if isinstance(value, list):
+        return [plain(item) for item in value]
+    return value
+
+
 # An output field that may be present with the value null (not merely absent):
 # ``Annotated[str | None, NULLABLE] = None``. Without it, an optional output field is
 # listed as its plain type, absent when there is no value.

@@ -12,7 +12,7 @@ from bibtexparser.middlewares import LatexDecodingMiddleware, SeparateCoAuthors
 from pybtex.database import parse_string as pybtex_parse
 from pylatexenc.latex2text import LatexNodes2Text
 
-from doiget.contract import build
+from doiget.contract import build, plain
 from doiget.errors import DenialReason, DoigetError, ErrorCode
 from doiget.scholar.contracts import (
     ArxivLookup,
@@ -23,7 +23,6 @@ from doiget.scholar.contracts import (
     SemanticScholarLookup,
 )
 from doiget.scholar.service import Scholar
-from doiget.server.envelopes import plain
 from doiget.sources.semantic_scholar import FIELDS
 
 from replay import FIXTURES, ReplayUpstream, Reply

@@ -23,7 +23,7 @@ from doiget.cli.output import (
     runtime,
     wants_json,
 )
-from doiget.contract import Request, build
+from doiget.contract import Request, build, plain
 from doiget.scholar import contracts as c
 
 if TYPE_CHECKING:  # the scholar core (network) loads only when a command runs
@@ -59,10 +59,6 @@ def _run(ctx: typer.Context, work: Callable[[Scholar], Awaitable[T]]) -> T:
     return run_closing(scholar, work)
 
 
-def _rows(found: Sequence[BaseModel]) -> list[dict[str, Any]]:
-    return [row.model_dump(mode="json", by_alias=True) for row in found]
-
-
 def _authors(names: list[str]) -> str:
     shown = ", ".join(names[:3])
     return shown + (f" +{len(names) - 3}" if len(names) > 3 else "")
@@ -71,7 +67,7 @@ def _authors(names: list[str]) -> str:
 def _show_list(
     ctx: typer.Context, json_output: bool, found: Sequence[BaseModel], id_field: str
 ) -> None:
-    rows = _rows(found)
+    rows: list[dict[str, Any]] = plain(list(found))
     if wants_json(ctx, json_output):
         emit_json(rows)
         return
@@ -93,7 +89,7 @@ def _show_list(
 
 
 def _show_one(ctx: typer.Context, json_output: bool, found: BaseModel) -> None:
-    row = found.model_dump(mode="json", by_alias=True)
+    row: dict[str, Any] = plain(found)
     if wants_json(ctx, json_output):
         emit_json(row)
         return

@@ -10,8 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic import BaseModel
-
+from doiget.contract import plain
 from doiget.errors import DenialReason, DoigetError, ErrorCode
 
 if TYPE_CHECKING:
@@ -35,15 +34,6 @@ class Rendered:
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def plain(value: Any) -> Any:
-    """A handler's value as JSON data: typed replies by their wire names, nulls kept."""
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", by_alias=True)
-    if isinstance(value, list):
-        return [plain(item) for item in value]
-    return value
 
 
 class Envelope(Protocol):

@@ -133,7 +133,8 @@ class PapersTools:
         key, _, part = uri[len(URI_PREFIX) :].partition("/")
         if not _KEY.fullmatch(key) or part not in ("", "pdf"):
             return None
-        entry = self.papers.store.entry_at(self.papers.store.root / ".metadata" / f"{key}.toml")
+        store = self.papers.store
+        entry = store.entry_at(store.metadata_dir / f"{key}.toml")
         if entry is None:
             return None
         if part == "pdf":

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 from pydantic import Field, create_model
 
-from doiget.contract import RequestT, SessionId
+from doiget.contract import RequestT, SessionId, plain
 from doiget.errors import DoigetError
 from doiget.runtime import Runtime
 from doiget.scholar import contracts as c
-from doiget.server.envelopes import SCHOLAR_ENVELOPE, plain
+from doiget.server.envelopes import SCHOLAR_ENVELOPE
 from doiget.server.toolset import Hints, LazyCore, ServedTool, Tool, ToolCall, Toolset, describe
 
 logger = logging.getLogger("doiget.scholar")
