@@ -7,8 +7,6 @@ send rather than shown a regular expression. Every field except ``sessionId`` is
 part of a cached tool's cache key.
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from typing import Annotated, Final, Literal, get_args
 

@@ -7,8 +7,6 @@ tool made it: what it adds to a research session (:meth:`WebResult.found_sources
 and the one line that stands for it when it is linked (:meth:`WebResult.headline`).
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, GetJsonSchemaHandler
