@@ -1,4 +1,4 @@
-"""The tools' JSON Schemas: generated from the contract models, kept current, client-safe."""
+"""The tool listing: generated from the declarations, kept current, client-safe schemas."""
 
 from __future__ import annotations
 
@@ -20,18 +20,19 @@ def _nodes(schema: dict[str, Any]) -> Iterator[dict[str, Any]]:
             yield from _nodes(child)
 
 
-def test_the_stored_schemas_are_the_models_schemas() -> None:
+def test_the_stored_listing_is_what_the_declarations_say() -> None:
     assert render(stored()) == render(generated()), (
-        "src/doiget/server/tool_schemas.json is stale: run python -m doiget.server.snapshot"
+        "src/doiget/server/tool_listing.json is stale: run python -m doiget.server.snapshot"
     )
 
 
 def test_schemas_use_only_forms_strict_clients_accept() -> None:
-    for name, body in generated().items():
-        for kind in ("input", "output"):
-            Draft202012Validator.check_schema(body[kind])
-            for node in _nodes(body[kind]):
-                assert not isinstance(node.get("type"), list), (name, kind, node)
-                assert not {"title", "$ref", "$defs"} & set(node), (name, kind, node)
-        assert body["input"]["type"] == "object", name
-        assert body["input"]["additionalProperties"] is False, name
+    for toolset in generated().values():
+        for tool in toolset["tools"]:
+            for kind in ("inputSchema", "outputSchema"):
+                Draft202012Validator.check_schema(tool[kind])
+                for node in _nodes(tool[kind]):
+                    assert not isinstance(node.get("type"), list), (tool["name"], kind, node)
+                    assert not {"title", "$ref", "$defs"} & set(node), (tool["name"], kind, node)
+            assert tool["inputSchema"]["type"] == "object", tool["name"]
+            assert tool["inputSchema"]["additionalProperties"] is False, tool["name"]

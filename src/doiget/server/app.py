@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 from collections.abc import Callable, Mapping
+from functools import cached_property
 from typing import Any, Final
 
 import anyio
@@ -27,6 +28,7 @@ from doiget.errors import DoigetError, ErrorCode
 from doiget.runtime import Runtime
 from doiget.server.envelopes import PAPERS_ENVELOPE, Rendered
 from doiget.server.lifecycle import GRACE_SECONDS, draining
+from doiget.server.snapshot import listing
 from doiget.server.toolset import ServedTool, Toolset
 
 logger = logging.getLogger("doiget.server")
@@ -105,23 +107,40 @@ def _tool_result(rendered: Rendered) -> types.CallToolResult:
 
 
 class DoigetServer:
-    """Routes MCP requests to the tools and resources of the selected toolsets."""
+    """Routes MCP requests to the tools and resources of the selected toolsets.
 
-    def __init__(self, runtime: Runtime, toolsets: list[Toolset]) -> None:
+    The instructions and tools/list come from the generated listing when it covers the
+    selected toolsets; the toolsets themselves are imported and built at first use.
+    """
+
+    def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        self.toolsets = toolsets
-        self.tools: dict[str, ServedTool] = {
-            spec.name: spec for toolset in toolsets for spec in toolset.tools
-        }
+        self.listing = listing(runtime.settings.toolsets)
+        self._toolsets: list[Toolset] | None = None
+
+    @property
+    def toolsets(self) -> list[Toolset]:
+        """The selected toolsets, built on first use."""
+        if self._toolsets is None:
+            self._toolsets = build_toolsets(self.runtime)
+        return self._toolsets
+
+    @cached_property
+    def tools(self) -> dict[str, ServedTool]:
+        """The selected toolsets' tools by name."""
+        return {spec.name: spec for toolset in self.toolsets for spec in toolset.tools}
 
     def build(self) -> Server[Any]:
         """The SDK server with doiget's handlers."""
+        instructions = (
+            self.listing.instructions
+            if self.listing is not None
+            else [toolset.instructions for toolset in self.toolsets]
+        )
         return Server(
             "doiget",
             version=__version__,
-            instructions=" ".join(
-                [INSTRUCTIONS, *(toolset.instructions for toolset in self.toolsets)]
-            ),
+            instructions=" ".join([INSTRUCTIONS, *instructions]),
             on_list_tools=self.list_tools,
             on_call_tool=self.call_tool,
             on_list_resources=self.list_resources,
@@ -130,8 +149,8 @@ class DoigetServer:
         )
 
     async def close(self) -> None:
-        """Close every toolset (network pools, index, provenance session)."""
-        for toolset in self.toolsets:
+        """Close every toolset built (network pools, index, provenance session)."""
+        for toolset in self._toolsets or ():
             if toolset.close is not None:
                 try:
                     await toolset.close()
@@ -143,7 +162,11 @@ class DoigetServer:
     async def list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[_tool(spec) for spec in self.tools.values()])
+        if self.listing is not None:
+            tools = [types.Tool.model_validate(entry) for entry in self.listing.tools]
+        else:
+            tools = [tool_entry(spec) for spec in self.tools.values()]
+        return types.ListToolsResult(tools=tools)
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -239,7 +262,8 @@ class DoigetServer:
         )
 
 
-def _tool(spec: ServedTool) -> types.Tool:
+def tool_entry(spec: ServedTool) -> types.Tool:
+    """The tools/list entry of ``spec``."""
     return types.Tool(
         name=spec.name,
         description=spec.description,
@@ -271,7 +295,7 @@ class _Sigterm:
 
 async def serve_stdio(runtime: Runtime) -> None:
     """Serve until stdin closes or SIGTERM arrives, then close everything cleanly."""
-    app = DoigetServer(runtime, build_toolsets(runtime))
+    app = DoigetServer(runtime)
     server = app.build()
     sigterm = _Sigterm()
     try:

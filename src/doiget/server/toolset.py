@@ -18,7 +18,6 @@ from pydantic import BaseModel
 from doiget.contract import Closable, Request, parse
 from doiget.server.envelopes import PAPERS_ENVELOPE, Envelope
 from doiget.server.schema import input_schema, output_schema
-from doiget.server.snapshot import stored
 
 Result = dict[str, Any]
 RequestT = TypeVar("RequestT", bound=Request)
@@ -104,13 +103,11 @@ class Tool(Generic[RequestT]):
 
     @cached_property
     def input_schema(self) -> Mapping[str, Any]:
-        kept = stored().get(self.name)
-        return kept["input"] if kept else input_schema(self.request)
+        return input_schema(self.request)
 
     @cached_property
     def output_schema(self) -> Mapping[str, Any]:
-        kept = stored().get(self.name)
-        return kept["output"] if kept else output_schema(self.reply)
+        return output_schema(self.reply)
 
     async def call(self, arguments: Any, call: ToolCall) -> Any:
         return await self.handler(parse(self.request, arguments), call)
