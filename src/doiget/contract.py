@@ -4,8 +4,9 @@ A tool's input is a :class:`Request` subclass: its fields, aliases (the camelCas
 agents send), bounds and defaults are the JSON Schema the server lists, and
 :func:`parse` turns the arguments an agent or the command line gave into that model,
 or into an ``INVALID_REF`` error that says what to send instead. A tool's output is a
-:class:`Reply` subclass. Both faces (the MCP server and the CLI) build the same request
-objects; cores take them and never see the wire format.
+:class:`Reply` subclass. The MCP server parses arguments into the request model and the
+CLI builds the same model from its options, so both check input alike; a core given a
+request reads typed fields, never wire names.
 """
 
 from __future__ import annotations

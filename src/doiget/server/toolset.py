@@ -15,12 +15,11 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from doiget.contract import Closable, Request, parse
+from doiget.contract import Closable, RequestT, parse
 from doiget.server.envelopes import PAPERS_ENVELOPE, Envelope
 from doiget.server.schema import input_schema, output_schema
 
 Result = dict[str, Any]
-RequestT = TypeVar("RequestT", bound=Request)
 
 
 class ToolCall(Protocol):
