@@ -7,7 +7,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from doiget.server.snapshot import generated, render, stored
+from doiget.server.snapshot import generated, listing, render, stored
 
 
 def _nodes(schema: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -36,3 +36,10 @@ def test_schemas_use_only_forms_strict_clients_accept() -> None:
                     assert not {"title", "$ref", "$defs"} & set(node), (tool["name"], kind, node)
             assert tool["inputSchema"]["type"] == "object", tool["name"]
             assert tool["inputSchema"]["additionalProperties"] is False, tool["name"]
+
+
+def test_a_listing_is_served_only_when_it_covers_every_selected_toolset() -> None:
+    served = listing(["papers", "scholar"])
+    assert served is not None and len(served.instructions) == 2
+    assert {tool["name"] for tool in served.tools} >= {"doiget_fetch_paper", "search_arxiv"}
+    assert listing(["papers", "not-a-toolset"]) is None
