@@ -12,8 +12,17 @@ from bibtexparser.middlewares import LatexDecodingMiddleware, SeparateCoAuthors
 from pybtex.database import parse_string as pybtex_parse
 from pylatexenc.latex2text import LatexNodes2Text
 
+from doiget.contract import build, plain
 from doiget.errors import DenialReason, DoigetError, ErrorCode
-from doiget.scholar.service import Scholar, SearchRequest
+from doiget.scholar.contracts import (
+    ArxivLookup,
+    ArxivSearch,
+    CitingPapers,
+    PubmedLookup,
+    ScholarSearch,
+    SemanticScholarLookup,
+)
+from doiget.scholar.service import Scholar
 from doiget.sources.semantic_scholar import FIELDS
 
 from replay import FIXTURES, ReplayUpstream, Reply
@@ -50,6 +59,15 @@ async def keyed_scholar(doiget_env: dict[str, str]) -> AsyncIterator[Scholar]:
     await core.aclose()
 
 
+def wire(found: Any) -> Any:
+    """Results as the tools send them: by their wire names, nulls kept."""
+    return plain(found)
+
+
+async def async_build(model: type[ArxivSearch], **values: Any) -> ArxivSearch:
+    return build(model, **values)
+
+
 async def _error(call: object) -> DoigetError:
     with pytest.raises(DoigetError) as caught:
         await call  # type: ignore[misc]
@@ -63,8 +81,10 @@ async def test_arxiv_search_sends_a_relevance_query_and_keeps_arxivs_order(
     scholar: Scholar, upstream: ReplayUpstream
 ) -> None:
     route_arxiv_search(upstream)
-    rows = await scholar.search_arxiv(
-        SearchRequest("testing", 10, 2020, 2024), author="Arnaud Gotlieb"
+    rows = wire(
+        await scholar.search_arxiv(
+            ArxivSearch(query="testing", start_year=2020, end_year=2024, author="Arnaud Gotlieb")
+        )
     )
     sent = upstream.requests_to("export.arxiv.org")[0].query
     assert sent == {
@@ -105,9 +125,9 @@ async def test_arxiv_date_orders_are_sent_as_asked(
     scholar: Scholar, upstream: ReplayUpstream
 ) -> None:
     route_arxiv_search(upstream)
-    await scholar.search_arxiv(SearchRequest("testing", 5), sort_by="submittedDate")
+    await scholar.search_arxiv(ArxivSearch(query="testing", max_results=5, sort_by="submittedDate"))
     assert upstream.requests_to("export.arxiv.org")[0].query["sortBy"] == "submittedDate"
-    error = await _error(scholar.search_arxiv(SearchRequest("testing"), sort_by="date"))
+    error = await _error(async_build(ArxivSearch, query="testing", sort_by="date"))
     assert error.code is ErrorCode.INVALID_REF and "sortBy must be one of" in error.message
 
 
@@ -127,7 +147,7 @@ async def test_arxiv_paper_by_old_style_and_versioned_id(
     expected: str | None,
 ) -> None:
     upstream.fixture(*ARXIV_API, f"arxiv/{fixture}")
-    paper = await scholar.get_arxiv_paper(given)
+    paper = wire(await scholar.get_arxiv_paper(ArxivLookup(arxiv_id=given)))
     assert upstream.requests_to("export.arxiv.org")[0].query["id_list"] == id_list
     assert paper["id"].startswith(id_list) and paper["title"]
     assert paper["url"] == f"https://arxiv.org/abs/{paper['id']}"
@@ -136,9 +156,11 @@ async def test_arxiv_paper_by_old_style_and_versioned_id(
 
 async def test_arxiv_unknown_and_malformed_ids(scholar: Scholar, upstream: ReplayUpstream) -> None:
     upstream.fixture(*ARXIV_API, "arxiv/id_list-0000.0000-empty.atom")
-    assert (await _error(scholar.get_arxiv_paper("0000.0000"))).code is ErrorCode.NOT_FOUND
+    assert (
+        await _error(scholar.get_arxiv_paper(ArxivLookup(arxiv_id="0000.0000")))
+    ).code is ErrorCode.NOT_FOUND
     upstream.fixture(*ARXIV_API, "arxiv/id_list-abc-error400.atom", status=400)
-    error = await _error(scholar.get_arxiv_paper("1234.5678"))
+    error = await _error(scholar.get_arxiv_paper(ArxivLookup(arxiv_id="1234.5678")))
     assert error.code is ErrorCode.INVALID_REF and "arXiv refused" in error.message
 
 
@@ -146,8 +168,8 @@ async def test_arxiv_bibtex_and_get_share_one_request(
     scholar: Scholar, upstream: ReplayUpstream
 ) -> None:
     upstream.fixture(*ARXIV_API, "arxiv/id_list-1605.08386.atom")
-    paper = await scholar.get_arxiv_paper("1605.08386")
-    bibtex = await scholar.arxiv_to_bibtex("arXiv:1605.08386")
+    paper = wire(await scholar.get_arxiv_paper(ArxivLookup(arxiv_id="1605.08386")))
+    bibtex = await scholar.arxiv_to_bibtex(ArxivLookup(arxiv_id="arXiv:1605.08386"))
     assert len(upstream.requests_to("export.arxiv.org")) == 1
     assert bibtex.startswith("@misc{stanley2016heat,")
     assert "eprint = {1605.08386v1}" in bibtex and "archivePrefix = {arXiv}" in bibtex
@@ -159,7 +181,11 @@ async def test_arxiv_bibtex_and_get_share_one_request(
 
 async def test_s2_paper_field_by_field(scholar: Scholar, upstream: ReplayUpstream) -> None:
     route_s2_pnas(upstream)
-    paper = await scholar.get_semantic_scholar_paper("10.1073/pnas.1414271111")
+    paper = wire(
+        await scholar.get_semantic_scholar_paper(
+            SemanticScholarLookup(identifier="10.1073/pnas.1414271111")
+        )
+    )
     recorded = json.loads(
         (FIXTURES / "semanticscholar/paper-DOI_10.1073_pnas.1414271111.json").read_text()
     )
@@ -179,7 +205,11 @@ async def test_s2_search_sends_years_and_reads_the_page(
     scholar: Scholar, upstream: ReplayUpstream
 ) -> None:
     upstream.fixture(S2, S2_SEARCH, "semanticscholar/paper-search-turing-fields_title-offset0.json")
-    rows = await scholar.search_semantic_scholar(SearchRequest("turing", 5, 2019, 2021))
+    rows = wire(
+        await scholar.search_semantic_scholar(
+            ScholarSearch(query="turing", max_results=5, start_year=2019, end_year=2021)
+        )
+    )
     query = upstream.requests_to(S2)[0].query
     assert query["query"] == "turing" and query["year"] == "2019-2021" and query["limit"] == "5"
     assert [row["paperId"] for row in rows][:2] == [
@@ -196,7 +226,7 @@ async def test_s2_search_with_zero_hits_is_an_empty_list(
     scholar: Scholar, upstream: ReplayUpstream
 ) -> None:
     upstream.fixture(S2, S2_SEARCH, "semanticscholar/paper-search-no-results.json")
-    assert await scholar.search_semantic_scholar(SearchRequest("n0 r3sult s3arch t3rm")) == []
+    assert await scholar.search_semantic_scholar(ScholarSearch(query="n0 r3sult s3arch t3rm")) == []
 
 
 async def test_s2_citations_from_the_recorded_page(
@@ -205,7 +235,9 @@ async def test_s2_citations_from_the_recorded_page(
     upstream.fixture(
         S2, S2_CITATIONS, "semanticscholar/paper-CorpusID_14514057-citations-offset0.json"
     )
-    rows = await scholar.get_paper_citations("CorpusId:14514057", 3)
+    rows = wire(
+        await scholar.get_paper_citations(CitingPapers(paper_id="CorpusId:14514057", max_results=3))
+    )
     assert [row["paperId"] for row in rows] == [
         "344e7fb2000d9063cbc9deb550e46946bafe3c90",
         "279d374ecf914ee2b9dffcb1276c0e0ed2c7cc38",
@@ -236,7 +268,9 @@ async def test_s2_citations_follow_pages_past_unidentified_papers(
         return Reply(200, json.dumps(page).encode(), {"Content-Type": "application/json"})
 
     upstream.responder(S2, S2_CITATIONS, answer)
-    rows = await scholar.get_paper_citations("CorpusId:14514057", 6)
+    rows = wire(
+        await scholar.get_paper_citations(CitingPapers(paper_id="CorpusId:14514057", max_results=6))
+    )
     offsets = [(r.query["offset"], r.query["limit"]) for r in upstream.requests_to(S2)]
     assert offsets == [("0", "6"), ("5", "3")]
     assert [row["paperId"] for row in rows] == [
@@ -251,12 +285,16 @@ async def test_s2_not_found_and_rejected_requests(
         S2, "/graph/v1/paper/CorpusId:0", "semanticscholar/paper-0-not-found-404.json", status=404
     )
     assert (
-        await _error(scholar.get_semantic_scholar_paper("CorpusId:0"))
+        await _error(
+            scholar.get_semantic_scholar_paper(SemanticScholarLookup(identifier="CorpusId:0"))
+        )
     ).code is ErrorCode.NOT_FOUND
     upstream.fixture(
         S2, "/graph/v1/paper/CorpusId:1", "semanticscholar/paper-bad-fields-400.json", status=400
     )
-    error = await _error(scholar.get_semantic_scholar_paper("CorpusId:1"))
+    error = await _error(
+        scholar.get_semantic_scholar_paper(SemanticScholarLookup(identifier="CorpusId:1"))
+    )
     assert error.code is ErrorCode.NETWORK_ERROR
     assert "HTTP 400" in error.message and "Unrecognized or unsupported fields" in error.message
 
@@ -269,7 +307,11 @@ async def test_s2_throttled_then_answered(scholar: Scholar, upstream: ReplayUpst
         Reply(429, b'{"message": "Too Many Requests"}', {"Retry-After": "1"}),
         Reply(200, body, {"Content-Type": "application/json"}),
     )
-    paper = await scholar.get_semantic_scholar_paper("DOI:10.1073/pnas.1414271111")
+    paper = wire(
+        await scholar.get_semantic_scholar_paper(
+            SemanticScholarLookup(identifier="DOI:10.1073/pnas.1414271111")
+        )
+    )
     assert paper["citationCount"] == 136
     hits = upstream.requests_to(S2)
     assert [r.status for r in hits] == [429, 200] and hits[1].started - hits[0].started >= 1.0
@@ -279,7 +321,11 @@ async def test_s2_throttled_to_the_end_says_when_to_retry(
     scholar: Scholar, upstream: ReplayUpstream
 ) -> None:
     upstream.route(S2, S2_PNAS, Reply(429, b"{}", {"Retry-After": "120"}))
-    error = await _error(scholar.get_semantic_scholar_paper("10.1073/pnas.1414271111"))
+    error = await _error(
+        scholar.get_semantic_scholar_paper(
+            SemanticScholarLookup(identifier="10.1073/pnas.1414271111")
+        )
+    )
     assert error.code is ErrorCode.RATE_LIMITED and "try again in 120 s" in error.message
 
 
@@ -287,7 +333,7 @@ async def test_upstream_down_is_an_error_not_an_empty_result(
     scholar: Scholar, upstream: ReplayUpstream
 ) -> None:
     upstream.route(S2, S2_SEARCH, Reply(503, b"down"))
-    error = await _error(scholar.search_semantic_scholar(SearchRequest("turing")))
+    error = await _error(scholar.search_semantic_scholar(ScholarSearch(query="turing")))
     assert error.code is ErrorCode.NETWORK_ERROR and "tried up to 4 times" in error.message
     assert len(upstream.requests_to(S2)) == 4
 
@@ -305,7 +351,7 @@ async def test_malformed_answers_are_parse_failures(
     scholar: Scholar, upstream: ReplayUpstream, host: str, path: str, body: bytes, call: str
 ) -> None:
     upstream.route(host, path, Reply(200, body))
-    request = SearchRequest("anything")
+    request = ArxivSearch(query="anything")
     run = {
         "s2": scholar.search_semantic_scholar(request),
         "pubmed": scholar.search_pubmed(request),
@@ -322,10 +368,12 @@ async def test_keys_are_sent_and_never_shown(
     keyed_scholar: Scholar, upstream: ReplayUpstream
 ) -> None:
     route_s2_pnas(upstream)
-    await keyed_scholar.get_semantic_scholar_paper("10.1073/pnas.1414271111")
+    await keyed_scholar.get_semantic_scholar_paper(
+        SemanticScholarLookup(identifier="10.1073/pnas.1414271111")
+    )
     assert upstream.requests_to(S2)[0].headers["x-api-key"] == "s2-secret-1"
     upstream.route(EUTILS, ESEARCH, Reply(500, b"ncbi-secret-2 oops"))
-    error = await _error(keyed_scholar.search_pubmed(SearchRequest("cancer")))
+    error = await _error(keyed_scholar.search_pubmed(ScholarSearch(query="cancer")))
     sent = upstream.requests_to(EUTILS)[0].query
     assert sent["api_key"] == "ncbi-secret-2" and sent["tool"] == "doiget"
     assert "ncbi-secret-2" not in error.message and "[redacted]" in error.message
@@ -338,7 +386,13 @@ async def test_pubmed_search_passes_mesh_syntax_and_years(
     scholar: Scholar, upstream: ReplayUpstream
 ) -> None:
     route_pubmed_search(upstream)
-    rows = await scholar.search_pubmed(SearchRequest("diabetes[MeSH] AND treatment", 2, 2020, 2022))
+    rows = wire(
+        await scholar.search_pubmed(
+            ScholarSearch(
+                query="diabetes[MeSH] AND treatment", max_results=2, start_year=2020, end_year=2022
+            )
+        )
+    )
     esearch, efetch = upstream.requests_to(EUTILS)
     assert esearch.path == ESEARCH and efetch.path == EFETCH
     assert esearch.query["term"] == "diabetes[MeSH] AND treatment"
@@ -361,30 +415,38 @@ async def test_pubmed_search_passes_mesh_syntax_and_years(
 
 async def test_pubmed_zero_hits_fetch_nothing(scholar: Scholar, upstream: ReplayUpstream) -> None:
     upstream.fixture(EUTILS, ESEARCH, "pubmed/esearch-protein-abcXYZ-noresults.xml")
-    assert await scholar.search_pubmed(SearchRequest("abcXYZ")) == []
+    assert await scholar.search_pubmed(ScholarSearch(query="abcXYZ")) == []
     assert [r.path for r in upstream.requests_to(EUTILS)] == [ESEARCH]
 
 
 async def test_pubmed_record_and_unknown_pmid(scholar: Scholar, upstream: ReplayUpstream) -> None:
     route_pubmed_record(upstream)
-    record = await scholar.get_pubmed_paper("27797938")
+    record = wire(await scholar.get_pubmed_paper(PubmedLookup(pmid="27797938")))
     assert (
         record["meshTerms"][0] == "Adenocarcinoma" and record["doi"] == "10.1136/gutjnl-2016-312510"
     )
     upstream.route(
         EUTILS, EFETCH, Reply(200, b'<?xml version="1.0" ?><PubmedArticleSet></PubmedArticleSet>')
     )
-    assert (await _error(scholar.get_pubmed_paper("99999999"))).code is ErrorCode.NOT_FOUND
+    assert (
+        await _error(scholar.get_pubmed_paper(PubmedLookup(pmid="99999999")))
+    ).code is ErrorCode.NOT_FOUND
 
 
 async def test_repeated_calls_are_answered_from_the_cache(
     scholar: Scholar, upstream: ReplayUpstream
 ) -> None:
     route_pubmed_search(upstream)
-    first = await scholar.search_pubmed(SearchRequest("cryopreservation", 2))
-    again = await scholar.search_pubmed(SearchRequest("  cryopreservation ", 2))
+    first = wire(
+        await scholar.search_pubmed(ScholarSearch(query="cryopreservation", max_results=2))
+    )
+    again = wire(
+        await scholar.search_pubmed(ScholarSearch(query="  cryopreservation ", max_results=2))
+    )
     assert first == again and len(upstream.requests_to(EUTILS)) == 2
-    await scholar.search_pubmed(SearchRequest("cryopreservation", 2, 2001))
+    await scholar.search_pubmed(
+        ScholarSearch(query="cryopreservation", max_results=2, start_year=2001)
+    )
     assert len(upstream.requests_to(EUTILS)) == 4  # another year filter is another question
 
 
@@ -432,9 +494,13 @@ async def test_bibtex_round_trips_for_every_source(
     ).replace("<LastName>Bao</LastName>", "<LastName>Bäo-Łukasz</LastName>", 1)
     upstream.route(EUTILS, EFETCH, Reply(200, record.encode(), {"Content-Type": "text/xml"}))
 
-    arxiv_entry = _decoded(await scholar.arxiv_to_bibtex("1605.08386"))
-    s2_entry = _decoded(await scholar.semantic_scholar_to_bibtex("10.1073/pnas.1414271111"))
-    pubmed_entry = _decoded(await scholar.pubmed_to_bibtex("27797938"))
+    arxiv_entry = _decoded(await scholar.arxiv_to_bibtex(ArxivLookup(arxiv_id="1605.08386")))
+    s2_entry = _decoded(
+        await scholar.semantic_scholar_to_bibtex(
+            SemanticScholarLookup(identifier="10.1073/pnas.1414271111")
+        )
+    )
+    pubmed_entry = _decoded(await scholar.pubmed_to_bibtex(PubmedLookup(pmid="27797938")))
 
     for entry in (arxiv_entry, s2_entry, pubmed_entry):
         assert entry["title"] == TRICKY_TITLE

@@ -17,12 +17,14 @@ from typing import Any
 import pytest
 
 from doiget.config import load_settings
+from doiget.contract import parse
 from doiget.errors import DoigetError
 from doiget.refs import MCP_REF_PATTERN, parse_ref
+from doiget.server.schema import input_schema
 from doiget.web.academic import Academic, cut_abstract
 from doiget.web.failure import Kind, failure_of
-from doiget.web.params import ACADEMIC_PROVIDERS as PROVIDERS
-from doiget.web.params import ACADEMIC_SEARCH as INPUTS
+from doiget.web.requests import ACADEMIC_PROVIDERS as PROVIDERS
+from doiget.web.requests import AcademicSearchRequest
 
 from netutil import make_network
 from replay import FIXTURES, ReplayUpstream, Reply
@@ -109,10 +111,21 @@ def serve_cross_api_set(upstream: ReplayUpstream) -> None:
         upstream.fixture(UNPAYWALL, f"/v2/{doi}", name)
 
 
+class JsonAcademic:
+    """Academic called the way academic_search calls it: JSON arguments in, JSON out."""
+
+    def __init__(self, academic: JsonAcademic) -> None:
+        self.academic = academic
+
+    async def search(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        request = parse(AcademicSearchRequest, arguments)
+        return (await self.academic.search(request)).wire()
+
+
 @pytest.fixture
-async def academic(doiget_env: dict[str, str]) -> AsyncIterator[Academic]:
+async def academic(doiget_env: dict[str, str]) -> AsyncIterator[JsonAcademic]:
     network = make_network(doiget_env)
-    yield Academic(load_settings(doiget_env), network)
+    yield JsonAcademic(Academic(load_settings(doiget_env), network))
     await network.aclose()
 
 
@@ -124,7 +137,7 @@ def by_doi(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 async def test_date_sort_puts_openalex_papers_newest_first(
-    academic: Academic, upstream: ReplayUpstream
+    academic: JsonAcademic, upstream: ReplayUpstream
 ) -> None:
     # The recorded relevance page lists 1989, 1992, 2005, 2007, 2007, ... in that order.
     upstream.fixture(*OPENALEX, "openalex/works-search-machine_learning-per_page20.json")
@@ -147,7 +160,7 @@ async def test_date_sort_puts_openalex_papers_newest_first(
 
 
 async def test_date_sort_puts_arxiv_papers_newest_first(
-    academic: Academic, upstream: ReplayUpstream
+    academic: JsonAcademic, upstream: ReplayUpstream
 ) -> None:
     feed = upstream.fixture(*ARXIV, "arxiv/search_query-testing-start0-max10.atom")
     upstream_order = re.findall(rb"<published>(\d{4}-\d\d-\d\d)", feed)
@@ -174,7 +187,7 @@ async def test_date_sort_puts_arxiv_papers_newest_first(
 
 
 async def test_semantic_scholar_cannot_sort_by_date_so_its_matches_are_sorted_here(
-    academic: Academic, upstream: ReplayUpstream
+    academic: JsonAcademic, upstream: ReplayUpstream
 ) -> None:
     def s2(paper_id: str, title: str, date: str | None, year: int) -> dict[str, Any]:
         return {
@@ -218,7 +231,7 @@ async def test_semantic_scholar_cannot_sort_by_date_so_its_matches_are_sorted_he
 
 
 async def test_a_failing_index_passes_the_search_to_the_next(
-    academic: Academic, upstream: ReplayUpstream
+    academic: JsonAcademic, upstream: ReplayUpstream
 ) -> None:
     upstream.route(*OPENALEX, Reply(500, b"upstream exploded"))
     upstream.fixture(*CROSSREF, "crossref/works-query-ecology-rows2.json")
@@ -240,7 +253,7 @@ async def test_a_failing_index_passes_the_search_to_the_next(
 
 
 async def test_source_arxiv_asks_openalex_for_arxiv_papers_then_arxiv(
-    academic: Academic, upstream: ReplayUpstream
+    academic: JsonAcademic, upstream: ReplayUpstream
 ) -> None:
     upstream.route(*OPENALEX, Reply(503, b"busy"))
     upstream.fixture(*ARXIV, "arxiv/search_query-testing-start0-max10.atom")
@@ -252,7 +265,7 @@ async def test_source_arxiv_asks_openalex_for_arxiv_papers_then_arxiv(
 
 
 async def test_a_named_provider_is_asked_alone(
-    academic: Academic, upstream: ReplayUpstream
+    academic: JsonAcademic, upstream: ReplayUpstream
 ) -> None:
     upstream.route(*OPENALEX, Reply(500, b"upstream exploded"))
     upstream.fixture(*CROSSREF, "crossref/works-query-ecology-rows2.json")
@@ -266,7 +279,7 @@ async def test_a_named_provider_is_asked_alone(
 
 
 async def test_unknown_provider_lists_the_five(
-    academic: Academic, upstream: ReplayUpstream
+    academic: JsonAcademic, upstream: ReplayUpstream
 ) -> None:
     with pytest.raises(DoigetError) as caught:
         await academic.search({"query": "ecology", "provider": "google"})
@@ -274,11 +287,11 @@ async def test_unknown_provider_lists_the_five(
     assert failure.kind is Kind.VALIDATION
     assert all(name in failure.message for name in PROVIDERS)
     assert upstream.requests == []
-    assert INPUTS["provider"]["enum"] == list(PROVIDERS)
+    assert input_schema(AcademicSearchRequest)["properties"]["provider"]["enum"] == list(PROVIDERS)
 
 
 async def test_a_source_the_named_provider_cannot_restrict_to_is_noted(
-    academic: Academic, upstream: ReplayUpstream
+    academic: JsonAcademic, upstream: ReplayUpstream
 ) -> None:
     upstream.fixture(*CROSSREF, "crossref/works-query-ecology-rows2.json")
     body = await academic.search(
@@ -291,7 +304,7 @@ async def test_a_source_the_named_provider_cannot_restrict_to_is_noted(
 
 
 async def test_pubmed_takes_the_year_range_natively(
-    academic: Academic, upstream: ReplayUpstream
+    academic: JsonAcademic, upstream: ReplayUpstream
 ) -> None:
     upstream.fixture(*ESEARCH, "pubmed/esearch-pubmed-biopython.xml")
     upstream.fixture(*EFETCH, "pubmed/efetch-pubmed-11748933_11700088.xml")
@@ -309,7 +322,7 @@ async def test_pubmed_takes_the_year_range_natively(
 
 
 async def test_pubmed_is_asked_for_newest_first_and_answers_in_date_order(
-    academic: Academic, upstream: ReplayUpstream
+    academic: JsonAcademic, upstream: ReplayUpstream
 ) -> None:
     upstream.fixture(*ESEARCH, "pubmed/esearch-pubmed-biopython.xml")
     upstream.fixture(*EFETCH, "pubmed/efetch-pubmed-11748933_11700088.xml")
@@ -324,7 +337,7 @@ async def test_pubmed_is_asked_for_newest_first_and_answers_in_date_order(
 
 
 async def test_unpaywall_fills_pdf_links_and_open_access(
-    academic: Academic, upstream: ReplayUpstream
+    academic: JsonAcademic, upstream: ReplayUpstream
 ) -> None:
     serve_cross_api_set(upstream)
     papers = by_doi(await academic.search({"query": "assorted"}))
@@ -347,7 +360,7 @@ async def test_unpaywall_fills_pdf_links_and_open_access(
 
 
 async def test_open_access_and_pdf_only_filters(
-    academic: Academic, upstream: ReplayUpstream
+    academic: JsonAcademic, upstream: ReplayUpstream
 ) -> None:
     serve_cross_api_set(upstream)
     free = await academic.search({"query": "assorted", "open_access": True})
@@ -366,7 +379,7 @@ async def test_without_an_email_unpaywall_is_not_asked_and_the_filter_says_why(
     network = make_network(env)
     try:
         upstream.fixture(*CROSSREF, "crossref/works-query-ecology-rows2.json")
-        body = await Academic(load_settings(env), network).search(
+        body = await JsonAcademic(Academic(load_settings(env), network)).search(
             {"query": "ecology", "provider": "crossref", "open_access": True}
         )
     finally:
@@ -377,7 +390,7 @@ async def test_without_an_email_unpaywall_is_not_asked_and_the_filter_says_why(
 
 
 async def test_retraction_status_from_crossref_notices(
-    academic: Academic, upstream: ReplayUpstream
+    academic: JsonAcademic, upstream: ReplayUpstream
 ) -> None:
     # An OpenAlex work (hand-made, minimal) whose DOI Crossref holds the record of.
     upstream.json(
@@ -402,7 +415,7 @@ async def test_retraction_status_from_crossref_notices(
 
 
 async def test_a_crossref_answer_carries_its_own_retraction_notices(
-    academic: Academic, upstream: ReplayUpstream
+    academic: JsonAcademic, upstream: ReplayUpstream
 ) -> None:
     upstream.json(*CROSSREF, crossref_page(plos_record(retracted=True)["message"]))
     body = await academic.search({"query": "methylphenidate", "provider": "crossref"})
@@ -414,7 +427,7 @@ async def test_a_crossref_answer_carries_its_own_retraction_notices(
 
 
 async def test_a_failed_crossref_lookup_leaves_the_status_out(
-    academic: Academic, upstream: ReplayUpstream
+    academic: JsonAcademic, upstream: ReplayUpstream
 ) -> None:
     serve_cross_api_set(upstream)  # no Crossref routes: every lookup is a 404
     body = await academic.search({"query": "assorted"})
@@ -426,7 +439,7 @@ async def test_a_failed_crossref_lookup_leaves_the_status_out(
 
 
 async def test_zero_results_answer_with_hints_and_no_fallback(
-    academic: Academic, upstream: ReplayUpstream
+    academic: JsonAcademic, upstream: ReplayUpstream
 ) -> None:
     upstream.fixture(*OPENALEX, "openalex/works-filter-abstract.search.no_stem-surgery-empty.json")
     body = await academic.search({"query": "zzqx wvvk"})
@@ -441,7 +454,7 @@ async def test_zero_results_answer_with_hints_and_no_fallback(
 
 
 async def test_zero_results_under_filters_name_them(
-    academic: Academic, upstream: ReplayUpstream
+    academic: JsonAcademic, upstream: ReplayUpstream
 ) -> None:
     upstream.fixture(*CROSSREF, "crossref/works-query.title-gibberish-zero-results.json")
     body = await academic.search(
@@ -462,7 +475,7 @@ async def test_zero_results_under_filters_name_them(
 
 
 async def test_abstracts_are_cut_at_a_word_within_500_characters(
-    academic: Academic, upstream: ReplayUpstream
+    academic: JsonAcademic, upstream: ReplayUpstream
 ) -> None:
     serve_cross_api_set(upstream)
     abstract = by_doi(await academic.search({"query": "assorted"}))[MAKRIS]["abstract"]

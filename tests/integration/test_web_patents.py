@@ -20,9 +20,10 @@ from jsonschema import Draft202012Validator
 from doiget.config import load_settings
 from doiget.errors import DoigetError
 from doiget.net.network import Network
+from doiget.server.schema import input_schema
 from doiget.web.failure import Kind, failure_of
-from doiget.web.params import PATENT_SEARCH as INPUTS
 from doiget.web.patents import Patents
+from doiget.web.requests import PatentSearchRequest
 from doiget.web.search import EPISTEMIC_WARNING
 
 from netutil import make_network
@@ -144,7 +145,7 @@ async def test_years_out_of_order_are_refused(make: Make, upstream: ReplayUpstre
 
 
 def test_input_schema_is_valid_and_cpc_codes_are_checked() -> None:
-    schema = {"type": "object", "properties": INPUTS, "additionalProperties": False}
+    schema = input_schema(PatentSearchRequest)
     Draft202012Validator.check_schema(schema)
     validator = Draft202012Validator(schema)
     for code in ("G06F", "H01L21/02", "g06f 3/0484", "A61K"):

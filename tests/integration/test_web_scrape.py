@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from webutil import Clock
+from webutil import Clock, JsonCore
 
 from doiget.config import load_settings
 from doiget.errors import DoigetError
@@ -32,7 +32,7 @@ def clock() -> Clock:
 @pytest.fixture
 async def core(doiget_env: dict[str, str], clock: Clock) -> AsyncIterator[WebCore]:
     web = WebCore(load_settings(doiget_env), make_network(doiget_env), clock=clock)
-    yield web
+    yield JsonCore(web)
     await web.network.aclose()
     await web.aclose()
 
@@ -285,7 +285,7 @@ async def test_results_inline_when_the_cache_is_off(
     doiget_env: dict[str, str], upstream: ReplayUpstream
 ) -> None:
     env = {**doiget_env, "DOIGET_WEB_CACHE": "0"}
-    web = WebCore(load_settings(env), make_network(env))
+    web = JsonCore(WebCore(load_settings(env), make_network(env)))
     text = "Lines of a long plain text document. " * 2000
     upstream.route(
         "docs.example.org", "/long.txt", Reply(200, text.encode(), {"Content-Type": "text/plain"})
@@ -416,7 +416,7 @@ async def test_an_unusable_cache_slows_calls_down_but_never_fails_them(
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("a file where the data folder should be")
     env = {**doiget_env, "DOIGET_DATA_DIR": str(blocker)}
-    web = WebCore(load_settings(env), make_network(env))
+    web = JsonCore(WebCore(load_settings(env), make_network(env)))
     upstream.route(
         "docs.example.org", "/n.txt", Reply(200, b"plain words", {"Content-Type": "text/plain"})
     )

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from webutil import open_core
+from webutil import JsonCore, open_core
 
 from doiget.config import load_settings
 from doiget.errors import DoigetError
@@ -118,7 +118,7 @@ async def test_user_lens_from_the_lens_directory(
     (lens_dir / "mine.json").write_text('{"name": "mine", "domains": ["example.org"]}')
     (lens_dir / "broken.json").write_text("{not json")
     env = {**doiget_env, "BRAVE_API_KEY": "k", "DOIGET_LENS_DIR": str(lens_dir)}
-    web = WebCore(load_settings(env), make_network(env))
+    web = JsonCore(WebCore(load_settings(env), make_network(env)))
     try:
         upstream.json(*BRAVE, brave_results())
         await web.search({"query": "q", "lens": "mine"})
@@ -177,7 +177,7 @@ async def test_lens_with_its_own_engine_goes_to_that_google_engine(
         "GOOGLE_CX": "default-engine",
         "DOIGET_LENS_DIR": str(lens_dir),
     }
-    web = WebCore(load_settings(env), make_network(env))
+    web = JsonCore(WebCore(load_settings(env), make_network(env)))
     upstream.json("www.googleapis.com", "/customsearch/v1", {"items": []})
     upstream.json(*BRAVE, brave_results())
     try:

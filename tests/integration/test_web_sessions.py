@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 import redis.asyncio
 from redisutil import RedisServer, needs_redis, raw_fixture, redis_server_fixture  # noqa: F401
-from webutil import Clock
+from webutil import Clock, JsonResearch
 
 from doiget.cite.csl import SCHEMA_PATH
 from doiget.config import load_settings
@@ -124,12 +124,12 @@ async def test_a_session_survives_a_restart_exports_everywhere_and_expires(
     clock = Clock()
     settings = load_settings(doiget_env)
     network = Network(settings)
-    first = Research(settings, network, clock=clock)
+    first = JsonResearch(Research(settings, network, clock=clock))
     session_id = await five_steps(first, clock)
     await first.aclose()
 
     # A new process: a new store over the same data dir and key file.
-    restarted = Research(load_settings(doiget_env), network, clock=clock)
+    restarted = JsonResearch(Research(load_settings(doiget_env), network, clock=clock))
     view = await restarted.session({"sessionId": session_id})
     assert view["stepCount"] == 5
     assert view["sourceCount"] == 5
@@ -258,7 +258,7 @@ async def test_exports_are_identical_apart_from_the_export_time(
     clock = Clock()
     settings = load_settings(doiget_env)
     network = Network(settings)
-    research = Research(settings, network, clock=clock)
+    research = JsonResearch(Research(settings, network, clock=clock))
     session_id = await five_steps(research, clock)
     for name in ("markdown", "json", "bibtex", "csl-json", "ris"):
         first = await research.export({"sessionId": session_id, "format": name})
@@ -279,7 +279,7 @@ async def test_verify_links_checks_liveness_through_the_ssrf_guard(
     upstream.route("docs.example.org", "/gone", Reply(404, b"not here"))
     backend = CountingBackend()
     network = make_network(doiget_env, backend=backend)
-    research = Research(load_settings(doiget_env), network, clock=Clock())
+    research = JsonResearch(Research(load_settings(doiget_env), network, clock=Clock()))
     session_id = (await research.step(step(1, None, "links")))["sessionId"]
     await research.record_sources(
         session_id,
@@ -325,7 +325,7 @@ async def test_redis_store_roundtrip_ttl_and_expiry(
     clock = Clock()
     settings = load_settings(redis_env(tmp_path, redis_server.url))
     network = Network(settings)
-    research = Research(settings, network, clock=clock)
+    research = JsonResearch(Research(settings, network, clock=clock))
     session_id = await five_steps(research, clock)
     await research.aclose()
 
@@ -340,7 +340,9 @@ async def test_redis_store_roundtrip_ttl_and_expiry(
     assert not (tmp_path / "data" / "research-sessions").exists()
 
     # Another process (or pod) sharing the Redis and the key reads the same session.
-    other = Research(load_settings(redis_env(tmp_path, redis_server.url)), network, clock=clock)
+    other = JsonResearch(
+        Research(load_settings(redis_env(tmp_path, redis_server.url)), network, clock=clock)
+    )
     view = await other.session({"sessionId": session_id})
     assert view["stepCount"] == 5
     assert view["sourceCount"] == 5
@@ -390,7 +392,7 @@ async def test_redis_store_evicts_the_longest_idle_beyond_the_cap(
 async def test_redis_down_is_a_clear_error(redis_server: RedisServer, tmp_path: Path) -> None:
     settings = load_settings(redis_env(tmp_path, redis_server.url))
     network = Network(settings)
-    research = Research(settings, network, clock=Clock())
+    research = JsonResearch(Research(settings, network, clock=Clock()))
     redis_server.stop()
     with pytest.raises(DoigetError) as caught:
         await research.step(step(1, None, "no redis"))

@@ -9,19 +9,25 @@ import anyio
 import pytest
 from webutil import loopback_server
 
+from doiget.contract import parse
 from doiget.errors import DoigetError
 from doiget.web.failure import Kind, failure_of
+from doiget.web.requests import ScrapePageRequest
 from doiget.web.scrape.service import Scraper
 
 from netutil import CountingBackend, make_network
 from replay import ReplayUpstream
 
 
+async def _scrape(network: Any, url: str) -> Any:
+    return await Scraper(network).scrape(parse(ScrapePageRequest, {"url": url}))
+
+
 async def _refusal(env: dict[str, str], url: str, backend: CountingBackend) -> DoigetError:
     network = make_network(env, backend=backend)
     try:
         with pytest.raises(DoigetError) as caught:
-            await Scraper(network).scrape({"url": url})
+            await _scrape(network, url)
     finally:
         await network.aclose()
     return caught.value
@@ -102,7 +108,7 @@ async def test_non_http_urls_are_refused(doiget_env: dict[str, str], url: str) -
     network = make_network(doiget_env)
     try:
         with pytest.raises(DoigetError) as caught:
-            await Scraper(network).scrape({"url": url})
+            await _scrape(network, url)
     finally:
         await network.aclose()
     assert failure_of(caught.value).kind is Kind.VALIDATION

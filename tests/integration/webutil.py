@@ -58,6 +58,70 @@ class Clock:
         return self.now
 
 
+class JsonResearch:
+    """Research sessions driven the way the tools drive them: JSON arguments parsed into
+    each tool's request (bad ones fail on await), JSON out."""
+
+    def __init__(self, core: Any) -> None:
+        self.core = core
+
+    def __getattr__(self, name: str) -> Any:
+        from doiget.contract import parse
+        from doiget.web import requests
+
+        model = _RESEARCH_REQUESTS.get(name)
+        method = getattr(self.core, name)
+        if model is None:
+            return method
+
+        async def call(arguments: dict[str, Any]) -> Any:
+            result = await method(parse(getattr(requests, model), arguments))
+            return result.wire()
+
+        return call
+
+
+_RESEARCH_REQUESTS = {
+    "step": "ResearchStepRequest",
+    "session": "ResearchSessionRequest",
+    "export": "ResearchExportRequest",
+}
+
+
+class JsonCore:
+    """A web core driven the way its faces drive it: JSON arguments parsed into each
+    tool's request model (bad ones fail on await, as a tool call does)."""
+
+    def __init__(self, core: Any) -> None:
+        self.core = core
+
+    def __getattr__(self, name: str) -> Any:
+        from doiget.contract import parse
+        from doiget.web import requests
+
+        model = _REQUESTS.get(name)
+        method = getattr(self.core, name)
+        if model is None:
+            return method
+
+        async def call(arguments: dict[str, Any]) -> Any:
+            return await method(parse(getattr(requests, model), arguments))
+
+        return call
+
+
+_REQUESTS = {
+    "search": "WebSearchRequest",
+    "scrape": "ScrapePageRequest",
+    "search_and_scrape": "SearchAndScrapeRequest",
+    "academic_search": "AcademicSearchRequest",
+    "patent_search": "PatentSearchRequest",
+    "research_step": "ResearchStepRequest",
+    "research_session": "ResearchSessionRequest",
+    "research_export": "ResearchExportRequest",
+}
+
+
 @asynccontextmanager
 async def open_core(env: dict[str, str], **options: Any) -> AsyncIterator[Any]:
     """A WebCore built from ``env`` as the program builds it, closed afterwards."""
@@ -69,7 +133,7 @@ async def open_core(env: dict[str, str], **options: Any) -> AsyncIterator[Any]:
     network = make_network(env)
     web = WebCore(load_settings(env), network, **options)
     try:
-        yield web
+        yield JsonCore(web)
     finally:
         await network.aclose()
         await web.aclose()

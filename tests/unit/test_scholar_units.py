@@ -6,11 +6,13 @@ from typing import Any
 
 import pytest
 
+from doiget.contract import build
 from doiget.errors import DenialContext, DenialReason, DoigetError, ErrorCode
 from doiget.refs import fetchable_ref, parse_arxiv_id
 from doiget.scholar import shapes
 from doiget.scholar.cache import AnswerCache
-from doiget.scholar.service import SearchRequest, check_pmid
+from doiget.scholar.contracts import ScholarSearch
+from doiget.scholar.service import check_pmid
 from doiget.server.envelopes import scholar_error_text
 from doiget.sources import arxiv
 from doiget.sources.pubmed import parse_article_set, parse_search
@@ -127,13 +129,13 @@ def test_fetchable_ref_takes_only_forms_doiget_fetch_paper_accepts() -> None:
         ({"query": "x", "max_results": 101}, "maxResults must be from 1 to 100"),
         ({"query": "x", "start_year": 2024, "end_year": 2020}, "startYear (2024) is after"),
         ({"query": "   "}, "query is empty"),
-        ({"query": "x" * 1001}, "longer than 1000"),
-        ({"query": "x", "start_year": 1200}, "startYear must be a year"),
+        ({"query": "x" * 1001}, "query must have at most 1000 characters"),
+        ({"query": "x", "start_year": 1200}, "startYear must be at least 1900"),
     ],
 )
 def test_search_requests_are_checked(kwargs: dict[str, Any], words: str) -> None:
     with pytest.raises(DoigetError) as caught:
-        SearchRequest(**kwargs)
+        build(ScholarSearch, **kwargs)
     assert caught.value.code is ErrorCode.INVALID_REF and words in caught.value.message
 
 
@@ -203,7 +205,9 @@ def test_search_results_and_their_failures() -> None:
 
 
 def test_pubmed_result_shape_has_the_spec_fields_and_ref() -> None:
-    row = shapes.pubmed_paper(_pubmed("efetch-pubmed-38147649.xml")["38147649"])
+    row = shapes.pubmed_paper(_pubmed("efetch-pubmed-38147649.xml")["38147649"]).model_dump(
+        by_alias=True
+    )
     assert list(row) == [
         "pmid",
         "title",

@@ -9,7 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
-from webutil import Clock
+from webutil import Clock, JsonResearch
 
 from doiget.config import Settings, load_settings
 from doiget.errors import DoigetError
@@ -40,10 +40,10 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-async def research(settings: Settings, clock: Clock) -> AsyncIterator[Research]:
+async def research(settings: Settings, clock: Clock) -> AsyncIterator[JsonResearch]:
     network = Network(settings)
     core = Research(settings, network, clock=clock)
-    yield core
+    yield JsonResearch(core)
     await core.aclose()
     await network.aclose()
 
@@ -60,7 +60,7 @@ def step(number: int, session_id: str | None = None, **extra: Any) -> dict[str, 
     return args
 
 
-async def start(research: Research, **extra: Any) -> str:
+async def start(research: JsonResearch, **extra: Any) -> str:
     out = await research.step(step(1, researchGoal="a goal", **extra))
     session_id: str = out["sessionId"]
     return session_id
@@ -75,7 +75,7 @@ async def failing(call: Any) -> DoigetError:
 # -- steps ------------------------------------------------------------------------------
 
 
-async def test_step_one_creates_a_session_with_a_url_safe_id(research: Research) -> None:
+async def test_step_one_creates_a_session_with_a_url_safe_id(research: JsonResearch) -> None:
     out = await research.step(step(1, researchGoal="Does coffee help?"))
     assert len(out["sessionId"]) >= 20
     assert out["sessionId"].replace("-", "").replace("_", "").isalnum()
@@ -88,7 +88,7 @@ async def test_step_one_creates_a_session_with_a_url_safe_id(research: Research)
     assert out["trust"] == "untrusted-external-content"
 
 
-async def test_a_later_step_without_session_id_is_refused(research: Research) -> None:
+async def test_a_later_step_without_session_id_is_refused(research: JsonResearch) -> None:
     error = await failing(research.step(step(2)))
     failure = failure_of(error)
     assert failure.kind is Kind.VALIDATION
@@ -96,7 +96,7 @@ async def test_a_later_step_without_session_id_is_refused(research: Research) ->
     assert "stepNumber 1" in failure.suggested_action
 
 
-async def test_unknown_session_is_not_found(research: Research) -> None:
+async def test_unknown_session_is_not_found(research: JsonResearch) -> None:
     error = await failing(research.step(step(2, "no-such-session")))
     assert failure_of(error).kind is Kind.NOT_FOUND
     assert error.message == (
@@ -113,7 +113,7 @@ async def test_unknown_session_is_not_found(research: Research) -> None:
 
 
 @pytest.mark.parametrize("field", ["revisesStep", "branchFromStep"])
-async def test_naming_a_missing_step_is_refused(research: Research, field: str) -> None:
+async def test_naming_a_missing_step_is_refused(research: JsonResearch, field: str) -> None:
     session_id = await start(research)
     extra: dict[str, Any] = {field: 7}
     if field == "revisesStep":
@@ -125,7 +125,7 @@ async def test_naming_a_missing_step_is_refused(research: Research, field: str) 
     assert (await research.session({"sessionId": session_id}))["stepCount"] == 1
 
 
-async def test_bad_step_inputs_are_refused(research: Research) -> None:
+async def test_bad_step_inputs_are_refused(research: JsonResearch) -> None:
     session_id = await start(research)
     for extra in (
         {"isRevision": True},  # no revisesStep
@@ -141,7 +141,7 @@ async def test_bad_step_inputs_are_refused(research: Research) -> None:
 
 
 async def test_a_resent_step_is_recorded_once_and_a_different_one_refused(
-    research: Research,
+    research: JsonResearch,
 ) -> None:
     session_id = await start(research)
     await research.step(step(2, session_id, reasoning="why"))
@@ -153,7 +153,7 @@ async def test_a_resent_step_is_recorded_once_and_a_different_one_refused(
 
 
 async def test_superseded_by_is_derived_and_the_stored_step_is_untouched(
-    research: Research, settings: Settings, clock: Clock
+    research: JsonResearch, settings: Settings, clock: Clock
 ) -> None:
     session_id = await start(research)
     await research.step(step(2, session_id))
@@ -178,7 +178,7 @@ async def test_superseded_by_is_derived_and_the_stored_step_is_untouched(
     }
 
 
-async def test_branches_and_gaps(research: Research) -> None:
+async def test_branches_and_gaps(research: JsonResearch) -> None:
     session_id = await start(research)
     await research.step(step(2, session_id, knowledgeGap="no data past 2023"))
     await research.step(step(3, session_id, branchFromStep=1))
@@ -189,7 +189,7 @@ async def test_branches_and_gaps(research: Research) -> None:
     assert "completedAt" in out
 
 
-async def test_long_sessions_answer_with_a_summary(research: Research) -> None:
+async def test_long_sessions_answer_with_a_summary(research: JsonResearch) -> None:
     session_id = await start(research)
     for number in range(2, 10):
         out = await research.step(step(number, session_id))
@@ -200,7 +200,7 @@ async def test_long_sessions_answer_with_a_summary(research: Research) -> None:
     assert out["summary"].startswith("9 steps toward: a goal.")
 
 
-async def test_get_session_summary_and_step_out_of_range(research: Research) -> None:
+async def test_get_session_summary_and_step_out_of_range(research: JsonResearch) -> None:
     session_id = await start(research)
     await research.step(step(2, session_id))
     await research.step(step(3, session_id))
@@ -216,7 +216,7 @@ async def test_get_session_summary_and_step_out_of_range(research: Research) -> 
 
 
 async def test_the_session_expires_four_hours_after_its_last_write(
-    research: Research, clock: Clock
+    research: JsonResearch, clock: Clock
 ) -> None:
     session_id = await start(research)
     clock.now += SESSION_TTL - 1
@@ -233,7 +233,7 @@ async def test_the_session_expires_four_hours_after_its_last_write(
     assert failure_of(await failing(research.step(step(3, session_id)))).kind is Kind.NOT_FOUND
 
 
-async def test_the_step_cap(research: Research) -> None:
+async def test_the_step_cap(research: JsonResearch) -> None:
     session_id = await start(research)
     for number in range(2, MAX_STEPS + 1):
         out = await research.step(step(number, session_id))
@@ -248,7 +248,7 @@ async def test_the_step_cap(research: Research) -> None:
 
 
 async def test_the_session_cap_evicts_the_longest_idle(
-    research: Research, clock: Clock, settings: Settings
+    research: JsonResearch, clock: Clock, settings: Settings
 ) -> None:
     ids = []
     for _ in range(MAX_SESSIONS):
@@ -281,7 +281,7 @@ async def test_expired_sessions_make_room_before_live_ones_are_evicted(
 
 
 async def test_the_session_file_is_sealed_and_named_by_hmac(
-    research: Research, settings: Settings
+    research: JsonResearch, settings: Settings
 ) -> None:
     session_id = await start(research, reasoning=MARKER)
     await research.record_sources(
@@ -298,7 +298,7 @@ async def test_the_session_file_is_sealed_and_named_by_hmac(
     assert path.stat().st_mode & 0o777 == 0o600
 
 
-async def test_a_tampered_file_reads_as_missing(research: Research, settings: Settings) -> None:
+async def test_a_tampered_file_reads_as_missing(research: JsonResearch, settings: Settings) -> None:
     session_id = await start(research)
     (path,) = list((settings.data_dir / DIR_NAME).iterdir())
     blob = bytearray(path.read_bytes())
@@ -307,7 +307,7 @@ async def test_a_tampered_file_reads_as_missing(research: Research, settings: Se
     assert failure_of(await failing(research.require(session_id))).kind is Kind.NOT_FOUND
 
 
-async def test_concurrent_updates_lose_nothing(research: Research) -> None:
+async def test_concurrent_updates_lose_nothing(research: JsonResearch) -> None:
     session_id = await start(research)
 
     async def found(n: int) -> None:
@@ -323,12 +323,12 @@ async def test_concurrent_updates_lose_nothing(research: Research) -> None:
 
 
 async def test_two_stores_on_one_folder_lose_no_update(
-    research: Research, settings: Settings, clock: Clock
+    research: JsonResearch, settings: Settings, clock: Clock
 ) -> None:
     # A CLI process and a server share the data folder: each has its own store.
     session_id = await start(research)
     network = Network(settings)
-    other = Research(settings, network, clock=clock)
+    other = JsonResearch(Research(settings, network, clock=clock))
 
     async def found(core: Research, n: int) -> None:
         await core.record_sources(session_id, "web_search", [{"url": f"https://b.org/{n}"}])
@@ -345,7 +345,7 @@ async def test_two_stores_on_one_folder_lose_no_update(
 
 
 async def test_a_file_sealed_with_another_key_is_left_in_place(
-    research: Research, settings: Settings, clock: Clock, tmp_path: Path
+    research: JsonResearch, settings: Settings, clock: Clock, tmp_path: Path
 ) -> None:
     session_id = await start(research)
     foreign = load_settings(
@@ -356,7 +356,7 @@ async def test_a_file_sealed_with_another_key_is_left_in_place(
         }
     )
     network = Network(foreign)
-    stranger = Research(foreign, network, clock=clock)
+    stranger = JsonResearch(Research(foreign, network, clock=clock))
     try:
         with pytest.raises(DoigetError):
             await stranger.session({"sessionId": session_id})
@@ -369,7 +369,9 @@ async def test_a_file_sealed_with_another_key_is_left_in_place(
 # -- sources ------------------------------------------------------------------------------
 
 
-async def test_sources_are_deduplicated_by_doi_then_url(research: Research, clock: Clock) -> None:
+async def test_sources_are_deduplicated_by_doi_then_url(
+    research: JsonResearch, clock: Clock
+) -> None:
     session_id = await start(research)
     await research.record_sources(
         session_id,
@@ -418,7 +420,7 @@ async def test_sources_are_deduplicated_by_doi_then_url(research: Research, cloc
     assert sources[2]["kind"] == "paper"
 
 
-async def test_sources_beyond_the_cap_are_counted_not_kept(research: Research) -> None:
+async def test_sources_beyond_the_cap_are_counted_not_kept(research: JsonResearch) -> None:
     session_id = await start(research)
     batch = [{"url": f"https://a.org/{n}"} for n in range(MAX_SOURCES + 7)]
     await research.record_sources(session_id, "web_search", batch)
@@ -427,7 +429,7 @@ async def test_sources_beyond_the_cap_are_counted_not_kept(research: Research) -
     assert view["sourcesDropped"] == 7
 
 
-async def test_step_answers_echo_only_the_recent_sources(research: Research) -> None:
+async def test_step_answers_echo_only_the_recent_sources(research: JsonResearch) -> None:
     session_id = await start(research)
     batch = [{"url": f"https://a.org/{n}"} for n in range(30)]
     await research.record_sources(session_id, "web_search", batch)
@@ -439,14 +441,14 @@ async def test_step_answers_echo_only_the_recent_sources(research: Research) -> 
 # -- export -------------------------------------------------------------------------------
 
 
-async def test_export_refuses_an_unknown_format(research: Research) -> None:
+async def test_export_refuses_an_unknown_format(research: JsonResearch) -> None:
     session_id = await start(research)
     error = await failing(research.export({"sessionId": session_id, "format": "docx"}))
     assert failure_of(error).kind is Kind.VALIDATION
     assert "bibtex" in error.message
 
 
-async def test_markdown_escapes_external_text(research: Research) -> None:
+async def test_markdown_escapes_external_text(research: JsonResearch) -> None:
     session_id = await start(research)
     await research.record_sources(
         session_id,
@@ -459,7 +461,7 @@ async def test_markdown_escapes_external_text(research: Research) -> None:
     )
 
 
-async def test_export_of_an_empty_bibliography(research: Research) -> None:
+async def test_export_of_an_empty_bibliography(research: JsonResearch) -> None:
     session_id = await start(research)
     for format_name, empty in (("bibtex", ""), ("ris", ""), ("csl-json", "[]\n")):
         out = await research.export({"sessionId": session_id, "format": format_name})
@@ -470,7 +472,7 @@ async def test_export_of_an_empty_bibliography(research: Research) -> None:
 
 
 async def test_answers_match_the_declared_output_schemas_past_the_full_view(
-    research: Research,
+    research: JsonResearch,
 ) -> None:
     import jsonschema
 

@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from doiget.cli.output import (
-    JSON_OPTION_HELP,
+    JsonFlag,
     emit_json,
     handles_errors,
     run_closing,
@@ -44,7 +44,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-JsonFlag = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
 ProjectId = Annotated[str, typer.Argument(help="Project id, 'namespace/name'.")]
 
 out = Console()

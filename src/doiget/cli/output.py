@@ -9,20 +9,21 @@ import sys
 import traceback
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ParamSpec, TypeVar
+from typing import Annotated, Any, ParamSpec, TypeVar
 
 import anyio
 import typer
 
+from doiget.contract import Closable
 from doiget.errors import DoigetError, ErrorCode
 from doiget.runtime import Runtime, load_runtime, start_logging
-from doiget.server.toolset import Closable
 
 P = ParamSpec("P")
 R = TypeVar("R")
 CoreT = TypeVar("CoreT", bound=Closable)
 
 JSON_OPTION_HELP = "Print machine-readable JSON instead of text."
+JsonFlag = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
 
 
 @dataclass

@@ -19,7 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from doiget.cli.output import (
-    JSON_OPTION_HELP,
+    JsonFlag,
     emit_json,
     handles_errors,
     report_error,
@@ -34,7 +34,6 @@ if TYPE_CHECKING:  # the papers core (network, store) loads only when a command 
 
 T = TypeVar("T")
 
-JsonFlag = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
 DryRun = Annotated[
     bool, typer.Option("--dry-run", help="Show the plan: no network, no file, no log row.")
 ]

@@ -7,28 +7,30 @@ text the matching MCP tool returns (a JSON array or object), BibTeX is printed a
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
+from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
 from doiget.cli.output import (
-    JSON_OPTION_HELP,
+    JsonFlag,
     emit_json,
     handles_errors,
     run_closing,
     runtime,
     wants_json,
 )
+from doiget.contract import Request, build, plain
+from doiget.scholar import contracts as c
 
 if TYPE_CHECKING:  # the scholar core (network) loads only when a command runs
-    from doiget.scholar.service import Scholar, SearchRequest
+    from doiget.scholar.service import Scholar
 
 T = TypeVar("T")
-
-JsonFlag = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
+LookupT = TypeVar("LookupT", bound=Request)
 Query = Annotated[str, typer.Argument(help="What to search for.")]
 MaxResults = Annotated[
     int, typer.Option("--max", "-n", min=1, max=100, help="At most this many results (1-100).")
@@ -57,20 +59,15 @@ def _run(ctx: typer.Context, work: Callable[[Scholar], Awaitable[T]]) -> T:
     return run_closing(scholar, work, runtime(ctx))
 
 
-def _request(query: str, max_results: int, start: int | None, end: int | None) -> SearchRequest:
-    from doiget.scholar.service import SearchRequest
-
-    return SearchRequest(query, max_results, start, end)
-
-
 def _authors(names: list[str]) -> str:
     shown = ", ".join(names[:3])
     return shown + (f" +{len(names) - 3}" if len(names) > 3 else "")
 
 
 def _show_list(
-    ctx: typer.Context, json_output: bool, rows: list[dict[str, Any]], id_field: str
+    ctx: typer.Context, json_output: bool, found: Sequence[BaseModel], id_field: str
 ) -> None:
+    rows: list[dict[str, Any]] = plain(list(found))
     if wants_json(ctx, json_output):
         emit_json(rows)
         return
@@ -91,7 +88,8 @@ def _show_list(
     out.print(f"{len(rows)} result(s)")
 
 
-def _show_one(ctx: typer.Context, json_output: bool, row: dict[str, Any]) -> None:
+def _show_one(ctx: typer.Context, json_output: bool, found: BaseModel) -> None:
+    row: dict[str, Any] = plain(found)
     if wants_json(ctx, json_output):
         emit_json(row)
         return
@@ -108,7 +106,9 @@ def _print_bibtex(text: str) -> None:
 
 
 def _year_range_search(
-    method: str, id_field: str, doc: str
+    search: Callable[[Scholar, c.ScholarSearch], Awaitable[Sequence[BaseModel]]],
+    id_field: str,
+    doc: str,
 ) -> Callable[[typer.Context, str, int, int | None, int | None, bool], None]:
     """A ``search`` command for an upstream whose only filters are years."""
 
@@ -121,31 +121,48 @@ def _year_range_search(
         end_year: ToYear = None,
         json_output: JsonFlag = False,
     ) -> None:
-        request = _request(query, max_results, start_year, end_year)
-        rows = _run(ctx, lambda s: getattr(s, method)(request))
-        _show_list(ctx, json_output, rows, id_field)
+        request = build(
+            c.ScholarSearch,
+            query=query,
+            max_results=max_results,
+            start_year=start_year,
+            end_year=end_year,
+        )
+        _show_list(ctx, json_output, _run(ctx, lambda s: search(s, request)), id_field)
 
     command.__doc__ = doc
     return command
 
 
-def _get_command(method: str, doc: str) -> Callable[[typer.Context, str, bool], None]:
+def _lookup(model: type[LookupT], identifier: str) -> LookupT:
+    """The lookup request of ``model`` (its one field) for ``identifier``."""
+    (field,) = model.model_fields
+    return build(model, **{field: identifier})
+
+
+def _get_command(
+    get: Callable[[Scholar, LookupT], Awaitable[BaseModel]], model: type[LookupT], doc: str
+) -> Callable[[typer.Context, str, bool], None]:
     """A ``get`` command: one paper by identifier, as a table or the tool's JSON."""
 
     @handles_errors
     def command(ctx: typer.Context, identifier: Identifier, json_output: JsonFlag = False) -> None:
-        _show_one(ctx, json_output, _run(ctx, lambda s: getattr(s, method)(identifier)))
+        request = _lookup(model, identifier)
+        _show_one(ctx, json_output, _run(ctx, lambda s: get(s, request)))
 
     command.__doc__ = doc
     return command
 
 
-def _bib_command(method: str, doc: str) -> Callable[[typer.Context, str], None]:
+def _bib_command(
+    bib: Callable[[Scholar, LookupT], Awaitable[str]], model: type[LookupT], doc: str
+) -> Callable[[typer.Context, str], None]:
     """A ``bib`` command: the BibTeX entry of one paper, printed as is."""
 
     @handles_errors
     def command(ctx: typer.Context, identifier: Identifier) -> None:
-        _print_bibtex(_run(ctx, lambda s: getattr(s, method)(identifier)))
+        request = _lookup(model, identifier)
+        _print_bibtex(_run(ctx, lambda s: bib(s, request)))
 
     command.__doc__ = doc
     return command
@@ -170,28 +187,42 @@ def arxiv_search(
     json_output: JsonFlag = False,
 ) -> None:
     """Search arXiv (arXiv query syntax such as 'ti:x AND cat:cs.CL' passes through)."""
-    request = _request(query, max_results, start_year, end_year)
-    rows = _run(ctx, lambda s: s.search_arxiv(request, author=author, sort_by=sort))
-    _show_list(ctx, json_output, rows, "id")
+    request = build(
+        c.ArxivSearch,
+        query=query,
+        max_results=max_results,
+        start_year=start_year,
+        end_year=end_year,
+        author=author,
+        sort_by=sort,
+    )
+    _show_list(ctx, json_output, _run(ctx, lambda s: s.search_arxiv(request)), "id")
 
 
 arxiv_app.command("get")(
     _get_command(
-        "get_arxiv_paper", "One arXiv paper (2301.12345, arXiv:2301.12345v2, hep-th/9901001)."
+        lambda s, r: s.get_arxiv_paper(r),
+        c.ArxivLookup,
+        "One arXiv paper (2301.12345, arXiv:2301.12345v2, hep-th/9901001).",
     )
 )
-arxiv_app.command("bib")(_bib_command("arxiv_to_bibtex", "BibTeX for one arXiv paper."))
+arxiv_app.command("bib")(
+    _bib_command(lambda s, r: s.arxiv_to_bibtex(r), c.ArxivLookup, "BibTeX for one arXiv paper.")
+)
 
 
 # -- Semantic Scholar ----------------------------------------------------------------
 
 
 s2_app.command("search")(
-    _year_range_search("search_semantic_scholar", "paperId", "Search Semantic Scholar.")
+    _year_range_search(
+        lambda s, r: s.search_semantic_scholar(r), "paperId", "Search Semantic Scholar."
+    )
 )
 s2_app.command("get")(
     _get_command(
-        "get_semantic_scholar_paper",
+        lambda s, r: s.get_semantic_scholar_paper(r),
+        c.SemanticScholarLookup,
         "One paper by S2 id, DOI, arXiv id or prefixed id (CorpusId:, PMID:, ...).",
     )
 )
@@ -206,12 +237,16 @@ def s2_citations(
     json_output: JsonFlag = False,
 ) -> None:
     """Papers citing one paper."""
-    rows = _run(ctx, lambda s: s.get_paper_citations(identifier, max_results))
-    _show_list(ctx, json_output, rows, "paperId")
+    request = build(c.CitingPapers, paper_id=identifier, max_results=max_results)
+    _show_list(ctx, json_output, _run(ctx, lambda s: s.get_paper_citations(request)), "paperId")
 
 
 s2_app.command("bib")(
-    _bib_command("semantic_scholar_to_bibtex", "BibTeX for one Semantic Scholar paper.")
+    _bib_command(
+        lambda s, r: s.semantic_scholar_to_bibtex(r),
+        c.SemanticScholarLookup,
+        "BibTeX for one Semantic Scholar paper.",
+    )
 )
 
 
@@ -220,12 +255,18 @@ s2_app.command("bib")(
 
 pubmed_app.command("search")(
     _year_range_search(
-        "search_pubmed",
+        lambda s, r: s.search_pubmed(r),
         "pmid",
         "Search PubMed (MeSH and field tags such as 'diabetes[MeSH]' pass through).",
     )
 )
-pubmed_app.command("get")(_get_command("get_pubmed_paper", "One PubMed record by PMID."))
+pubmed_app.command("get")(
+    _get_command(lambda s, r: s.get_pubmed_paper(r), c.PubmedLookup, "One PubMed record by PMID.")
+)
 pubmed_app.command("bib")(
-    _bib_command("pubmed_to_bibtex", "BibTeX for one PubMed record (key pmid<PMID>).")
+    _bib_command(
+        lambda s, r: s.pubmed_to_bibtex(r),
+        c.PubmedLookup,
+        "BibTeX for one PubMed record (key pmid<PMID>).",
+    )
 )

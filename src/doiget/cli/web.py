@@ -1,56 +1,33 @@
-"""``doiget web search`` and ``doiget web scrape``: the web tools from the shell.
+"""``doiget web ...``: the web tools from the shell.
 
-Arguments are checked against the same input schemas as the MCP tools; ``--json``
-prints exactly the tool's structured result.
+Each command builds the same request model as the MCP tool (same bounds, same
+errors), runs the web core and prints the typed result; ``--json`` prints exactly the
+tool's structured result, a large one in full rather than linked.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Annotated, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from doiget.cli.output import JSON_OPTION_HELP, emit_json, handles_errors, run_closing, runtime
+from doiget.cli.output import JsonFlag, emit_json, handles_errors, run_closing, runtime
 from doiget.cli.output import wants_json as _wants_json
-from doiget.server.toolset import object_schema
-from doiget.server.validation import validate_arguments
-from doiget.web.params import (
-    ACADEMIC_SEARCH,
-    DEFAULT_SCRAPE_BYTES,
-    EXPORT_INPUTS,
-    EXPORT_REQUIRED,
-    GET_SESSION_INPUTS,
-    GET_SESSION_REQUIRED,
-    PATENT_SEARCH,
-    SCRAPE_PAGE,
-    SEARCH_AND_SCRAPE,
-    SEQUENTIAL_SEARCH_INPUTS,
-    SEQUENTIAL_SEARCH_REQUIRED,
-    WEB_SEARCH,
-)
+from doiget.contract import build
+from doiget.web import requests as rq
+from doiget.web import results as rs
 
 if TYPE_CHECKING:
     from doiget.web.outcome import Outcome
     from doiget.web.service import WebCore
 
-# The core call behind each tool.
-_METHODS: dict[str, Callable[[WebCore, Mapping[str, Any]], Awaitable[Outcome]]] = {
-    "web_search": lambda web, args: web.search(args),
-    "scrape_page": lambda web, args: web.scrape(args),
-    "search_and_scrape": lambda web, args: web.search_and_scrape(args),
-    "academic_search": lambda web, args: web.academic_search(args),
-    "patent_search": lambda web, args: web.patent_search(args),
-    "sequential_search": lambda web, args: web.research_step(args),
-    "get_research_session": lambda web, args: web.research_session(args),
-    "research_export": lambda web, args: web.research_export(args),
-}
+ResultT = TypeVar("ResultT", bound=rs.WebResult)
 
-JsonFlag = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
 NumResults = Annotated[int, typer.Option("--num-results", "-n", help="1-10.")]
 YearFrom = Annotated[int | None, typer.Option(help="First year.")]
 YearTo = Annotated[int | None, typer.Option(help="Last year.")]
@@ -61,30 +38,29 @@ out = Console()
 web_app = typer.Typer(help="Search the web and read pages (the web toolset).", no_args_is_help=True)
 
 
-def _call(
-    ctx: typer.Context,
-    tool: str,
-    properties: Mapping[str, Any],
-    args: dict[str, Any],
-    required: tuple[str, ...],
-) -> dict[str, Any]:
-    """The tool's full result (a linked result is read back: a shell wants it all)."""
+def _run(
+    ctx: typer.Context, kind: type[ResultT], call: Callable[[WebCore], Awaitable[Outcome]]
+) -> ResultT:
+    """``call``'s whole result (never a link: a shell wants it all)."""
     from doiget.web.service import WebCore
 
-    given = {name: value for name, value in args.items() if value is not None}
-    valid = validate_arguments(tool, object_schema(properties, required), given)
-    core = WebCore(runtime(ctx).settings)
+    core = WebCore(runtime(ctx).settings, links=False)
 
-    async def work(web: WebCore) -> dict[str, Any]:
-        outcome = await _METHODS[tool](web, valid)
-        if outcome.link is not None:
-            stored = await web.read_artifact(outcome.link.uri)
-            if stored is not None:
-                body: dict[str, Any] = json.loads(stored[0])
-                return body
-        return outcome.body
+    async def work(web: WebCore) -> ResultT:
+        result = (await call(web)).result
+        if not isinstance(result, kind):
+            raise TypeError(f"expected {kind.__name__}, got {type(result).__name__}")
+        return result
 
     return run_closing(core, work)
+
+
+def _emit(ctx: typer.Context, json_output: bool, result: rs.WebResult) -> bool:
+    """Print ``result`` as JSON when asked; whether it was."""
+    if _wants_json(ctx, json_output):
+        emit_json(result.wire())
+        return True
+    return False
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -120,42 +96,35 @@ def search(
     json_output: JsonFlag = False,
 ) -> None:
     """Search the web (the web_search tool)."""
-    body = _call(
-        ctx,
-        "web_search",
-        WEB_SEARCH,
-        {
-            "query": query,
-            "num_results": num_results,
-            "time_range": time_range,
-            "safe": safe,
-            "language": language,
-            "country": country,
-            "site": site,
-            "lens": lens,
-            "exact_terms": exact_terms,
-            "exclude_terms": exclude_terms,
-            "provider": provider,
-            "claim": claim,
-            "sessionId": session,
-        },
-        ("query",),
+    request = build(
+        rq.WebSearchRequest,
+        query=query,
+        num_results=num_results,
+        time_range=time_range,
+        safe=safe,
+        language=language,
+        country=country,
+        site=site,
+        lens=lens,
+        exact_terms=exact_terms,
+        exclude_terms=exclude_terms,
+        provider=provider,
+        claim=claim,
+        session_id=session,
     )
-    if _wants_json(ctx, json_output):
-        emit_json(body)
+    found = _run(ctx, rs.WebSearchResult, lambda web: web.search(request))
+    if _emit(ctx, json_output, found):
         return
-    for number, result in enumerate(body.get("results", []), start=1):
-        out.print(f"[bold]{number}. {_shown(result['title'])}[/bold]")
-        out.print(f"   {_shown(result['url'])}")
-        if result.get("snippet"):
-            out.print(f"   {_shown(result['snippet'])}", style="dim")
-        if result.get("claimSignal"):
-            out.print(f"   claim: {_shown(result['claimSignal'])}", style="green")
-    for note in body.get("notes", []):
+    for number, hit in enumerate(found.results, start=1):
+        out.print(f"[bold]{number}. {_shown(hit.title)}[/bold]")
+        out.print(f"   {_shown(hit.url)}")
+        if hit.snippet:
+            out.print(f"   {_shown(hit.snippet)}", style="dim")
+        if hit.claim_signal:
+            out.print(f"   claim: {_shown(hit.claim_signal)}", style="green")
+    for note in found.notes or []:
         out.print(f"note: {_shown(note)}", style="yellow")
-    hints = body.get("hints")
-    if hints:
-        out.print(f"No results ({hints['reason']}). Try: " + "; ".join(hints["suggestedActions"]))
+    _print_hints("No results", found.hints)
 
 
 @web_app.command("scrape")
@@ -166,26 +135,21 @@ def scrape(
     mode: Annotated[str, typer.Option(help="full, preview or raw.")] = "full",
     max_length: Annotated[
         int, typer.Option("--max-length", help="Byte cap on content (at most 5000000).")
-    ] = DEFAULT_SCRAPE_BYTES,
+    ] = rq.DEFAULT_SCRAPE_BYTES,
     session: SessionOption = None,
     json_output: JsonFlag = False,
 ) -> None:
     """Read a page or document (the scrape_page tool)."""
-    body = _call(
-        ctx,
-        "scrape_page",
-        SCRAPE_PAGE,
-        {"url": url, "mode": mode, "max_length": max_length, "sessionId": session},
-        ("url",),
+    request = build(
+        rq.ScrapePageRequest, url=url, mode=mode, max_length=max_length, session_id=session
     )
-    if _wants_json(ctx, json_output):
-        emit_json(body)
+    page = _run(ctx, rs.ScrapePageResult, lambda web: web.scrape(request))
+    if _emit(ctx, json_output, page):
         return
-    typer.echo(_printable(body["content"]))
-    citation = body["citation"]["formatted"]["apa"]
-    state = " (truncated)" if body.get("truncated") else ""
-    typer.echo(f"\n-- {body['contentType']}, {body['contentLength']} bytes{state}", err=True)
-    typer.echo(f"-- {citation}", err=True)
+    typer.echo(_printable(page.content))
+    state = " (truncated)" if page.truncated else ""
+    typer.echo(f"\n-- {page.content_type}, {page.content_length} bytes{state}", err=True)
+    typer.echo(f"-- {page.citation.formatted.apa}", err=True)
 
 
 @web_app.command("search-and-scrape")
@@ -199,7 +163,7 @@ def search_and_scrape(
     ] = True,
     per_source: Annotated[
         int, typer.Option("--max-length-per-source", help="Byte cap per page.")
-    ] = DEFAULT_SCRAPE_BYTES,
+    ] = rq.DEFAULT_SCRAPE_BYTES,
     total: Annotated[int, typer.Option("--total-max-length", help="Byte cap overall.")] = 300_000,
     filter_by_query: Annotated[
         bool | None,
@@ -211,38 +175,33 @@ def search_and_scrape(
     json_output: JsonFlag = False,
 ) -> None:
     """Search, read the top pages, and combine them (the search_and_scrape tool)."""
-    body = _call(
-        ctx,
-        "search_and_scrape",
-        SEARCH_AND_SCRAPE,
-        {
-            "query": query,
-            "num_results": num_results,
-            "deduplicate": dedup,
-            "max_length_per_source": per_source,
-            "total_max_length": total,
-            "filter_by_query": filter_by_query,
-            "provider": provider,
-            "claim": claim,
-            "sessionId": session,
-        },
-        ("query",),
+    request = build(
+        rq.SearchAndScrapeRequest,
+        query=query,
+        num_results=num_results,
+        deduplicate=dedup,
+        max_length_per_source=per_source,
+        total_max_length=total,
+        filter_by_query=filter_by_query,
+        provider=provider,
+        claim=claim,
+        session_id=session,
     )
-    if _wants_json(ctx, json_output):
-        emit_json(body)
+    combined = _run(ctx, rs.SearchAndScrapeResult, lambda web: web.search_and_scrape(request))
+    if _emit(ctx, json_output, combined):
         return
-    for number, source in enumerate(body["sources"], start=1):
-        score = source["scores"]["overall"]
-        out.print(f"[bold][{number}] {_shown(source['title'])}[/bold] ({score:.2f})")
-        out.print(f"    {_shown(source['url'])}")
-        if source.get("claimSignal"):
-            out.print(f"    claim: {_shown(source['claimSignal'])}", style="green")
-    for failure in body["scrapeFailures"]:
-        out.print(f"failed: {_shown(failure['url'])}: {_shown(failure['reason'])}", style="yellow")
-    summary = body["summary"]
+    for number, source in enumerate(combined.sources, start=1):
+        score = source.scores.overall
+        out.print(f"[bold][{number}] {_shown(source.title)}[/bold] ({score:.2f})")
+        out.print(f"    {_shown(source.url)}")
+        if source.claim_signal:
+            out.print(f"    claim: {_shown(source.claim_signal)}", style="green")
+    for failure in combined.scrape_failures:
+        out.print(f"failed: {_shown(failure.url)}: {_shown(failure.reason)}", style="yellow")
+    summary = combined.summary
     out.print(
-        f"{body['status']}: {summary['urlsScraped']} of {summary['urlsSearched']} pages read, "
-        f"{summary['urlsFailed']} failed"
+        f"{combined.status}: {summary.urls_scraped} of {summary.urls_searched} pages read, "
+        f"{summary.urls_failed} failed"
     )
 
 
@@ -265,37 +224,32 @@ def papers(
     json_output: JsonFlag = False,
 ) -> None:
     """Search scholarly indexes (the academic_search tool)."""
-    body = _call(
-        ctx,
-        "academic_search",
-        ACADEMIC_SEARCH,
-        {
-            "query": query,
-            "num_results": num_results,
-            "year_from": year_from,
-            "year_to": year_to,
-            "source": source,
-            "open_access": open_access,
-            "pdf_only": pdf_only,
-            "sort_by": sort_by,
-            "provider": provider,
-            "sessionId": session,
-        },
-        ("query",),
+    request = build(
+        rq.AcademicSearchRequest,
+        query=query,
+        num_results=num_results,
+        year_from=year_from,
+        year_to=year_to,
+        source=source,
+        open_access=open_access,
+        pdf_only=pdf_only,
+        sort_by=sort_by,
+        provider=provider,
+        session_id=session,
     )
-    if _wants_json(ctx, json_output):
-        emit_json(body)
+    found = _run(ctx, rs.AcademicSearchResult, lambda web: web.academic_search(request))
+    if _emit(ctx, json_output, found):
         return
-    for number, paper in enumerate(body["papers"], start=1):
-        year = f" ({paper['year']})" if paper.get("year") else ""
-        out.print(f"[bold]{number}. {_shown(paper['title'])}[/bold]{year}")
-        if paper.get("ref"):
-            out.print(f"   ref: {_shown(paper['ref'])}")
-        if paper.get("pdfUrl"):
-            out.print(f"   pdf: {_shown(paper['pdfUrl'])}", style="green")
-        if paper.get("retractionStatus", {}).get("retracted"):
+    for number, paper in enumerate(found.papers, start=1):
+        year = f" ({paper.year})" if paper.year else ""
+        out.print(f"[bold]{number}. {_shown(paper.title)}[/bold]{year}")
+        if paper.ref:
+            out.print(f"   ref: {_shown(paper.ref)}")
+        if paper.pdf_url:
+            out.print(f"   pdf: {_shown(paper.pdf_url)}", style="green")
+        if paper.retraction_status is not None and paper.retraction_status.retracted:
             out.print("   RETRACTED", style="bold red")
-    out.print(f"{body['resultCount']} of {body['totalResults']} from {body['source']}")
+    out.print(f"{found.result_count} of {found.total_results} from {found.source}")
 
 
 @web_app.command("patents")
@@ -313,44 +267,45 @@ def patents(
     cpc: Annotated[str | None, typer.Option(help="CPC code, e.g. G06F.")] = None,
     year_from: YearFrom = None,
     year_to: YearTo = None,
-    provider: Annotated[str | None, typer.Option(help="lens or epo.")] = None,
+    provider: Annotated[str | None, typer.Option(help="One patent provider, no fallback.")] = None,
     session: SessionOption = None,
     json_output: JsonFlag = False,
 ) -> None:
     """Search patents (the patent_search tool)."""
-    body = _call(
-        ctx,
-        "patent_search",
-        PATENT_SEARCH,
-        {
-            "query": query,
-            "num_results": num_results,
-            "search_type": search_type,
-            "patent_office": office,
-            "assignee": assignee,
-            "inventor": inventor,
-            "cpc_code": cpc,
-            "year_from": year_from,
-            "year_to": year_to,
-            "provider": provider,
-            "sessionId": session,
-        },
-        (),
+    request = build(
+        rq.PatentSearchRequest,
+        query=query,
+        num_results=num_results,
+        search_type=search_type,
+        patent_office=office,
+        assignee=assignee,
+        inventor=inventor,
+        cpc_code=cpc,
+        year_from=year_from,
+        year_to=year_to,
+        provider=provider,
+        session_id=session,
     )
-    if _wants_json(ctx, json_output):
-        emit_json(body)
+    found = _run(ctx, rs.PatentSearchResult, lambda web: web.patent_search(request))
+    if _emit(ctx, json_output, found):
         return
-    for patent in body["patents"]:
-        out.print(f"[bold]{_shown(patent['number'])}[/bold] {_shown(patent['title'])}")
-        owner = patent.get("assignee")
-        dates = ", ".join(f"{k} {patent[k]}" for k in ("filed", "granted") if patent.get(k))
-        out.print(f"    {_shown(owner or '')} {dates}".rstrip())
-        out.print(f"    {_shown(patent['url'])}", style="dim")
-    for cluster in body.get("assigneeClusters", []):
-        out.print(f"  {cluster['count']:3d}  {_shown(cluster['assignee'])}")
-    hints = body.get("hints")
-    if hints:
-        out.print(f"No patents ({hints['reason']}). Try: " + "; ".join(hints["suggestedActions"]))
+    for patent in found.patents:
+        out.print(f"[bold]{_shown(patent.number)}[/bold] {_shown(patent.title)}")
+        dates = ", ".join(
+            f"{name} {day}"
+            for name, day in (("filed", patent.filed), ("granted", patent.granted))
+            if day
+        )
+        out.print(f"    {_shown(patent.assignee or '')} {dates}".rstrip())
+        out.print(f"    {_shown(patent.url)}", style="dim")
+    for cluster in found.assignee_clusters or []:
+        out.print(f"  {cluster.count:3d}  {_shown(cluster.assignee)}")
+    _print_hints("No patents", found.hints)
+
+
+def _print_hints(nothing: str, hints: rs.ZeroResultHints | None) -> None:
+    if hints is not None:
+        out.print(f"{nothing} ({hints.reason}). Try: " + "; ".join(hints.suggested_actions))
 
 
 research_app = typer.Typer(
@@ -377,30 +332,25 @@ def research_step(
     json_output: JsonFlag = False,
 ) -> None:
     """Record one research step (the sequential_search tool)."""
-    body = _call(
-        ctx,
-        "sequential_search",
-        SEQUENTIAL_SEARCH_INPUTS,
-        {
-            "searchStep": step,
-            "stepNumber": number,
-            "nextStepNeeded": more,
-            "sessionId": session,
-            "researchGoal": goal,
-            "reasoning": reasoning,
-            "confidence": confidence,
-            "revisesStep": revises,
-            "branchFromStep": branch_from,
-            "branchId": branch_id,
-            "knowledgeGap": gap,
-        },
-        SEQUENTIAL_SEARCH_REQUIRED,
+    request = build(
+        rq.ResearchStepRequest,
+        search_step=step,
+        step_number=number,
+        next_step_needed=more,
+        session_id=session,
+        research_goal=goal,
+        reasoning=reasoning,
+        confidence=confidence,
+        revises_step=revises,
+        branch_from_step=branch_from,
+        branch_id=branch_id,
+        knowledge_gap=gap,
     )
-    if _wants_json(ctx, json_output):
-        emit_json(body)
+    recorded = _run(ctx, rs.StepRecorded, lambda web: web.research_step(request))
+    if _emit(ctx, json_output, recorded):
         return
-    state = "complete" if body["isComplete"] else "open"
-    out.print(f"session {body['sessionId']}: step {body['currentStep']} recorded ({state})")
+    state = "complete" if recorded.is_complete else "open"
+    out.print(f"session {recorded.session_id}: step {recorded.current_step} recorded ({state})")
 
 
 @research_app.command("show")
@@ -412,27 +362,25 @@ def research_show(
     json_output: JsonFlag = False,
 ) -> None:
     """Read a research session (the get_research_session tool)."""
-    body = _call(
-        ctx,
-        "get_research_session",
-        GET_SESSION_INPUTS,
-        {"sessionId": session, "stepId": step},
-        GET_SESSION_REQUIRED,
-    )
-    if _wants_json(ctx, json_output):
-        emit_json(body)
+    request = build(rq.ResearchSessionRequest, session_id=session, step_id=step)
+    view = _run(ctx, rs.WebResult, lambda web: web.research_session(request))
+    if _emit(ctx, json_output, view):
         return
-    out.print(f"[bold]{_shown(body.get('researchGoal'))}[/bold] ({session})")
-    if "step" in body:  # one step asked for
-        out.print(json.dumps(body["step"], ensure_ascii=False, indent=2), markup=False)
+    if isinstance(view, rs.OneStep):
+        out.print(f"[bold]{_shown(view.research_goal)}[/bold] ({session})")
+        out.print(json.dumps(view.step.wire(), ensure_ascii=False, indent=2), markup=False)
         return
-    for item in body.get("stepIndex", []):
-        note = f" (superseded by {item['supersededBy']})" if item.get("supersededBy") else ""
-        out.print(f"{item['stepNumber']}. [{item['branchId']}] {_shown(item['oneLiner'])}{note}")
-    for gap in body.get("gaps", []):
-        out.print(f"gap (step {gap['foundInStep']}): {_shown(gap['gap'])}", style="yellow")
-    for source in body.get("sources", []):
-        out.print(f"- {_shown(source.get('title'))} {_shown(source.get('url'))}")
+    if not isinstance(view, rs.SessionSummary):
+        raise TypeError(f"unexpected session view {type(view).__name__}")
+    out.print(f"[bold]{_shown(view.research_goal)}[/bold] ({session})")
+    for item in view.step_index:
+        note = f" (superseded by {item.superseded_by})" if item.superseded_by else ""
+        branch = escape(f"[{_printable(item.branch_id)}]")
+        out.print(f"{item.step_number}. {branch} {_shown(item.one_liner)}{note}")
+    for gap in view.gaps:
+        out.print(f"gap (step {gap.found_in_step}): {_shown(gap.gap)}", style="yellow")
+    for source in view.sources:
+        out.print(f"- {_shown(source.title)} {_shown(source.url)}")
 
 
 @research_app.command("export")
@@ -447,14 +395,10 @@ def research_export(
     json_output: JsonFlag = False,
 ) -> None:
     """Export a research session (the research_export tool); prints the document."""
-    body = _call(
-        ctx,
-        "research_export",
-        EXPORT_INPUTS,
-        {"sessionId": session, "format": format_, "verify_links": verify_links},
-        EXPORT_REQUIRED,
+    request = build(
+        rq.ResearchExportRequest, session_id=session, format=format_, verify_links=verify_links
     )
-    if _wants_json(ctx, json_output):
-        emit_json(body)
+    exported = _run(ctx, rs.ResearchExportResult, lambda web: web.research_export(request))
+    if _emit(ctx, json_output, exported):
         return
-    typer.echo(_printable(body["document"]))
+    typer.echo(_printable(exported.document))

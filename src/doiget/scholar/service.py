@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from doiget.cite.bibtex import to_bibtex
 from doiget.errors import DoigetError, ErrorCode
@@ -22,58 +21,27 @@ from doiget.refs import parse_arxiv_id
 from doiget.runtime import Runtime
 from doiget.scholar import shapes
 from doiget.scholar.cache import AnswerCache
+from doiget.scholar.contracts import (
+    ArxivLookup,
+    ArxivPaper,
+    ArxivSearch,
+    CitingPapers,
+    PubmedLookup,
+    PubmedPaper,
+    ScholarSearch,
+    SemanticScholarLookup,
+    SemanticScholarPaper,
+)
 from doiget.secret import revealed
 from doiget.sources import arxiv, pubmed, semantic_scholar
 from doiget.sources.pubmed import EutilsIdentity, PubmedArticle
 from doiget.sources.semantic_scholar import S2Paper
 
-MAX_RESULTS: Final = 100
-DEFAULT_RESULTS: Final = 10
-MAX_QUERY_LENGTH: Final = 1000
-MIN_YEAR: Final = 1900
-MAX_YEAR: Final = 2100
 _PMID: Final = re.compile(r"[0-9]{1,10}")
 
 
 def _invalid(message: str) -> DoigetError:
     return DoigetError(ErrorCode.INVALID_REF, message)
-
-
-@dataclass(frozen=True, slots=True)
-class SearchRequest:
-    """A checked search: words, how many results, and an optional year range."""
-
-    query: str
-    max_results: int = DEFAULT_RESULTS
-    start_year: int | None = None
-    end_year: int | None = None
-
-    def __post_init__(self) -> None:
-        query = " ".join(self.query.split()) if isinstance(self.query, str) else ""
-        if not query:
-            raise _invalid("query is empty; give the words to search for.")
-        if len(query) > MAX_QUERY_LENGTH:
-            raise _invalid(f"query is longer than {MAX_QUERY_LENGTH} characters.")
-        object.__setattr__(self, "query", query)
-        if not 1 <= self.max_results <= MAX_RESULTS:
-            raise _invalid(f"maxResults must be from 1 to {MAX_RESULTS} (got {self.max_results}).")
-        for name, year in (("startYear", self.start_year), ("endYear", self.end_year)):
-            if year is not None and not MIN_YEAR <= year <= MAX_YEAR:
-                raise _invalid(f"{name} must be a year from {MIN_YEAR} to {MAX_YEAR} (got {year}).")
-        if (
-            self.start_year is not None
-            and self.end_year is not None
-            and self.start_year > self.end_year
-        ):
-            raise _invalid(
-                f"startYear ({self.start_year}) is after endYear ({self.end_year}); "
-                "swap them or drop one."
-            )
-
-    @property
-    def key(self) -> tuple[str, int, int | None, int | None]:
-        """Every parameter that shapes the answer, for the cache."""
-        return (self.query, self.max_results, self.start_year, self.end_year)
 
 
 def check_pmid(pmid: str) -> str:
@@ -84,7 +52,7 @@ def check_pmid(pmid: str) -> str:
     return value
 
 
-def _s2_year(request: SearchRequest) -> str | None:
+def _s2_year(request: ScholarSearch) -> str | None:
     start, end = request.start_year, request.end_year
     if start is None and end is None:
         return None
@@ -115,18 +83,13 @@ class Scholar:
 
     # -- arXiv --------------------------------------------------------------------
 
-    async def search_arxiv(
-        self,
-        request: SearchRequest,
-        *,
-        author: str | None = None,
-        sort_by: str = "relevance",
-    ) -> list[dict[str, Any]]:
-        """arXiv search results, in the order arXiv ranks them for ``sort_by``."""
+    async def search_arxiv(self, request: ArxivSearch) -> list[ArxivPaper]:
+        """arXiv search results, in the order arXiv ranks them for ``sortBy``."""
+        sort_by = request.sort_by
         order = next((known for known in arxiv.SORT_BY if known == sort_by), None)
         if order is None:
             raise _invalid(f"sortBy must be one of {', '.join(arxiv.SORT_BY)} (got {sort_by!r}).")
-        author = " ".join(author.split()) if author else None
+        author = " ".join(request.author.split()) if request.author else None
         filters = arxiv.SearchFilters(author, request.start_year, request.end_year)
         search_query = arxiv.build_query(
             request.query, filters, datetime.datetime.now(datetime.UTC).year
@@ -145,17 +108,17 @@ class Scholar:
             ("arxiv.get", ref.canonical), lambda: arxiv.get_work(client, ref.canonical)
         )
 
-    async def get_arxiv_paper(self, arxiv_id: str) -> dict[str, Any]:
+    async def get_arxiv_paper(self, request: ArxivLookup) -> ArxivPaper:
         """One arXiv paper by id (any arXiv form; the latest version unless one is given)."""
-        return shapes.arxiv_paper(await self._arxiv_work(arxiv_id))
+        return shapes.arxiv_paper(await self._arxiv_work(request.arxiv_id))
 
-    async def arxiv_to_bibtex(self, arxiv_id: str) -> str:
+    async def arxiv_to_bibtex(self, request: ArxivLookup) -> str:
         """A BibTeX entry with eprint, archivePrefix and primaryClass."""
-        return to_bibtex(await self._arxiv_work(arxiv_id), with_abstract=True)
+        return to_bibtex(await self._arxiv_work(request.arxiv_id), with_abstract=True)
 
     # -- Semantic Scholar -----------------------------------------------------------
 
-    async def search_semantic_scholar(self, request: SearchRequest) -> list[dict[str, Any]]:
+    async def search_semantic_scholar(self, request: ScholarSearch) -> list[SemanticScholarPaper]:
         """Semantic Scholar relevance search results."""
         client = self.network.client("s2")
         year = _s2_year(request)
@@ -175,17 +138,16 @@ class Scholar:
             lambda: semantic_scholar.get_paper(client, paper_id, self._s2_key()),
         )
 
-    async def get_semantic_scholar_paper(self, identifier: str) -> dict[str, Any]:
+    async def get_semantic_scholar_paper(
+        self, request: SemanticScholarLookup
+    ) -> SemanticScholarPaper:
         """One Semantic Scholar paper by S2 id, DOI, arXiv id or prefixed external id."""
-        return shapes.s2_paper(await self._s2_paper(identifier))
+        return shapes.s2_paper(await self._s2_paper(request.identifier))
 
-    async def get_paper_citations(
-        self, paper_id: str, max_results: int = DEFAULT_RESULTS
-    ) -> list[dict[str, Any]]:
-        """Papers citing ``paper_id``, as many as asked (pages followed as needed)."""
-        if not 1 <= max_results <= MAX_RESULTS:
-            raise _invalid(f"maxResults must be from 1 to {MAX_RESULTS} (got {max_results}).")
-        api_id = semantic_scholar.api_paper_id(paper_id)
+    async def get_paper_citations(self, request: CitingPapers) -> list[SemanticScholarPaper]:
+        """Papers citing ``paperId``, as many as asked (pages followed as needed)."""
+        max_results = request.max_results
+        api_id = semantic_scholar.api_paper_id(request.paper_id)
         client = self.network.client("s2")
         papers = await self.cache.get_or_fetch(
             ("s2.citations", api_id, max_results),
@@ -193,14 +155,14 @@ class Scholar:
         )
         return [shapes.s2_paper(paper) for paper in papers]
 
-    async def semantic_scholar_to_bibtex(self, identifier: str) -> str:
+    async def semantic_scholar_to_bibtex(self, request: SemanticScholarLookup) -> str:
         """A BibTeX entry for one Semantic Scholar paper."""
-        paper = await self._s2_paper(identifier)
+        paper = await self._s2_paper(request.identifier)
         return to_bibtex(paper.to_work(), with_abstract=True)
 
     # -- PubMed ---------------------------------------------------------------------
 
-    async def search_pubmed(self, request: SearchRequest) -> list[dict[str, Any]]:
+    async def search_pubmed(self, request: ScholarSearch) -> list[PubmedPaper]:
         """PubMed results by relevance (esearch, then efetch for the records)."""
         client = self.network.client("pubmed")
         identity = self._eutils()
@@ -231,11 +193,11 @@ class Scholar:
 
         return await self.cache.get_or_fetch(("pubmed.paper", pmid), run)
 
-    async def get_pubmed_paper(self, pmid: str) -> dict[str, Any]:
+    async def get_pubmed_paper(self, request: PubmedLookup) -> PubmedPaper:
         """One PubMed record by PMID."""
-        return shapes.pubmed_paper(await self._pubmed_article(pmid))
+        return shapes.pubmed_paper(await self._pubmed_article(request.pmid))
 
-    async def pubmed_to_bibtex(self, pmid: str) -> str:
+    async def pubmed_to_bibtex(self, request: PubmedLookup) -> str:
         """A BibTeX entry keyed ``pmid<PMID>``."""
-        article = await self._pubmed_article(pmid)
+        article = await self._pubmed_article(request.pmid)
         return to_bibtex(article.to_work(), key=f"pmid{article.pmid}", with_abstract=True)

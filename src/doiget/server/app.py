@@ -1,6 +1,6 @@
 """The MCP server: toolsets registered on the SDK's low-level server, served over stdio.
 
-Every tool call is validated against its inputSchema, run, and answered with the
+Every tool call is parsed into its tool's request model, run, and answered with the
 result as structuredContent plus the same JSON as text; ``ok: false`` sets isError.
 No exception crosses the JSON-RPC boundary, and the stdio transport owns stdout, so
 only JSON-RPC frames ever reach it (logs and the banner go to stderr).
@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 from collections.abc import Callable, Mapping
+from functools import cached_property
 from typing import Any, Final
 
 import anyio
@@ -27,8 +28,8 @@ from doiget.errors import DoigetError, ErrorCode
 from doiget.runtime import Runtime
 from doiget.server.envelopes import PAPERS_ENVELOPE, Rendered
 from doiget.server.lifecycle import GRACE_SECONDS, draining
-from doiget.server.toolset import Toolset, ToolSpec
-from doiget.server.validation import validate_arguments
+from doiget.server.snapshot import listing
+from doiget.server.toolset import ServedTool, Toolset
 
 logger = logging.getLogger("doiget.server")
 
@@ -106,23 +107,40 @@ def _tool_result(rendered: Rendered) -> types.CallToolResult:
 
 
 class DoigetServer:
-    """Routes MCP requests to the tools and resources of the selected toolsets."""
+    """Routes MCP requests to the tools and resources of the selected toolsets.
 
-    def __init__(self, runtime: Runtime, toolsets: list[Toolset]) -> None:
+    The instructions and tools/list come from the generated listing when it covers the
+    selected toolsets; the toolsets themselves are imported and built at first use.
+    """
+
+    def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        self.toolsets = toolsets
-        self.tools: dict[str, ToolSpec] = {
-            spec.name: spec for toolset in toolsets for spec in toolset.tools
-        }
+        self.listing = listing(runtime.settings.toolsets)
+        self._toolsets: list[Toolset] | None = None
+
+    @property
+    def toolsets(self) -> list[Toolset]:
+        """The selected toolsets, built on first use."""
+        if self._toolsets is None:
+            self._toolsets = build_toolsets(self.runtime)
+        return self._toolsets
+
+    @cached_property
+    def tools(self) -> dict[str, ServedTool]:
+        """The selected toolsets' tools by name."""
+        return {spec.name: spec for toolset in self.toolsets for spec in toolset.tools}
 
     def build(self) -> Server[Any]:
         """The SDK server with doiget's handlers."""
+        instructions = (
+            self.listing.instructions
+            if self.listing is not None
+            else [toolset.instructions for toolset in self.toolsets]
+        )
         return Server(
             "doiget",
             version=__version__,
-            instructions=" ".join(
-                [INSTRUCTIONS, *(toolset.instructions for toolset in self.toolsets)]
-            ),
+            instructions=" ".join([INSTRUCTIONS, *instructions]),
             on_list_tools=self.list_tools,
             on_call_tool=self.call_tool,
             on_list_resources=self.list_resources,
@@ -131,8 +149,8 @@ class DoigetServer:
         )
 
     async def close(self) -> None:
-        """Close every toolset (index, provenance session), then the shared network."""
-        for toolset in self.toolsets:
+        """Close every toolset built (index, provenance session), then the shared network."""
+        for toolset in self._toolsets or ():
             if toolset.close is not None:
                 try:
                     await toolset.close()
@@ -145,7 +163,11 @@ class DoigetServer:
     async def list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[_tool(spec) for spec in self.tools.values()])
+        if self.listing is not None:
+            tools = [types.Tool.model_validate(entry) for entry in self.listing.tools]
+        else:
+            tools = [tool_entry(spec) for spec in self.tools.values()]
+        return types.ListToolsResult(tools=tools)
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -160,8 +182,7 @@ class DoigetServer:
                     f"there is no tool {params.name[:80]!r}; call tools/list for the tools "
                     "this server offers.",
                 )
-            valid = validate_arguments(spec.name, spec.input_schema, arguments)
-            return _tool_result(envelope.success(await spec.handler(valid, _Call(ctx))))
+            return _tool_result(envelope.success(await spec.call(arguments, _Call(ctx))))
         except DoigetError as error:
             return _tool_result(envelope.failure(error, spec, arguments))
         except Exception as exc:
@@ -242,7 +263,8 @@ class DoigetServer:
         )
 
 
-def _tool(spec: ToolSpec) -> types.Tool:
+def tool_entry(spec: ServedTool) -> types.Tool:
+    """The tools/list entry of ``spec``."""
     return types.Tool(
         name=spec.name,
         description=spec.description,
@@ -274,7 +296,7 @@ class _Sigterm:
 
 async def serve_stdio(runtime: Runtime) -> None:
     """Serve until stdin closes or SIGTERM arrives, then close everything cleanly."""
-    app = DoigetServer(runtime, build_toolsets(runtime))
+    app = DoigetServer(runtime)
     server = app.build()
     sigterm = _Sigterm()
     try:

@@ -1,4 +1,4 @@
-"""How each toolset's results and errors look on the wire (DESIGN §2).
+"""How each toolset's results and errors look on the wire.
 
 An envelope turns a handler's return value, or the :class:`DoigetError` it raised,
 into the structured content, the text and the isError flag of one MCP tool result.
@@ -10,10 +10,11 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from doiget.contract import plain
 from doiget.errors import DenialReason, DoigetError, ErrorCode
 
 if TYPE_CHECKING:
-    from doiget.server.toolset import ToolSpec
+    from doiget.server.toolset import ServedTool
     from doiget.web.outcome import ResourceLink
 
 
@@ -41,7 +42,7 @@ class Envelope(Protocol):
     def success(self, value: Any) -> Rendered:
         """A handler's return value as a tool result."""
 
-    def failure(self, error: DoigetError, spec: ToolSpec | None, arguments: Any) -> Rendered:
+    def failure(self, error: DoigetError, spec: ServedTool | None, arguments: Any) -> Rendered:
         """A failure of the call as a tool result."""
 
 
@@ -49,9 +50,10 @@ class PapersEnvelope:
     """``{ok: true, ...}`` or ``{ok: false, ref?, error: {code, message, denial_context?}}``."""
 
     def success(self, value: Any) -> Rendered:
+        value = plain(value)
         return Rendered(value, _json(value), value.get("ok") is False)
 
-    def failure(self, error: DoigetError, spec: ToolSpec | None, arguments: Any) -> Rendered:
+    def failure(self, error: DoigetError, spec: ServedTool | None, arguments: Any) -> Rendered:
         result: dict[str, Any] = {"ok": False}
         field = spec.ref_field if spec else None
         ref = arguments.get(field) if field and isinstance(arguments, dict) else None
@@ -62,20 +64,21 @@ class PapersEnvelope:
 
 
 class ScholarEnvelope:
-    """spec/scholar-api.md: the JSON (or BibTeX text) itself; errors ``{"error": "..."}``.
+    """The JSON (or BibTeX text) itself; errors ``{"error": "..."}``.
 
     Arrays and strings are wrapped as ``{"result": ...}`` in structuredContent, while
     the text keeps the spec's form: the JSON array, or the BibTeX as plain text.
     """
 
     def success(self, value: Any) -> Rendered:
+        value = plain(value)
         if isinstance(value, str):
             return Rendered({"result": value}, value, False)
         if isinstance(value, list):
             return Rendered({"result": value}, _json(value), False)
         return Rendered(value, _json(value), False)
 
-    def failure(self, error: DoigetError, spec: ToolSpec | None, arguments: Any) -> Rendered:
+    def failure(self, error: DoigetError, spec: ServedTool | None, arguments: Any) -> Rendered:
         body = {"error": scholar_error_text(error)}
         return Rendered(body, _json(body), True)
 
@@ -94,23 +97,24 @@ def scholar_error_text(error: DoigetError) -> str:
 
 
 class LibraryEnvelope:
-    """spec/library-chunk-tools.md: the result object; errors ``{error: {code, message, details}}``.
+    """The result object; errors ``{error: {code, message, details}}``.
 
     Bad input is ``INVALID_ARGUMENT`` here (this toolset takes no refs); every other
     code is the spec's taxonomy or doiget's own.
     """
 
     def success(self, value: Any) -> Rendered:
+        value = plain(value)
         return Rendered(value, _json(value), False)
 
-    def failure(self, error: DoigetError, spec: ToolSpec | None, arguments: Any) -> Rendered:
+    def failure(self, error: DoigetError, spec: ServedTool | None, arguments: Any) -> Rendered:
         code = "INVALID_ARGUMENT" if error.code is ErrorCode.INVALID_REF else error.code.value
         body = {"error": {"code": code, "message": error.message, "details": error.details or {}}}
         return Rendered(body, _json(body), True)
 
 
 class WebEnvelope:
-    """DESIGN §2: the result object (or a linked summary); errors
+    """The result object (or a linked summary); errors
     ``{error: {kind, message, retryable, suggestedAction, provider?}}``."""
 
     def success(self, value: Any) -> Rendered:
@@ -120,7 +124,7 @@ class WebEnvelope:
             return Rendered(value.body, _json(value.body), False, value.meta, value.link)
         return Rendered(value, _json(value), False)
 
-    def failure(self, error: DoigetError, spec: ToolSpec | None, arguments: Any) -> Rendered:
+    def failure(self, error: DoigetError, spec: ServedTool | None, arguments: Any) -> Rendered:
         from doiget.web.failure import failure_of
 
         body = {"error": failure_of(error).to_dict()}

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from doiget.health import check_health
-from doiget.refs import MCP_REF_PATTERN
+from doiget.papers import contracts as c
 from doiget.runtime import Runtime
 from doiget.server.toolset import (
     Hints,
@@ -21,67 +20,18 @@ from doiget.server.toolset import (
     ResourceBody,
     ResourceItem,
     Result,
+    ServedTool,
+    Tool,
     ToolCall,
     Toolset,
-    ToolSpec,
     describe,
-    object_schema,
 )
 
 if TYPE_CHECKING:
     from doiget.papers.service import Papers
 
-# The spec's ref contract (papers-mcp-tools §4).
-REF_SCHEMA: Final = {
-    "type": "string",
-    "minLength": 7,
-    "maxLength": 256,
-    "pattern": MCP_REF_PATTERN,
-}
-REFS_SCHEMA: Final = {"type": "array", "items": REF_SCHEMA, "minItems": 1, "maxItems": 100}
-DRY_RUN_SCHEMA: Final = {"type": "boolean", "default": False}
-LIMIT_SCHEMA: Final = {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}
-
-DENIAL_SCHEMA: Final = {
-    "type": ["object", "null"],
-    "properties": {
-        "reason": {"type": "string"},
-        "source": {"type": "string"},
-        "attempted": {"type": "string"},
-        "expected": {"type": "array", "items": {"type": "string"}},
-        "hop_index": {"type": "integer"},
-        "cap": {"type": "integer"},
-        "actual": {"type": "integer"},
-    },
-}
-ERROR_SCHEMA: Final = {
-    "type": "object",
-    "required": ["code", "message"],
-    "properties": {
-        "code": {"type": "string"},
-        "message": {"type": "string"},
-        "denial_context": DENIAL_SCHEMA,
-    },
-}
 URI_PREFIX: Final = "doiget://paper/"
 _KEY: Final = re.compile(r"(?:doi|arxiv)_[A-Za-z0-9._-]{1,250}")
-
-
-def _output(**properties: Any) -> dict[str, Any]:
-    """Success fields are listed; ``ok`` and, on failure, ``error`` are always there."""
-    return {
-        "type": "object",
-        "required": ["ok"],
-        "properties": {"ok": {"type": "boolean"}, "error": ERROR_SCHEMA, **properties},
-    }
-
-
-_STR: Final = {"type": "string"}
-_NULLABLE_STR: Final = {"type": ["string", "null"]}
-_INT: Final = {"type": "integer"}
-_OBJ: Final = {"type": "object"}
-_ARR: Final = {"type": "array"}
-_DRY: Final = {"dry_run": {"type": "boolean"}, "plan": _OBJ, "rate_limit_budget": _OBJ}
 
 READS_LOCAL: Final = Hints(read_only=True, destructive=False, idempotent=True, open_world=False)
 READS_REMOTE: Final = Hints(read_only=True, destructive=False, idempotent=True, open_world=True)
@@ -109,60 +59,57 @@ class PapersTools:
 
     # -- handlers ---------------------------------------------------------------
 
-    async def resolve(self, args: Mapping[str, Any], call: ToolCall) -> Result:
-        return await self.papers.resolve(args["ref"])
+    async def resolve(self, request: c.PaperLookup, call: ToolCall) -> Result:
+        return await self.papers.resolve(request.ref)
 
-    async def fetch(self, args: Mapping[str, Any], call: ToolCall) -> Result:
-        if args.get("dry_run"):
-            return self.papers.plan(args["ref"])
-        return await self.papers.fetch(args["ref"])
+    async def fetch(self, request: c.PaperFetch, call: ToolCall) -> Result:
+        if request.dry_run:
+            return self.papers.plan(request.ref)
+        return await self.papers.fetch(request.ref)
 
-    async def metadata_only(self, args: Mapping[str, Any], call: ToolCall) -> Result:
-        if args.get("dry_run"):
-            return self.papers.plan(args["ref"], metadata_only=True)
-        return await self.papers.metadata_only(args["ref"])
+    async def metadata_only(self, request: c.PaperFetch, call: ToolCall) -> Result:
+        if request.dry_run:
+            return self.papers.plan(request.ref, metadata_only=True)
+        return await self.papers.metadata_only(request.ref)
 
-    async def batch(self, args: Mapping[str, Any], call: ToolCall) -> Result:
-        refs = list(args["refs"])
-        if args.get("dry_run"):
-            return self.papers.plan_batch(refs)
+    async def batch(self, request: c.BatchFetch, call: ToolCall) -> Result:
+        if request.dry_run:
+            return self.papers.plan_batch(request.refs)
 
         async def report(done: int, total: int, row: dict[str, Any]) -> None:
             state = "ok" if row.get("ok") else row.get("error", {}).get("code", "failed")
             await call.progress(done, total, f"{row.get('ref')}: {state}")
 
-        return await self.papers.batch(refs, progress=report)
+        return await self.papers.batch(request.refs, progress=report)
 
-    async def info(self, args: Mapping[str, Any], call: ToolCall) -> Result:
-        return self.papers.info(args["ref"])
+    async def info(self, request: c.PaperLookup, call: ToolCall) -> Result:
+        return self.papers.info(request.ref)
 
-    async def search(self, args: Mapping[str, Any], call: ToolCall) -> Result:
-        return self.papers.search(args["query"], int(args.get("limit", 20)))
+    async def search(self, request: c.LocalSearch, call: ToolCall) -> Result:
+        return self.papers.search(request.query, request.limit)
 
-    async def recent(self, args: Mapping[str, Any], call: ToolCall) -> Result:
-        return self.papers.recent(int(args.get("limit", 20)))
+    async def recent(self, request: c.RecentPapers, call: ToolCall) -> Result:
+        return self.papers.recent(request.limit)
 
-    async def pdf_path(self, args: Mapping[str, Any], call: ToolCall) -> Result:
-        return self.papers.pdf_path(args["ref"])
+    async def pdf_path(self, request: c.PaperLookup, call: ToolCall) -> Result:
+        return self.papers.pdf_path(request.ref)
 
-    async def capability(self, args: Mapping[str, Any], call: ToolCall) -> Result:
+    async def capability(self, request: c.NoArguments, call: ToolCall) -> Result:
         return {"ok": True, **self.runtime.profile.to_redacted_dict()}
 
-    async def health(self, args: Mapping[str, Any], call: ToolCall) -> Result:
+    async def health(self, request: c.NoArguments, call: ToolCall) -> Result:
         return check_health(self.runtime.settings)
 
-    async def graph(self, args: Mapping[str, Any], call: ToolCall) -> Result:
+    async def graph(self, request: c.CitationGraph, call: ToolCall) -> Result:
         return await self.papers.graph(
-            args["ref"],
-            depth=int(args.get("depth", 1)),
-            direction=str(args.get("direction", "references")),
+            request.ref, depth=request.depth, direction=request.direction
         )
 
-    async def bibtex(self, args: Mapping[str, Any], call: ToolCall) -> Result:
-        return self.papers.bibtex(list(args["refs"]))
+    async def bibtex(self, request: c.PaperExport, call: ToolCall) -> Result:
+        return self.papers.bibtex(request.refs)
 
-    async def csl(self, args: Mapping[str, Any], call: ToolCall) -> Result:
-        return self.papers.csl(list(args["refs"]))
+    async def csl(self, request: c.PaperExport, call: ToolCall) -> Result:
+        return self.papers.csl(request.refs)
 
     # -- resources --------------------------------------------------------------
 
@@ -201,301 +148,219 @@ class PapersTools:
         return ResourceBody(uri, "application/json", text=text)
 
 
+_STORED: Final = "Only papers fetched before (NOT_FOUND otherwise)."
+_LOCAL: Final = "Local, milliseconds; no network."
+
+
 def papers_toolset(runtime: Runtime) -> Toolset:
     """The papers toolset for one server."""
     tools = PapersTools(runtime)
-    ref_only = object_schema({"ref": REF_SCHEMA}, ("ref",))
-    ref_dry = object_schema({"ref": REF_SCHEMA, "dry_run": DRY_RUN_SCHEMA}, ("ref",))
-    refs_only = object_schema({"refs": REFS_SCHEMA}, ("refs",))
-    nothing = object_schema({})
-    # ``ref`` is the text given, or the parsed RefShape object in a dry-run plan.
-    either_ref = {"type": ["string", "object"]}
-    fetched = {
-        "ref": either_ref,
-        "source": _STR,
-        "resolver_profile": _STR,
-        "path": _STR,
-        "license": _STR,
-        "size_bytes": _INT,
-        "schema_version": _STR,
-    }
-    metadata = {
-        "ref": either_ref,
-        "source": _STR,
-        "resolver_profile": _STR,
-        "license": _STR,
-        "oa_url": _NULLABLE_STR,
-        "oa_status": _NULLABLE_STR,
-        "metadata": _OBJ,
-        "schema_version": _STR,
-    }
-    listing = {"count": _INT, "results": _ARR}
-    specs = [
-        ToolSpec(
+    specs: list[ServedTool] = [
+        Tool(
             "doiget_resolve_paper",
             describe(
-                when="You need authoritative metadata (title, authors, venue, year, licence, "
-                "retraction status) for a DOI or arXiv id, without storing anything.",
-                inputs="ref: DOI ('10.1234/abc') or arXiv id ('2401.12345', 'arXiv:2401.12345').",
-                outputs="{ ok: true, ref, source, resolver_profile, license, oa_url, oa_status, "
-                "metadata, schema_version } or { ok: false, ref, error: { code, message, "
-                "denial_context? } }.",
-                costs="1-2 s: Crossref + Unpaywall (arXiv API for arXiv ids), plus enabled "
-                "optional sources.",
-                side_effects="Appends one row to the provenance log. Writes nothing to the store.",
-                limits="Max 5 upstream requests/sec overall. dry_run is not accepted.",
+                when="Authoritative metadata (authors, venue, licence, retraction) for a "
+                "ref, storing nothing.",
+                inputs="ref: DOI or arXiv id.",
+                outputs="Metadata, licence, OA url and status.",
+                costs="1-2 s: Crossref + Unpaywall (arXiv API for arXiv ids).",
+                side_effects="One provenance log row.",
+                limits="5 upstream requests/s overall.",
             ),
-            ref_only,
-            _output(**metadata),
+            c.PaperLookup,
+            c.Resolved,
             APPENDS_LOG,
             tools.resolve,
+            ref_field="ref",
         ),
-        ToolSpec(
+        Tool(
             "doiget_fetch_paper",
             describe(
-                when="User wants to download a paper PDF given a DOI or arXiv id.",
-                inputs="ref: DOI ('10.1234/abc') or arXiv id ('2401.12345'); dry_run (optional "
-                "bool): return the plan only.",
-                outputs="{ ok: true, ref, source, resolver_profile, path, license, size_bytes, "
-                "schema_version } or { ok: false, ref, error: { code, message, "
-                "denial_context? } }; with dry_run: { ok: true, dry_run: true, ref, plan, "
-                "rate_limit_budget }.",
-                costs="1-3 s network call. May fail if not Open Access (NO_OA_AVAILABLE).",
-                side_effects="Writes the PDF and its metadata TOML to the store. Appends rows to "
-                "the provenance log. dry_run: none.",
-                limits="Max 5 fetches/sec. Use doiget_batch_fetch for >5 refs. PDFs over 100 MB "
-                "are refused.",
+                when="Download a paper's Open Access PDF into the library.",
+                inputs="ref; dry_run.",
+                outputs="Stored path, source, licence, size; with dry_run the plan.",
+                costs="1-3 s. NO_OA_AVAILABLE when no open copy exists.",
+                side_effects="Writes the PDF and its metadata; provenance rows.",
+                limits="5/s; for many refs use doiget_batch_fetch. PDFs over 100 MB refused.",
             ),
-            ref_dry,
-            _output(**fetched, **_DRY),
+            c.PaperFetch,
+            c.Fetched,
             WRITES_STORE,
             tools.fetch,
+            ref_field="ref",
         ),
-        ToolSpec(
+        Tool(
             "doiget_metadata_only",
             describe(
-                when="User wants metadata for a DOI / arXiv id without paying for or being "
-                "noticed by a PDF download.",
-                inputs="ref (DOI or arXiv id), dry_run (optional bool).",
-                outputs="{ ok: true, ref, source, resolver_profile, license?, oa_url: string|null, "
-                "metadata, schema_version } or { ok: false, ref, error }.",
-                costs="1-2 s metadata round-trip. No publisher fetch.",
-                side_effects="Appends a provenance row tagged 'metadata_only' (unless dry_run). "
-                "Writes the metadata TOML to the store.",
-                limits="Subject to the same rate cap as fetch_paper (5/sec). The OA URL is "
-                "reported but never followed.",
+                when="Store a paper's metadata without requesting its PDF.",
+                inputs="ref; dry_run.",
+                outputs="As doiget_resolve_paper; with dry_run the plan.",
+                costs="1-2 s; no publisher request.",
+                side_effects="Writes the metadata; a provenance row.",
+                limits="5/s. The OA url is reported, never followed.",
             ),
-            ref_dry,
-            _output(**metadata, **_DRY),
+            c.PaperFetch,
+            c.StoredMetadata,
             WRITES_STORE,
             tools.metadata_only,
+            ref_field="ref",
         ),
-        ToolSpec(
+        Tool(
             "doiget_batch_fetch",
             describe(
-                when="You need several papers (more than a few) downloaded in one call.",
-                inputs="refs: array of 1-100 DOIs / arXiv ids; dry_run (optional bool).",
-                outputs="{ ok: true, results: [per-ref fetch result; errors carry "
-                "error.denial_context, null when none], summary: { total, ok, failed } }; "
-                "with dry_run: { ok: true, dry_run: true, results: [plans], rate_limit_budget }.",
-                costs="About 0.6 s per ref at the 5/sec cap. Sends progress notifications, one "
-                "per finished ref, when a progressToken is given.",
-                side_effects="Writes PDFs and TOML files; appends provenance rows. Every ref is "
-                "validated before any work starts.",
-                limits="At most 100 refs. Max 5 requests/sec and 5 in flight.",
+                when="Fetch several papers in one call.",
+                inputs="refs; dry_run.",
+                outputs="results (one fetch result per ref, in order; failures carry "
+                "error.denial_context, null when none) and summary.",
+                costs="About 0.6 s per ref; progress notification per ref when a "
+                "progressToken is given.",
+                side_effects="As doiget_fetch_paper; all refs are checked before any work.",
+                limits="5 requests/s, 5 in flight.",
             ),
-            object_schema({"refs": REFS_SCHEMA, "dry_run": DRY_RUN_SCHEMA}, ("refs",)),
-            _output(
-                results=_ARR, summary=_OBJ, dry_run={"type": "boolean"}, rate_limit_budget=_OBJ
-            ),
+            c.BatchFetch,
+            c.BatchFetched,
             WRITES_STORE,
             tools.batch,
-            ref_field=None,
         ),
-        ToolSpec(
+        Tool(
             "doiget_info",
             describe(
-                when="You want the stored metadata of a paper already in the local library.",
-                inputs="ref: DOI or arXiv id of a stored paper.",
-                outputs="{ ok: true, ref, key, metadata, metadata_path, pdf_path|null } or "
-                "{ ok: false, ref, error } (NOT_FOUND when not stored).",
-                costs="Local file read, milliseconds. No network.",
+                when="Stored metadata and file paths of a paper in the library.",
+                inputs="ref.",
+                outputs="key, metadata, metadata_path, pdf_path (null without PDF).",
+                costs=_LOCAL,
                 side_effects="None.",
-                limits="Only papers fetched or stored before.",
+                limits=_STORED,
             ),
-            ref_only,
-            _output(ref=_STR, key=_STR, metadata=_OBJ, metadata_path=_STR, pdf_path=_NULLABLE_STR),
+            c.PaperLookup,
+            c.StoredPaper,
             READS_LOCAL,
             tools.info,
+            ref_field="ref",
         ),
-        ToolSpec(
+        Tool(
             "doiget_search_local",
             describe(
-                when="You want papers in the local library matching words in their title, "
-                "authors, venue, abstract or year.",
-                inputs="query: words (the last may be a prefix); limit (optional, 1-100, "
-                "default 20).",
-                outputs="{ ok: true, query, count, results: [{ ref, key, title, authors, year, "
-                "venue, pdf_path, fetched_at }] }.",
-                costs="Local index lookup, milliseconds. No network.",
-                side_effects="May rebuild the local search index if it is missing or stale.",
-                limits="At most 100 results; query up to 256 characters.",
+                when="Find stored papers by words of title, authors, venue, abstract or year.",
+                inputs="query (the last word may be a prefix); limit.",
+                outputs="count and results, best first.",
+                costs=_LOCAL,
+                side_effects="May rebuild a stale local index.",
+                limits="Only the local library.",
             ),
-            object_schema(
-                {
-                    "query": {"type": "string", "minLength": 1, "maxLength": 256},
-                    "limit": LIMIT_SCHEMA,
-                },
-                ("query",),
-            ),
-            _output(query=_STR, **listing),
+            c.LocalSearch,
+            c.Listing,
             READS_LOCAL,
             tools.search,
-            ref_field=None,
         ),
-        ToolSpec(
+        Tool(
             "doiget_list_recent",
             describe(
-                when="You want the papers most recently added to the local library.",
-                inputs="limit (optional, 1-100, default 20).",
-                outputs="{ ok: true, count, results: [{ ref, key, title, authors, year, venue, "
-                "pdf_path, fetched_at }] } newest first.",
-                costs="Local index lookup, milliseconds. No network.",
-                side_effects="May rebuild the local search index if it is missing or stale.",
-                limits="At most 100 entries.",
+                when="The papers most recently added to the library.",
+                inputs="limit.",
+                outputs="count and results, newest first.",
+                costs=_LOCAL,
+                side_effects="May rebuild a stale local index.",
+                limits="Only the local library.",
             ),
-            object_schema({"limit": LIMIT_SCHEMA}),
-            _output(**listing),
+            c.RecentPapers,
+            c.Listing,
             READS_LOCAL,
             tools.recent,
-            ref_field=None,
         ),
-        ToolSpec(
+        Tool(
             "doiget_paper_pdf_path",
             describe(
-                when="You need the local file path of a stored PDF to hand to another tool.",
-                inputs="ref: DOI or arXiv id of a stored paper.",
-                outputs="{ ok: true, ref, path } or { ok: false, ref, error } (NOT_FOUND when "
-                "not stored or stored without a PDF).",
-                costs="Local lookup, milliseconds. No network.",
-                side_effects="None. Does not read, parse or transmit the PDF content.",
-                limits="Only papers fetched before.",
+                when="The local path of a stored PDF, to hand to another tool.",
+                inputs="ref.",
+                outputs="path.",
+                costs=_LOCAL,
+                side_effects="None; the PDF is not read.",
+                limits=_STORED,
             ),
-            ref_only,
-            _output(ref=_STR, path=_STR),
+            c.PaperLookup,
+            c.PdfLocation,
             READS_LOCAL,
             tools.pdf_path,
+            ref_field="ref",
         ),
-        ToolSpec(
+        Tool(
             "doiget_capability_profile",
             describe(
-                when="Call this first: it tells which sources this instance may use, so you can "
-                "plan which fetches can succeed.",
+                when="Call first: which sources this instance may use, so you know which "
+                "fetches can succeed.",
                 inputs="None.",
-                outputs="{ ok: true, oa_enabled, metadata_sources, tdm_enabled, tdm_elsevier, "
-                "tdm_aps, tdm_springer, rate_limit_per_sec, tdm_agreed_at }.",
-                costs="None: answered from memory.",
+                outputs="Enabled sources, TDM grants, rate limit.",
+                costs="None.",
                 side_effects="None.",
-                limits="Redacted: never contains key material. Fixed for the server's lifetime.",
+                limits="Never contains key material.",
             ),
-            nothing,
-            _output(
-                oa_enabled={"type": "boolean"},
-                metadata_sources=_ARR,
-                tdm_enabled={"type": "boolean"},
-                rate_limit_per_sec={"type": "number"},
-            ),
+            c.NoArguments,
+            c.Capabilities,
             READS_LOCAL,
             tools.capability,
-            ref_field=None,
         ),
-        ToolSpec(
+        Tool(
             "doiget_health",
             describe(
-                when="You want to check that doiget can work: store and log writable, version, "
-                "schema.",
+                when="Check that doiget can work.",
                 inputs="None.",
-                outputs="{ ok, version, schema_version, store_root, store_writable, log_path, "
-                "log_writable, toolsets, problems? }.",
-                costs="A few local file checks, milliseconds.",
+                outputs="version, store and log writability, toolsets, problems.",
+                costs="Milliseconds.",
                 side_effects="None.",
                 limits="None.",
             ),
-            nothing,
-            _output(
-                version=_STR,
-                schema_version=_STR,
-                store_writable={"type": "boolean"},
-                log_writable={"type": "boolean"},
-            ),
+            c.NoArguments,
+            c.Health,
             READS_LOCAL,
             tools.health,
-            ref_field=None,
         ),
-        ToolSpec(
+        Tool(
             "doiget_expand_citation_graph",
             describe(
-                when="You want the papers a work cites and/or the papers citing it, a few "
-                "levels out.",
-                inputs="ref: DOI or arXiv id; depth (optional, 1-3, default 1); direction "
-                "(optional: references, citations or both; default references).",
-                outputs="{ ok: true, root, direction, depth, count, nodes: [{ id, depth, doi, "
-                "title, year, first_author }], edges: [{ citing, cited }], truncated, caps }.",
-                costs="One OpenAlex request per expanded paper, under the 5/sec cap.",
-                side_effects="None: nothing is stored or logged.",
-                limits="Hard caps: depth <= 3, at most 100 nodes, 20 neighbours per paper "
-                "(truncated: true when a cap bites). Needs OpenAlex enabled "
-                "(DOIGET_ENABLE_OPENALEX=1), else CAPABILITY_DENIED.",
+                when="Papers a work cites and/or papers citing it, a few levels out.",
+                inputs="ref; depth; direction.",
+                outputs="nodes, edges, truncated (true when a cap cut it).",
+                costs="One OpenAlex request per expanded paper.",
+                side_effects="None.",
+                limits="At most 100 nodes, 20 neighbours per paper. Needs "
+                "DOIGET_ENABLE_OPENALEX=1 (else CAPABILITY_DENIED).",
             ),
-            object_schema(
-                {
-                    "ref": REF_SCHEMA,
-                    "depth": {"type": "integer", "minimum": 1, "maximum": 3, "default": 1},
-                    "direction": {
-                        "type": "string",
-                        "enum": ["references", "citations", "both"],
-                        "default": "references",
-                    },
-                },
-                ("ref",),
-            ),
-            _output(root=_OBJ, nodes=_ARR, edges=_ARR, truncated={"type": "boolean"}, count=_INT),
+            c.CitationGraph,
+            c.Graph,
             READS_REMOTE,
             tools.graph,
+            ref_field="ref",
         ),
-        ToolSpec(
+        Tool(
             "doiget_bibtex_export",
             describe(
-                when="You need BibTeX for one or more papers in the local library.",
-                inputs="refs: array of 1-100 DOIs / arXiv ids of stored papers.",
-                outputs="{ ok: true, count, bibtex } (keys like kucsko2013nanometre, unique "
-                "within the text) or { ok: false, error } (NOT_FOUND names the missing ref).",
-                costs="Local, milliseconds. No network.",
+                when="BibTeX for papers in the library.",
+                inputs="refs.",
+                outputs="bibtex, keys like kucsko2013nanometre, unique in the text.",
+                costs=_LOCAL,
                 side_effects="None.",
-                limits="At most 100 refs; every ref must be stored.",
+                limits="Every ref must be stored (NOT_FOUND names the missing one).",
             ),
-            refs_only,
-            _output(count=_INT, bibtex=_STR),
+            c.PaperExport,
+            c.BibtexExport,
             READS_LOCAL,
             tools.bibtex,
-            ref_field=None,
         ),
-        ToolSpec(
+        Tool(
             "doiget_csl_export",
             describe(
-                when="You need CSL-JSON (for citeproc, pandoc, Zotero) for papers in the local "
-                "library.",
-                inputs="refs: array of 1-100 DOIs / arXiv ids of stored papers.",
-                outputs="{ ok: true, count, items: [CSL-JSON item] } or { ok: false, error }.",
-                costs="Local, milliseconds. No network.",
+                when="CSL-JSON (citeproc, pandoc, Zotero) for papers in the library.",
+                inputs="refs.",
+                outputs="items: CSL-JSON items.",
+                costs=_LOCAL,
                 side_effects="None.",
-                limits="At most 100 refs; every ref must be stored.",
+                limits="Every ref must be stored.",
             ),
-            refs_only,
-            _output(count=_INT, items=_ARR),
+            c.PaperExport,
+            c.CslExport,
             READS_LOCAL,
             tools.csl,
-            ref_field=None,
         ),
     ]
     return Toolset(

@@ -1,16 +1,23 @@
-"""How a toolset plugs into the server: tool specs with handlers, plus optional resources.
+"""How a toolset plugs into the server: typed tools with handlers, plus optional resources.
 
-A toolset is plain data plus async callables, so building one costs nothing: the
-heavy parts it calls (network, store, PDF libraries) are imported on first use.
+A tool is its contract (a request model and a reply model, see :mod:`doiget.contract`),
+a description, hints and the coroutine that serves it. A toolset is plain data plus
+async callables, so building one costs nothing: the heavy parts it calls (network,
+store, PDF libraries) are imported on first use.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Generic, Protocol, TypeVar
 
+from pydantic import BaseModel
+
+from doiget.contract import Closable, RequestT, parse
 from doiget.server.envelopes import PAPERS_ENVELOPE, Envelope
+from doiget.server.schema import input_schema, output_schema
 
 Result = dict[str, Any]
 
@@ -20,17 +27,6 @@ class ToolCall(Protocol):
 
     async def progress(self, done: int, total: int, message: str) -> None:
         """Report progress (a no-op unless the client asked for it)."""
-
-
-# A handler returns what its envelope renders: a result object, a list or a string.
-Handler = Callable[[Mapping[str, Any], ToolCall], Awaitable[Any]]
-
-
-class Closable(Protocol):
-    """A core that holds connections or files until closed."""
-
-    async def aclose(self) -> None:
-        """Release what the core holds."""
 
 
 CoreT = TypeVar("CoreT", bound=Closable)
@@ -66,18 +62,54 @@ class Hints:
     open_world: bool
 
 
+class ServedTool(Protocol):
+    """What the server needs of a tool: its listing, and a call from raw arguments."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def hints(self) -> Hints: ...
+    @property
+    def envelope(self) -> Envelope: ...
+    @property
+    def ref_field(self) -> str | None: ...
+    @property
+    def input_schema(self) -> Mapping[str, Any]: ...
+    @property
+    def output_schema(self) -> Mapping[str, Any]: ...
+
+    async def call(self, arguments: Any, call: ToolCall) -> Any:
+        """Parse ``arguments`` (INVALID_REF when they do not fit) and run the tool."""
+
+
 @dataclass(frozen=True)
-class ToolSpec:
-    """One MCP tool: its contract and the coroutine that serves it."""
+class Tool(Generic[RequestT]):
+    """One MCP tool: its typed contract and the coroutine that serves it.
+
+    ``ref_field`` names the request field a papers error echoes as ``ref``.
+    """
 
     name: str
     description: str
-    input_schema: Mapping[str, Any]
-    output_schema: Mapping[str, Any]
+    request: type[RequestT]
+    reply: type[BaseModel]
     hints: Hints
-    handler: Handler
-    ref_field: str | None = "ref"  # echoed as ``ref`` in an error envelope
+    handler: Callable[[RequestT, ToolCall], Awaitable[Any]]
     envelope: Envelope = PAPERS_ENVELOPE
+    ref_field: str | None = None
+
+    @cached_property
+    def input_schema(self) -> Mapping[str, Any]:
+        return input_schema(self.request)
+
+    @cached_property
+    def output_schema(self) -> Mapping[str, Any]:
+        return output_schema(self.reply)
+
+    async def call(self, arguments: Any, call: ToolCall) -> Any:
+        return await self.handler(parse(self.request, arguments), call)
 
 
 @dataclass(frozen=True)
@@ -116,46 +148,13 @@ class Toolset:
     """A named group of tools (and resources) selected by ``--toolsets``."""
 
     name: str
-    tools: Sequence[ToolSpec]
+    tools: Sequence[ServedTool]
     instructions: str = ""  # joined into the server instructions agents read at start
     list_resources: Callable[[], Awaitable[list[ResourceItem]]] | None = None
     read_resource: Callable[[str], Awaitable[ResourceBody | None]] | None = None
     close: Callable[[], Awaitable[None]] | None = None
     templates: Sequence[ResourceTemplate] = ()
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-def object_schema(properties: Mapping[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:
-    """A strict object schema: the named properties, ``required`` ones, nothing else."""
-    return {
-        "type": "object",
-        "required": list(required),
-        "properties": dict(properties),
-        "additionalProperties": False,
-    }
-
-
-def tool_spec(
-    name: str,
-    description: str,
-    inputs: Mapping[str, Any],
-    required: Sequence[str],
-    output: Mapping[str, Any],
-    hints: Hints,
-    handler: Handler,
-    envelope: Envelope,
-) -> ToolSpec:
-    """A tool that takes no ref: strict input schema, the given envelope."""
-    return ToolSpec(
-        name,
-        description,
-        object_schema(inputs, required),
-        dict(output),
-        hints,
-        handler,
-        ref_field=None,
-        envelope=envelope,
-    )
 
 
 SECTIONS = ("WHEN TO USE:", "INPUTS:", "OUTPUTS:", "COSTS:", "SIDE EFFECTS:", "LIMITS:")

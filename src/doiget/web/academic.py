@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime
 import logging
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
@@ -31,8 +31,9 @@ from doiget.refs import fetchable_ref
 from doiget.secret import revealed
 from doiget.web.failure import Kind, failure_of, kind_of, web_error
 from doiget.web.outcome import TRUST
-from doiget.web.params import ACADEMIC_PROVIDERS as PROVIDERS
-from doiget.web.params import ACADEMIC_SOURCES as SOURCES
+from doiget.web.requests import ACADEMIC_PROVIDERS as PROVIDERS
+from doiget.web.requests import AcademicSearchRequest
+from doiget.web.results import AcademicSearchResult
 
 if TYPE_CHECKING:
     from doiget.models import UpdateNotice, Work
@@ -192,31 +193,26 @@ def _papers(works: Iterable[tuple[Work, bool | None]], provider: str) -> list[_P
     ]
 
 
-def _query(args: Mapping[str, Any]) -> _Query:
-    """The checked arguments (the schema checks bounds; this checks what it cannot)."""
-    text = " ".join(str(args.get("query", "")).split())
+def _query(request: AcademicSearchRequest) -> _Query:
+    """The checked request (the contract checks bounds; this checks what it cannot)."""
+    text = " ".join(request.query.split())
     if not text:
         raise web_error(Kind.VALIDATION, "query is empty; give the words to search for.")
-    source = str(args.get("source", "all"))
-    if source not in SOURCES:
-        raise web_error(
-            Kind.VALIDATION, f"unknown source {source[:40]!r}; use one of {', '.join(SOURCES)}."
-        )
-    year_from, year_to = args.get("year_from"), args.get("year_to")
-    if year_from is not None and year_to is not None and int(year_from) > int(year_to):
+    year_from, year_to = request.year_from, request.year_to
+    if year_from is not None and year_to is not None and year_from > year_to:
         raise web_error(
             Kind.VALIDATION,
             f"year_from ({year_from}) is after year_to ({year_to}); swap them or drop one.",
         )
     return _Query(
         text=text,
-        num_results=int(args.get("num_results", 5)),
-        year_from=int(year_from) if year_from is not None else None,
-        year_to=int(year_to) if year_to is not None else None,
-        source=source,
-        open_access=bool(args.get("open_access", False)),
-        pdf_only=bool(args.get("pdf_only", False)),
-        newest_first=args.get("sort_by", "relevance") == "date",
+        num_results=request.num_results,
+        year_from=year_from,
+        year_to=year_to,
+        source=request.source,
+        open_access=request.open_access,
+        pdf_only=request.pdf_only,
+        newest_first=request.sort_by == "date",
     )
 
 
@@ -255,17 +251,11 @@ class Academic:
             "arxiv": self._arxiv,
         }
 
-    async def search(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        """The academic_search result for ``args``."""
-        provider = args.get("provider")
-        if provider is not None and provider not in PROVIDERS:
-            raise web_error(
-                Kind.VALIDATION,
-                f"unknown provider {str(provider)[:40]!r}; academic providers: "
-                f"{', '.join(PROVIDERS)}.",
-            )
-        query = _query(args)
-        chain = (str(provider),) if provider is not None else _chain(query.source)
+    async def search(self, request: AcademicSearchRequest) -> AcademicSearchResult:
+        """The academic_search result for ``request``."""
+        provider = request.provider
+        query = _query(request)
+        chain = (provider,) if provider is not None else _chain(query.source)
         used, answer, notes = await self._first_answer(chain, query, explicit=provider is not None)
         papers = answer.papers[: query.fetch_count]
         await self._add_open_access(papers)
@@ -285,9 +275,9 @@ class Academic:
         if notes:
             body["notes"] = notes
         if not kept:
-            body["hints"] = _hints(args, used)
+            body["hints"] = _hints(request, used)
         body["trust"] = TRUST
-        return body
+        return AcademicSearchResult.model_validate(body)
 
     # -- which index answers ------------------------------------------------------
 
@@ -512,10 +502,10 @@ def _flag(value: Any) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
-def _hints(args: Mapping[str, Any], used: str) -> dict[str, Any]:
+def _hints(request: AcademicSearchRequest, used: str) -> dict[str, Any]:
     from doiget.web.search import zero_result_hints
 
-    applied = [name for name in FILTERS if args.get(name) not in (None, False, "all")]
+    applied = [name for name in FILTERS if getattr(request, name) not in (None, False, "all")]
     return zero_result_hints(applied, [name for name in PROVIDERS if name != used])
 
 

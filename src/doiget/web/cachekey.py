@@ -1,4 +1,4 @@
-"""Cache keys for web tool calls, derived from the tool's input schema.
+"""Cache keys for web tool calls, derived from the tool's input contract.
 
 A key covers every property the tool's JSON ``inputSchema`` declares, so a
 parameter added to a tool becomes part of its key without anyone remembering to
@@ -12,7 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 # Part of every key: bump it when the shape of cached answers changes, so entries
 # written by an older doiget are never read as current ones.
@@ -79,3 +82,20 @@ def cache_key(tool: str, arguments: Mapping[str, Any], schema: Mapping[str, Any]
     # surrogatepass: JSON may carry a lone surrogate ("\ud800"), which strict UTF-8 refuses.
     digest = hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
     return f"{tool}:{CACHE_VERSION}:{digest}"
+
+
+def request_key(tool: str, request: BaseModel) -> str:
+    """The cache key of a typed request: every field (defaults filled) but ``sessionId``.
+
+    The same key :func:`cache_key` gives for the equivalent JSON arguments.
+    """
+    arguments = request.model_dump(mode="json", by_alias=True)
+    return cache_key(tool, arguments, {"properties": dict.fromkeys(arguments)})
+
+
+def context_key(context: Mapping[str, Any] | None) -> str:
+    """The key suffix for what else decides an answer (providers asked, a lens's domains)."""
+    if not context:
+        return ""
+    digest = hashlib.sha256(json.dumps(context, sort_keys=True).encode()).hexdigest()
+    return f":{digest[:16]}"

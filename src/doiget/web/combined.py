@@ -17,30 +17,43 @@ import datetime as dt
 import hashlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Final
+from collections.abc import Awaitable, Callable
+from typing import Final, Literal
 
 import anyio
 
+from doiget.contract import build
 from doiget.errors import DoigetError
 from doiget.web.claim import claim_signal, content_words, split_sentences
 from doiget.web.failure import Kind, failure_of, web_error
 from doiget.web.outcome import TRUST
+from doiget.web.requests import ScrapePageRequest, SearchAndScrapeRequest, WebSearchRequest
+from doiget.web.results import (
+    CombinedSource,
+    CombinedSummary,
+    Scores,
+    ScrapeFailure,
+    ScrapePageResult,
+    SearchAndScrapeResult,
+    SearchHit,
+    WebSearchResult,
+)
 from doiget.web.router import Router
 from doiget.web.scrape.measure import truncate_utf8
 
 logger = logging.getLogger("doiget.web")
 
-Search = Callable[[Mapping[str, Any]], Awaitable[dict[str, Any]]]
-Scrape = Callable[[str, int], Awaitable[dict[str, Any]]]
+Search = Callable[[WebSearchRequest], Awaitable[WebSearchResult]]
+Scrape = Callable[[ScrapePageRequest], Awaitable[ScrapePageResult]]
 
+Status = Literal["complete", "partial", "failed"]
 CONCURRENT_SCRAPES: Final = 5
 # A source whose relevance is below this is dropped by filter_by_query.
 RELEVANCE_FLOOR: Final = 0.25
 SPARSE_WORDS: Final = 150
 KEY_SENTENCES: Final = 3
 _AUTHORITY: Final = {"high": 1.0, "medium": 0.6, "low": 0.3}
-_WEIGHTS: Final = {"relevance": 0.35, "freshness": 0.20, "authority": 0.25, "contentQuality": 0.20}
+_WEIGHTS: Final = {"relevance": 0.35, "freshness": 0.20, "authority": 0.25, "content_quality": 0.20}
 
 
 def _relevance(query: str, content: str) -> float:
@@ -64,15 +77,17 @@ def _content_quality(words: int, quality: str | None) -> float:
     return min(1.0, words / 600) * (1.0 if quality != "partial" else 0.7)
 
 
-def _scores(query: str, page: Mapping[str, Any], words: int, today: dt.date) -> dict[str, float]:
+def _scores(query: str, page: ScrapePageResult, content: str, words: int, today: dt.date) -> Scores:
     parts = {
-        "relevance": _relevance(query, page["content"]),
-        "freshness": _freshness(page["citation"]["metadata"].get("date", ""), today),
-        "authority": _AUTHORITY.get(page.get("authorityTier", "low"), 0.3),
-        "contentQuality": _content_quality(words, page.get("extractionQuality")),
+        "relevance": _relevance(query, content),
+        "freshness": _freshness(page.citation.metadata.date, today),
+        "authority": _AUTHORITY.get(page.authority_tier, 0.3),
+        "content_quality": _content_quality(words, page.extraction_quality),
     }
     overall = sum(_WEIGHTS[name] * value for name, value in parts.items())
-    return {"overall": round(overall, 3), **{name: round(v, 3) for name, v in parts.items()}}
+    return Scores(
+        overall=round(overall, 3), **{name: round(value, 3) for name, value in parts.items()}
+    )
 
 
 def _key_sentences(claim: str, content: str) -> list[str]:
@@ -104,29 +119,29 @@ def _dedup(content: str, seen: set[str]) -> str:
     return "\n\n".join(kept)
 
 
-def _failure(url: str, error: DoigetError) -> dict[str, Any]:
+def _failure(url: str, error: DoigetError) -> ScrapeFailure:
     failure = failure_of(error)
-    return {
-        "url": url,
-        "kind": failure.kind.value,
-        "reason": failure.message,
-        "retryable": failure.retryable,
-        "suggestedAction": failure.suggested_action,
-    }
+    return ScrapeFailure(
+        url=url,
+        kind=failure.kind.value,
+        reason=failure.message,
+        retryable=failure.retryable,
+        suggested_action=failure.suggested_action,
+    )
 
 
 async def _read_all(
     urls: list[str], scrape: Scrape, per_source: int
-) -> tuple[list[dict[str, Any] | None], list[dict[str, Any]]]:
+) -> tuple[list[ScrapePageResult | None], list[ScrapeFailure]]:
     """Every page (None where it failed) and the failures, at most 5 reads at a time."""
-    pages: list[dict[str, Any] | None] = [None] * len(urls)
-    failures: list[dict[str, Any] | None] = [None] * len(urls)
+    pages: list[ScrapePageResult | None] = [None] * len(urls)
+    failures: list[ScrapeFailure | None] = [None] * len(urls)
     limiter = anyio.CapacityLimiter(CONCURRENT_SCRAPES)
 
     async def read(slot: int, url: str) -> None:
         async with limiter:
             try:
-                pages[slot] = await scrape(url, per_source)
+                pages[slot] = await scrape(build(ScrapePageRequest, url=url, max_length=per_source))
             except DoigetError as error:
                 failures[slot] = _failure(url, error)
             except Exception as exc:  # one page's extractor bug must not sink the rest
@@ -143,134 +158,130 @@ async def _read_all(
 
 
 def _source(
-    result: Mapping[str, Any],
-    page: Mapping[str, Any],
-    content: str,
-    args: Mapping[str, Any],
+    hit: SearchHit,
+    page: ScrapePageResult,
+    request: SearchAndScrapeRequest,
     today: dt.date,
-) -> dict[str, Any]:
+) -> CombinedSource:
+    content = page.content
     words = len(content.split())
-    source: dict[str, Any] = {
-        "url": result["url"],
-        "title": (page.get("metadata") or {}).get("title") or result["title"],
-        "content": content,
-        "contentType": page["contentType"],
-        "trust": TRUST,
-        "scores": _scores(str(args["query"]), {**page, "content": content}, words, today),
-        "sourceType": page["sourceType"],
-        "authorityTier": page["authorityTier"],
-        "domainCategory": page["domainCategory"],
-        "extractionQuality": page.get("extractionQuality", "complete"),
-        "wordCount": words,
-    }
-    if page["citation"]["metadata"].get("date"):
-        source["publishedAt"] = page["citation"]["metadata"]["date"]
-    claim = args.get("claim")
-    if claim is not None:
-        source["claimSignal"] = claim_signal(claim, content)
-        source["keySentences"] = _key_sentences(claim, content)
+    source = CombinedSource(
+        url=hit.url,
+        title=(page.metadata.title if page.metadata is not None else "") or hit.title,
+        content=content,
+        content_type=page.content_type,
+        trust=TRUST,
+        scores=_scores(request.query, page, content, words, today),
+        source_type=page.source_type,
+        authority_tier=page.authority_tier,
+        domain_category=page.domain_category,
+        extraction_quality=page.extraction_quality or "complete",
+        word_count=words,
+    )
+    if page.citation.metadata.date:
+        source.published_at = page.citation.metadata.date
+    if request.claim is not None:
+        source.claim_signal = claim_signal(request.claim, content)
+        source.key_sentences = _key_sentences(request.claim, content)
     return source
 
 
 def _trimmed(
-    ranked: list[dict[str, Any]], deduplicate: bool, budget: int
-) -> tuple[list[dict[str, Any]], int]:
+    ranked: list[CombinedSource], deduplicate: bool, budget: int
+) -> tuple[list[CombinedSource], int]:
     """Sources in rank order without paragraphs a higher-ranked one has, their contents
     together within ``budget`` bytes; and how many were nothing but repeats."""
     seen: set[str] = set()
-    kept: list[dict[str, Any]] = []
+    kept: list[CombinedSource] = []
     duplicates = 0
     for source in ranked:
-        content = _dedup(source["content"], seen) if deduplicate else source["content"]
+        content = _dedup(source.content, seen) if deduplicate else source.content
         if not content.strip():
             duplicates += 1
             continue
         content, _ = truncate_utf8(content, max(budget, 0))
         budget -= len(content.encode("utf-8"))
-        kept.append({**source, "content": content, "wordCount": len(content.split())})
+        source.content = content
+        source.word_count = len(content.split())
+        kept.append(source)
     return kept, duplicates
 
 
-def _combined(sources: list[dict[str, Any]], limit: int) -> str:
+def _combined(sources: list[CombinedSource], limit: int) -> str:
     text = "\n\n".join(
-        f"## [{number}] {source['title']}\n{source['url']}\n\n{source['content']}"
+        f"## [{number}] {source.title}\n{source.url}\n\n{source.content}"
         for number, source in enumerate(sources, start=1)
     )
     return truncate_utf8(text, limit)[0]
 
 
 async def search_and_scrape(
-    args: Mapping[str, Any],
+    request: SearchAndScrapeRequest,
     search: Search,
     scrape: Scrape,
     router: Router,
     today: Callable[[], dt.date] = dt.date.today,
-) -> dict[str, Any]:
-    """The SearchAndScrapeOutput for validated ``args``."""
+) -> SearchAndScrapeResult:
+    """The result for ``request``."""
     started = time.monotonic()
-    search_args: dict[str, Any] = {
-        "query": args["query"],
-        "num_results": int(args.get("num_results", 3)),
-    }
-    if args.get("provider"):
-        search_args["provider"] = args["provider"]
-    found = await search(search_args)
-    results = found["results"]
+    found = await search(
+        WebSearchRequest(
+            query=request.query, num_results=request.num_results, provider=request.provider
+        )
+    )
+    hits = found.results
     pages, failures = await _read_all(
-        [result["url"] for result in results],
-        scrape,
-        int(args.get("max_length_per_source", 50_000)),
+        [hit.url for hit in hits], scrape, request.max_length_per_source
     )
 
     sources = [
-        _source(result, page, page["content"], args, today())
-        for result, page in zip(results, pages, strict=True)
+        _source(hit, page, request, today())
+        for hit, page in zip(hits, pages, strict=True)
         if page is not None
     ]
-    sparse = sum(source["wordCount"] < SPARSE_WORDS for source in sources)
+    sparse = sum(source.word_count < SPARSE_WORDS for source in sources)
     read = len(sources)
-    if args.get("filter_by_query", args.get("claim") is not None):
-        sources = [s for s in sources if s["scores"]["relevance"] >= RELEVANCE_FLOOR]
+    wanted = request.filter_by_query
+    if wanted if wanted is not None else request.claim is not None:
+        sources = [s for s in sources if s.scores.relevance >= RELEVANCE_FLOOR]
     filtered_out = read - len(sources)
-    sources.sort(key=lambda source: -source["scores"]["overall"])
-    sources, duplicates = _trimmed(
-        sources, bool(args.get("deduplicate", True)), int(args.get("total_max_length", 300_000))
-    )
-    combined = _combined(sources, int(args.get("total_max_length", 300_000)))
-    if not args.get("include_sources", True):
+    sources.sort(key=lambda source: -source.scores.overall)
+    sources, duplicates = _trimmed(sources, request.deduplicate, request.total_max_length)
+    combined = _combined(sources, request.total_max_length)
+    if not request.include_sources:
         for source in sources:
-            source["content"] = ""
+            source.content = ""
 
-    status = "failed" if not sources else "partial" if failures else "complete"
-    body: dict[str, Any] = {
-        "query": args["query"],
-        "status": status,
-        "sources": sources,
-        "combinedContent": combined,
-        "scrapeFailures": failures,
-        "summary": {
-            "urlsSearched": len(results),
-            "urlsScraped": sum(page is not None for page in pages),
-            "urlsFailed": len(failures),
-            "duplicatesRemoved": duplicates,
-            "filteredOut": filtered_out,
-            "sparseSources": sparse,
-            "processingTimeMs": int((time.monotonic() - started) * 1000),
-        },
-    }
-    if "hints" in found:
-        body["hints"] = found["hints"]
+    status: Status = "failed" if not sources else "partial" if failures else "complete"
+    result = SearchAndScrapeResult(
+        query=request.query,
+        status=status,
+        sources=sources,
+        combined_content=combined,
+        scrape_failures=failures,
+        summary=CombinedSummary(
+            urls_searched=len(hits),
+            urls_scraped=sum(page is not None for page in pages),
+            urls_failed=len(failures),
+            duplicates_removed=duplicates,
+            filtered_out=filtered_out,
+            sparse_sources=sparse,
+            processing_time_ms=int((time.monotonic() - started) * 1000),
+        ),
+        trust=TRUST,
+    )
+    if found.hints is not None:
+        result.hints = found.hints
     if status == "failed" and read:
-        body["note"] = (
+        result.note = (
             f"{read} page(s) were read but none kept: off-topic for the query "
             f"({filtered_out}) or repeating a kept page ({duplicates}); set filter_by_query "
             "false, or rephrase the query."
         )
     elif status == "failed":
-        body["note"] = (
+        result.note = (
             "No page could be read: see scrapeFailures and hints; try other search terms, "
             f"another provider ({', '.join(router.healthy()) or 'none healthy'}), or "
             "scrape_page on a known URL."
         )
-    body["trust"] = TRUST
-    return body
+    return result

@@ -26,8 +26,8 @@ from doiget.net.client import SourceClient, Timeouts
 from doiget.net.network import Network
 from doiget.sources.names import author_from_name
 from doiget.web.failure import Kind, kind_of
-
-FORMATS: Final = ("markdown", "json", "bibtex", "csl-json", "ris")
+from doiget.web.requests import ExportFormat
+from doiget.web.results import LinkState
 
 # -- works from recorded sources ------------------------------------------------------
 
@@ -76,8 +76,8 @@ def works_of(sources: Iterable[Mapping[str, Any]]) -> list[Work]:
 # -- renderers --------------------------------------------------------------------------
 
 
-def render(format_name: str, document: Mapping[str, Any]) -> str:
-    """The session ``document`` in ``format_name`` (one of :data:`FORMATS`)."""
+def render(format_name: ExportFormat, document: Mapping[str, Any]) -> str:
+    """The session ``document`` in ``format_name``."""
     if format_name == "markdown":
         return to_markdown(document)
     if format_name == "json":
@@ -229,7 +229,7 @@ _LIVE_ERRORS: Final = frozenset({401, 403, 405, 429})
 _ERROR_STATUSES: Final = frozenset(range(400, 600))
 
 
-async def _liveness(client: SourceClient, url: str) -> str:
+async def _liveness(client: SourceClient, url: str) -> LinkState:
     try:
         fetched = await client.get(
             url,
@@ -251,7 +251,7 @@ async def check_links(
     *,
     concurrency: int = LINK_CONCURRENCY,
     budget: float = LINK_BUDGET,
-) -> dict[str, str]:
+) -> dict[str, LinkState]:
     """``{url: "live" | "dead" | "refused" | "unchecked"}``, sorted by URL.
 
     One small GET per URL through the web client (SSRF guard, block list, rate
@@ -261,7 +261,7 @@ async def check_links(
     wanted = sorted(set(urls))
     client = network.client("web", any_public_host=True)
     limiter = anyio.CapacityLimiter(concurrency)
-    found: dict[str, str] = {}
+    found: dict[str, LinkState] = {}
 
     async def check(url: str) -> None:
         async with limiter:

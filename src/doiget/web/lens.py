@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from doiget.web.failure import Kind, web_error
-from doiget.web.params import DOMAIN_PATTERN
+from doiget.web.requests import DOMAIN_PATTERN
 
 logger = logging.getLogger("doiget.web")
 

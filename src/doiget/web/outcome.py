@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from doiget.web.results import LinkedResult, WebResult
 
 TRUST: Final = "untrusted-external-content"
 
@@ -24,14 +27,19 @@ class ResourceLink:
 class Outcome:
     """One web tool result.
 
-    ``body`` is the structured content (the full result, or the inline summary of a
-    linked one); ``meta`` rides on the MCP result's ``_meta`` (cache freshness,
-    routing), never inside the body.
+    ``result`` is the typed result (the full one, or the inline summary of a linked
+    one); ``meta`` rides on the MCP result's ``_meta`` (cache freshness, routing),
+    never inside the body.
     """
 
-    body: dict[str, Any]
+    result: WebResult | LinkedResult
     meta: dict[str, Any] | None = None
     link: ResourceLink | None = None
+
+    @property
+    def body(self) -> dict[str, Any]:
+        """The result as structured content."""
+        return self.result.wire()
 
 
 def freshness_meta(*, cached: bool, age: float, ttl: float) -> dict[str, Any]:

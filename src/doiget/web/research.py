@@ -23,7 +23,13 @@ from doiget.errors import DoigetError
 from doiget.refs import parse_ref
 from doiget.web.failure import Kind, web_error
 from doiget.web.outcome import TRUST, rfc3339
-from doiget.web.params import BRANCH_PATTERN, SESSION_ID
+from doiget.web.requests import (
+    SESSION_ID_PATTERN,
+    ResearchExportRequest,
+    ResearchSessionRequest,
+    ResearchStepRequest,
+)
+from doiget.web.results import OneStep, ResearchExportResult, SessionSummary, StepRecorded
 from doiget.web.urls import url_key
 
 if TYPE_CHECKING:
@@ -47,20 +53,8 @@ RECENT_SOURCES: Final = 10
 STEP_WARNING_AT: Final = MAX_STEPS - 10
 ONE_LINER_CHARS: Final = 120
 SESSION_FORMAT: Final = 1
-_SESSION_ID_SHAPE: Final = re.compile(str(SESSION_ID["pattern"]))
+_SESSION_ID_SHAPE: Final = re.compile(SESSION_ID_PATTERN)
 _SOURCE_KINDS: Final = ("web", "paper", "patent")
-
-
-_STEP_FIELDS: Final = (
-    "reasoning",
-    "confidence",
-    "rejectedApproaches",
-    "isRevision",
-    "revisesStep",
-    "branchFromStep",
-    "branchId",
-    "knowledgeGap",
-)
 
 
 def paper_sources(papers: Sequence[Any]) -> list[dict[str, Any]]:
@@ -119,12 +113,13 @@ class Research:
 
     # -- sequential_search ---------------------------------------------------------
 
-    async def step(self, args: Mapping[str, Any]) -> dict[str, Any]:
+    async def step(self, request: ResearchStepRequest) -> StepRecorded:
         """sequential_search: record one step and return the session so far."""
         now = self._clock()
-        step = _new_step(args, rfc3339(now))
+        step = _new_step(request, rfc3339(now))
         number = step["stepNumber"]
-        session_id = args.get("sessionId")
+        goal = _stripped(request.research_goal)
+        session_id = request.session_id
         if session_id is None:
             if number != 1:
                 raise web_error(
@@ -136,23 +131,23 @@ class Research:
                 )
             session_id = secrets.token_urlsafe(16)
             session = _new_session(session_id, rfc3339(now))
-            _add_step(session, step, args)
+            _add_step(session, step, goal)
             await self._sessions().create(session_id, session)
         else:
             session_id = _checked_id(session_id)
             session = await self._sessions().update(
-                session_id, lambda stored: _add_step(stored, step, args)
+                session_id, lambda stored: _add_step(stored, step, goal)
             )
-        return _step_view(session, number)
+        return StepRecorded.model_validate(_step_view(session, number))
 
     # -- get_research_session ------------------------------------------------------
 
-    async def session(self, args: Mapping[str, Any]) -> dict[str, Any]:
+    async def session(self, request: ResearchSessionRequest) -> SessionSummary | OneStep:
         """get_research_session: the summary view, or one step in full with ``stepId``."""
-        session = await self._load(args.get("sessionId"))
-        step_id = args.get("stepId")
+        session = await self._load(request.session_id)
+        step_id = request.step_id
         if step_id is None:
-            return _summary_view(session)
+            return SessionSummary.model_validate(_summary_view(session))
         document = session_document(session)
         chosen = next((s for s in document["steps"] if s["stepNumber"] == step_id), None)
         if chosen is None:
@@ -162,13 +157,15 @@ class Research:
                 suggested_action="Ask for one of the listed steps, or leave stepId out for "
                 "the session summary.",
             )
-        return {
-            "sessionId": session["id"],
-            "responseMode": "step",
-            "researchGoal": session["researchGoal"],
-            "step": chosen,
-            "trust": TRUST,
-        }
+        return OneStep.model_validate(
+            {
+                "sessionId": session["id"],
+                "responseMode": "step",
+                "researchGoal": session["researchGoal"],
+                "step": chosen,
+                "trust": TRUST,
+            }
+        )
 
     # -- sources from the other tools ---------------------------------------------
 
@@ -200,32 +197,26 @@ class Research:
 
     # -- research_export -----------------------------------------------------------
 
-    async def export(self, args: Mapping[str, Any]) -> dict[str, Any]:
+    async def export(self, request: ResearchExportRequest) -> ResearchExportResult:
         """research_export: the session rendered as a report, JSON or a bibliography."""
-        from doiget.web.export import FORMATS, check_links, render
+        from doiget.web.export import check_links, render
 
-        format_name = str(args.get("format", "markdown"))
-        if format_name not in FORMATS:
-            raise web_error(
-                Kind.VALIDATION,
-                f"format {format_name!r} is not one of: {', '.join(FORMATS)}.",
-            )
-        session = await self._load(args.get("sessionId"))
+        session = await self._load(request.session_id)
         document = session_document(session)
-        result: dict[str, Any] = {
-            "sessionId": session["id"],
-            "format": format_name,
-            "researchGoal": session["researchGoal"],
-            "stepCount": len(document["steps"]),
-            "sourceCount": len(document["sources"]),
-            "startedAt": session["startedAt"],
-            "exportedAt": rfc3339(self._clock()),
-            "document": render(format_name, document),
-            "trust": TRUST,
-        }
-        if args.get("verify_links"):
+        result = ResearchExportResult(
+            session_id=session["id"],
+            format=request.format,
+            research_goal=session["researchGoal"],
+            step_count=len(document["steps"]),
+            source_count=len(document["sources"]),
+            started_at=session["startedAt"],
+            exported_at=rfc3339(self._clock()),
+            document=render(request.format, document),
+            trust=TRUST,
+        )
+        if request.verify_links:
             urls = [source["url"] for source in document["sources"]]
-            result["linkStatus"] = await check_links(self.network, urls)
+            result.link_status = await check_links(self.network, urls)
         return result
 
     async def _load(self, session_id: Any) -> Session:
@@ -248,32 +239,16 @@ def _checked_id(session_id: Any) -> str:
     return session_id
 
 
-def _text(args: Mapping[str, Any], name: str, limit: int) -> str | None:
-    value = args.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise web_error(Kind.VALIDATION, f"{name} must be a string.")
-    value = value.strip()
-    if len(value) > limit:
-        raise web_error(Kind.VALIDATION, f"{name} is longer than {limit} characters; shorten it.")
-    return value or None
+def _stripped(text: str | None) -> str | None:
+    """``text`` without surrounding blanks; None when nothing is left."""
+    return (text or "").strip() or None
 
 
-def _step_number(args: Mapping[str, Any], name: str) -> int | None:
-    value = args.get(name)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise web_error(Kind.VALIDATION, f"{name} must be a step number (an integer from 1).")
-    return value
-
-
-def _new_step(args: Mapping[str, Any], recorded_at: str) -> dict[str, Any]:
-    """The stored form of one step, from validated input (absent fields left out)."""
-    search_step = _text(args, "searchStep", 2000)
-    number = _step_number(args, "stepNumber")
-    if search_step is None or number is None or not isinstance(args.get("nextStepNeeded"), bool):
+def _new_step(request: ResearchStepRequest, recorded_at: str) -> dict[str, Any]:
+    """The stored form of one step (absent fields left out)."""
+    search_step = _stripped(request.search_step)
+    number = request.step_number
+    if search_step is None:
         raise web_error(
             Kind.VALIDATION,
             "sequential_search needs searchStep (text), stepNumber (from 1) and "
@@ -282,30 +257,20 @@ def _new_step(args: Mapping[str, Any], recorded_at: str) -> dict[str, Any]:
     step: dict[str, Any] = {
         "stepNumber": number,
         "searchStep": search_step,
-        "nextStepNeeded": args["nextStepNeeded"],
+        "nextStepNeeded": request.next_step_needed,
         "recordedAt": recorded_at,
-        "reasoning": _text(args, "reasoning", 4000),
-        "knowledgeGap": _text(args, "knowledgeGap", 1000),
-        "revisesStep": _step_number(args, "revisesStep"),
-        "branchFromStep": _step_number(args, "branchFromStep"),
-        "branchId": _text(args, "branchId", 40),
+        "reasoning": _stripped(request.reasoning),
+        "knowledgeGap": _stripped(request.knowledge_gap),
+        "revisesStep": request.revises_step,
+        "branchFromStep": request.branch_from_step,
+        "branchId": request.branch_id,
+        "confidence": request.confidence,
     }
-    confidence = args.get("confidence")
-    if confidence is not None:
-        if isinstance(confidence, bool) or not isinstance(confidence, int | float):
-            raise web_error(Kind.VALIDATION, "confidence must be a number from 0 to 1.")
-        if not 0 <= confidence <= 1:
-            raise web_error(Kind.VALIDATION, f"confidence {confidence} is outside 0 to 1.")
-        step["confidence"] = confidence
-    rejected = args.get("rejectedApproaches")
-    if rejected is not None:
-        if not isinstance(rejected, list) or not all(isinstance(r, str) for r in rejected):
-            raise web_error(Kind.VALIDATION, "rejectedApproaches must be a list of strings.")
-        step["rejectedApproaches"] = [item.strip() for item in rejected if item.strip()]
-    if step["branchId"] is not None and not re.fullmatch(BRANCH_PATTERN, step["branchId"]):
-        raise web_error(Kind.VALIDATION, "branchId may use letters, digits, _ and - (at most 40).")
-    is_revision = args.get("isRevision")
-    if is_revision and step["revisesStep"] is None:
+    if request.rejected_approaches is not None:
+        step["rejectedApproaches"] = [
+            item.strip() for item in request.rejected_approaches if item.strip()
+        ]
+    if request.is_revision and step["revisesStep"] is None:
         raise web_error(
             Kind.VALIDATION,
             "isRevision is true but revisesStep is missing; name the step this one revises.",
@@ -355,7 +320,7 @@ def _same_step(stored: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     }
 
 
-def _add_step(session: Session, step: dict[str, Any], args: Mapping[str, Any]) -> Session:
+def _add_step(session: Session, step: dict[str, Any], goal: str | None) -> Session:
     """Append ``step`` (validated against the session) and return the session.
 
     A step resent unchanged (a retried call) is taken as already recorded.
@@ -388,7 +353,6 @@ def _add_step(session: Session, step: dict[str, Any], args: Mapping[str, Any]) -
                 f"{_numbers(session)}.",
             )
     session["steps"].append(step)
-    goal = _text(args, "researchGoal", 1000)
     if goal:
         session["researchGoal"] = goal
     elif not session["researchGoal"]:

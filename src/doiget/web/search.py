@@ -1,8 +1,8 @@
-"""web_search: one provider query turned into the spec's SearchOutput."""
+"""web_search: one provider query turned into a :class:`WebSearchResult`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -10,8 +10,11 @@ from doiget.web.claim import claim_signal
 from doiget.web.failure import Kind, web_error
 from doiget.web.lens import Lens, find_lens
 from doiget.web.outcome import TRUST
-from doiget.web.providers.base import ProviderQuery, SearchHit
+from doiget.web.providers.base import ProviderQuery
+from doiget.web.providers.base import SearchHit as SearchHitFound
 from doiget.web.reputation import reputation_of
+from doiget.web.requests import WebSearchRequest
+from doiget.web.results import SearchHit, SourceReputation, WebSearchResult, ZeroResultHints
 from doiget.web.router import Router
 from doiget.web.urls import url_key
 
@@ -32,14 +35,14 @@ EPISTEMIC_WARNING: Final = (
 
 
 def build_request(
-    args: Mapping[str, Any], lenses: dict[str, Lens], *, dedicated_engine_usable: bool = False
+    request: WebSearchRequest, lenses: dict[str, Lens], *, dedicated_engine_usable: bool = False
 ) -> ProviderQuery:
-    """The provider-neutral request for validated ``args``.
+    """The provider-neutral request for ``request``.
 
     ``dedicated_engine_usable``: Google is configured and will answer, so a lens with
     its own engine (``cx``) uses it instead of ``site:`` terms.
     """
-    if args.get("site") and args.get("lens"):
+    if request.site and request.lens:
         raise web_error(
             Kind.VALIDATION,
             "site and lens cannot be combined: a lens already restricts the domains. "
@@ -47,41 +50,38 @@ def build_request(
         )
     sites: tuple[str, ...] = ()
     google_cx: str | None = None
-    if args.get("lens"):
-        lens = find_lens(lenses, str(args["lens"]))
+    if request.lens:
+        lens = find_lens(lenses, request.lens)
         if lens.cx and dedicated_engine_usable:
             google_cx = lens.cx
         else:
             sites = lens.domains
-    elif args.get("site"):
-        sites = (str(args["site"]).lower(),)
+    elif request.site:
+        sites = (request.site.lower(),)
     return ProviderQuery(
         google_cx=google_cx,
-        query=str(args["query"]).strip(),
-        num_results=int(args.get("num_results", 5)),
-        time_range=args.get("time_range"),
-        safe=str(args.get("safe", "medium")),
-        language=args.get("language"),
-        country=args.get("country", "").lower() or None,
+        query=request.query.strip(),
+        num_results=request.num_results,
+        time_range=request.time_range,
+        safe=request.safe,
+        language=request.language,
+        country=request.country.lower() if request.country else None,
         sites=sites,
-        exact_terms=args.get("exact_terms"),
-        exclude_terms=args.get("exclude_terms"),
+        exact_terms=request.exact_terms,
+        exclude_terms=request.exclude_terms,
     )
 
 
-def _result(hit: SearchHit, claim: str | None) -> dict[str, Any]:
+def _hit(hit: SearchHitFound, claim: str | None) -> SearchHit:
     host = urlsplit(hit.url).hostname or ""
-    result: dict[str, Any] = {
-        "title": hit.title,
-        "url": hit.url,
-        "snippet": hit.snippet,
-        "displayLink": host.removeprefix("www."),
-    }
+    result = SearchHit(
+        title=hit.title, url=hit.url, snippet=hit.snippet, display_link=host.removeprefix("www.")
+    )
     reputation = reputation_of(host)
     if reputation is not None:
-        result["sourceReputation"] = reputation
+        result.source_reputation = SourceReputation.model_validate(reputation)
     if claim is not None:
-        result["claimSignal"] = claim_signal(claim, hit.snippet)
+        result.claim_signal = claim_signal(claim, hit.snippet)
     return result
 
 
@@ -105,43 +105,42 @@ def zero_result_hints(
     }
 
 
-def _hints(args: Mapping[str, Any], router: Router, used: str | None) -> dict[str, Any]:
-    applied = [name for name in FILTERS if args.get(name)]
-    return zero_result_hints(applied, router.healthy(exclude=used))
+def _hints(request: WebSearchRequest, router: Router, used: str | None) -> ZeroResultHints:
+    applied = [name for name in FILTERS if getattr(request, name)]
+    return ZeroResultHints.model_validate(zero_result_hints(applied, router.healthy(exclude=used)))
 
 
 async def web_search(
-    args: Mapping[str, Any], router: Router, lenses: dict[str, Lens]
-) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """The SearchOutput for ``args``, plus routing provenance when routing is on."""
-    provider = args.get("provider")
-    lens = lenses.get(str(args.get("lens", "")).lower())
+    request: WebSearchRequest, router: Router, lenses: dict[str, Lens]
+) -> tuple[WebSearchResult, dict[str, Any] | None]:
+    """The result for ``request``, plus routing provenance when routing is on."""
+    provider = request.provider
+    lens = lenses.get((request.lens or "").lower())
     # A lens's own engine replaces site: terms only where Google alone answers: asked
     # for by name, or the single provider when no fallback order is configured.
     google_alone = provider == "google" or (provider is None and router.order() == ("google",))
     dedicated = lens is not None and lens.cx is not None and google_alone
-    request = build_request(args, lenses, dedicated_engine_usable=dedicated)
-    answer, trace = await router.search(request, provider)
-    claim = args.get("claim")
+    asked = build_request(request, lenses, dedicated_engine_usable=dedicated)
+    answer, trace = await router.search(asked, provider)
     seen: set[str] = set()
-    results = []
-    for hit in answer.hits:
-        key = url_key(hit.url)
+    hits: list[SearchHit] = []
+    for found in answer.hits:
+        key = url_key(found.url)
         if key in seen:
             continue
         seen.add(key)
-        results.append(_result(hit, claim))
-        if len(results) == request.num_results:
+        hits.append(_hit(found, request.claim))
+        if len(hits) == asked.num_results:
             break
-    body: dict[str, Any] = {
-        "urls": [result["url"] for result in results],
-        "query": request.query,
-        "resultCount": len(results),
-        "results": results,
-    }
+    result = WebSearchResult(
+        urls=[hit.url for hit in hits],
+        query=asked.query,
+        result_count=len(hits),
+        results=hits,
+        trust=TRUST,
+    )
     if answer.notes:
-        body["notes"] = list(answer.notes)
-    if not results:
-        body["hints"] = _hints(args, router, answer.provider)
-    body["trust"] = TRUST
-    return body, (trace.to_meta() if router.routed else None)
+        result.notes = list(answer.notes)
+    if not hits:
+        result.hints = _hints(request, router, answer.provider)
+    return result, (trace.to_meta() if router.routed else None)

@@ -8,23 +8,41 @@ instead of the body when the result is large.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from doiget.config import Settings
 from doiget.errors import DoigetError
 from doiget.net.network import Network
 from doiget.web.artifacts import Artifacts
 from doiget.web.cache import Cache, open_cache
-from doiget.web.cachekey import TTL_SECONDS, cache_key
+from doiget.web.cachekey import TTL_SECONDS, context_key, request_key
 from doiget.web.lens import load_lenses
 from doiget.web.outcome import TRUST, Outcome, ResourceLink, freshness_meta
-from doiget.web.params import ACADEMIC_SEARCH, PATENT_SEARCH, SCRAPE_PAGE, WEB_SEARCH
-from doiget.web.research import Research, paper_sources
+from doiget.web.requests import (
+    AcademicSearchRequest,
+    CachedRequest,
+    PatentSearchRequest,
+    ResearchExportRequest,
+    ResearchSessionRequest,
+    ResearchStepRequest,
+    ScrapePageRequest,
+    SearchAndScrapeRequest,
+    WebSearchRequest,
+)
+from doiget.web.research import Research
+from doiget.web.results import (
+    AcademicSearchResult,
+    LinkedResult,
+    PatentSearchResult,
+    ScrapePageResult,
+    SearchAndScrapeResult,
+    WebResult,
+    WebSearchResult,
+)
 from doiget.web.router import Router
 from doiget.web.scrape.service import Scraper
 from doiget.web.search import web_search
@@ -36,7 +54,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("doiget.web")
 
 Meta = dict[str, Any] | None
-Computed = tuple[dict[str, Any], Meta]
+ResultT = TypeVar("ResultT", bound=WebResult)
 # Tools whose fresh (not cached) results also carry cache provenance.
 _FRESH_META = frozenset({"web_search"})
 
@@ -50,7 +68,10 @@ class WebCore:
         network: Network | None = None,
         *,
         clock: Callable[[], float] = time.time,
+        links: bool = True,
     ) -> None:
+        """``links``: whether a large result is stored and linked (off: always inline,
+        as a shell wants it)."""
         self.settings = settings
         self._owns_network = network is None
         self.network = network or Network(settings)
@@ -58,7 +79,9 @@ class WebCore:
         self.scraper = Scraper(self.network)
         self._clock = clock
         self._cache = _cache_or_none(settings, clock)
-        self.artifacts = Artifacts(self._cache, clock=clock) if self._cache is not None else None
+        self.artifacts = (
+            Artifacts(self._cache, clock=clock) if self._cache is not None and links else None
+        )
         self.research = Research(settings, self.network, clock)
         self._academic: Academic | None = None
         self._patents: Patents | None = None
@@ -71,87 +94,57 @@ class WebCore:
             await self._cache.aclose()
         await self.research.aclose()
 
-    async def search(self, args: Mapping[str, Any]) -> Outcome:
+    async def search(self, request: WebSearchRequest) -> Outcome:
         """web_search."""
-        await self._session_open(args)
-        return await self._recorded("web_search", args, *await self._searched(args))
+        return await self._answered(
+            "web_search", request.session_id, lambda: self._searched(request)
+        )
 
-    async def scrape(self, args: Mapping[str, Any]) -> Outcome:
+    async def scrape(self, request: ScrapePageRequest) -> Outcome:
         """scrape_page."""
-        await self._session_open(args)
-        return await self._recorded("scrape_page", args, *await self._scraped(args))
+        return await self._answered(
+            "scrape_page", request.session_id, lambda: self._scraped(request)
+        )
 
-    # -- research sessions ----------------------------------------------------------
-
-    async def research_step(self, args: Mapping[str, Any]) -> Outcome:
-        """sequential_search."""
-        return Outcome(await self.research.step(args))
-
-    async def research_session(self, args: Mapping[str, Any]) -> Outcome:
-        """get_research_session."""
-        return Outcome(await self.research.session(args))
-
-    async def research_export(self, args: Mapping[str, Any]) -> Outcome:
-        """research_export (a large document comes back as a resource link)."""
-        return await self._finish(await self.research.export(args), None)
-
-    async def _session_open(self, args: Mapping[str, Any]) -> None:
-        """A call linked to a session fails before any work when the session is gone."""
-        if args.get("sessionId"):
-            await self.research.require(str(args["sessionId"]))
-
-    async def _recorded(
-        self, tool: str, args: Mapping[str, Any], body: dict[str, Any], meta: Meta
-    ) -> Outcome:
-        """Record what ``tool`` found in the call's session, then finish the result.
-
-        The result is the caller's either way: a session that expired meanwhile (or a
-        store that failed) is reported in ``_meta``, not by losing the answer.
-        """
-        if args.get("sessionId"):
-            try:
-                await self.research.record_sources(str(args["sessionId"]), tool, sources_of(body))
-            except DoigetError as error:
-                meta = {**(meta or {}), "sessionWarning": error.message}
-        return await self._finish(body, meta)
-
-    async def search_and_scrape(self, args: Mapping[str, Any]) -> Outcome:
+    async def search_and_scrape(self, request: SearchAndScrapeRequest) -> Outcome:
         """search_and_scrape: not cached as a whole; its search and its scrapes are."""
         from doiget.web.combined import search_and_scrape
 
-        async def search(search_args: Mapping[str, Any]) -> dict[str, Any]:
-            return (await self._searched(search_args))[0]
+        async def search(inner: WebSearchRequest) -> WebSearchResult:
+            return (await self._searched(inner))[0]
 
-        async def scrape(url: str, max_length: int) -> dict[str, Any]:
-            return (await self._scraped({"url": url, "max_length": max_length}))[0]
+        async def scrape(inner: ScrapePageRequest) -> ScrapePageResult:
+            return (await self._scraped(inner))[0]
 
-        await self._session_open(args)
-        body = await search_and_scrape(args, search, scrape, self.router)
-        return await self._recorded("search_and_scrape", args, _valid_unicode(body), None)
+        async def combined() -> tuple[SearchAndScrapeResult, Meta]:
+            result = await search_and_scrape(request, search, scrape, self.router)
+            return _valid_unicode(result), None
 
-    async def academic_search(self, args: Mapping[str, Any]) -> Outcome:
+        return await self._answered("search_and_scrape", request.session_id, combined)
+
+    async def academic_search(self, request: AcademicSearchRequest) -> Outcome:
         """academic_search."""
         from doiget.web.academic import Academic
 
         if self._academic is None:
             self._academic = Academic(self.settings, self.network)
         academic = self._academic
-
-        async def compute() -> Computed:
-            return await academic.search(args), None
-
-        await self._session_open(args)
         # Whether Unpaywall can be asked decides pdfUrl and what open_access keeps.
         context = {"unpaywall": self.settings.email is not None}
-        return await self._recorded(
-            "academic_search",
-            args,
-            *await self._cached(
-                "academic_search", args, ACADEMIC_SEARCH, compute, context, keep=_settled
-            ),
-        )
 
-    async def patent_search(self, args: Mapping[str, Any]) -> Outcome:
+        def answer() -> Awaitable[tuple[AcademicSearchResult, Meta]]:
+            return self._cached(
+                "academic_search",
+                request,
+                AcademicSearchResult,
+                lambda: academic.search(request),
+                context,
+                keep=lambda result: not result.notes,
+            )
+
+        return await self._answered("academic_search", request.session_id, answer)
+
+    async def patent_search(self, request: PatentSearchRequest) -> Outcome:
         """patent_search (an empty answer is not cached: a later call may find more)."""
         from doiget.web.patents import Patents
 
@@ -159,50 +152,94 @@ class WebCore:
             self._patents = Patents(self.settings, self.network)
         patents = self._patents
 
-        async def compute() -> Computed:
-            return await patents.search(args), None
+        async def compute() -> PatentSearchResult:
+            arguments = request.model_dump(exclude={"session_id"}, exclude_none=True)
+            return PatentSearchResult.model_validate(await patents.search(arguments))
 
-        context = None if args.get("provider") else {"providers": list(patents.configured())}
-        await self._session_open(args)
-        return await self._recorded(
-            "patent_search",
-            args,
-            *await self._cached(
+        context = None if request.provider else {"providers": list(patents.configured())}
+
+        def answer() -> Awaitable[tuple[PatentSearchResult, Meta]]:
+            return self._cached(
                 "patent_search",
-                args,
-                PATENT_SEARCH,
+                request,
+                PatentSearchResult,
                 compute,
                 context,
-                keep=lambda body: bool(body.get("resultCount")) and _settled(body),
-            ),
-        )
+                keep=lambda result: bool(result.result_count) and not result.notes,
+            )
 
-    async def _searched(self, args: Mapping[str, Any]) -> tuple[dict[str, Any], Meta]:
-        """One search's body (from cache when fresh) and its ``_meta``."""
+        return await self._answered("patent_search", request.session_id, answer)
+
+    async def _answered(
+        self,
+        tool: str,
+        session_id: str | None,
+        answer: Callable[[], Awaitable[tuple[WebResult, Meta]]],
+    ) -> Outcome:
+        """``answer()``, recorded in the call's session when there is one, then finished.
+
+        A call linked to a session fails before any work when the session is gone.
+        """
+        if session_id:
+            await self.research.require(session_id)
+        result, meta = await answer()
+        return await self._finish(result, await self._recorded(session_id, tool, result, meta))
+
+    # -- research sessions ----------------------------------------------------------
+
+    async def research_step(self, request: ResearchStepRequest) -> Outcome:
+        """sequential_search."""
+        return Outcome(await self.research.step(request))
+
+    async def research_session(self, request: ResearchSessionRequest) -> Outcome:
+        """get_research_session."""
+        return Outcome(await self.research.session(request))
+
+    async def research_export(self, request: ResearchExportRequest) -> Outcome:
+        """research_export (a large document comes back as a resource link)."""
+        return await self._finish(await self.research.export(request), None)
+
+    async def _recorded(
+        self, session_id: str | None, tool: str, result: WebResult, meta: Meta
+    ) -> Meta:
+        """Record what ``tool`` found in the call's session; the ``_meta`` to answer with.
+
+        The result is the caller's either way: a session that expired meanwhile (or a
+        store that failed) is reported in ``_meta``, not by losing the answer.
+        """
+        if not session_id:
+            return meta
+        try:
+            await self.research.record_sources(session_id, tool, result.found_sources())
+        except DoigetError as error:
+            meta = {**(meta or {}), "sessionWarning": error.message}
+        return meta
+
+    async def _searched(self, request: WebSearchRequest) -> tuple[WebSearchResult, Meta]:
+        """One search's result (from cache when fresh) and its ``_meta``."""
         lenses = load_lenses(self.settings.lens_dir)
         # What else decides the answer: the providers that would be asked, and the
         # lens's current definition (a user may edit it).
         context: dict[str, Any] = {}
-        if not args.get("provider"):
+        if not request.provider:
             context["providers"] = list(self.router.order())
-        lens = lenses.get(str(args.get("lens", "")).lower())
+        lens = lenses.get((request.lens or "").lower())
         if lens is not None:
             context["lens"] = [list(lens.domains), lens.cx]
         return await self._cached(
             "web_search",
-            args,
-            WEB_SEARCH,
-            lambda: web_search(args, self.router, lenses),
+            request,
+            WebSearchResult,
+            lambda: web_search(request, self.router, lenses),
             context,
         )
 
-    async def _scraped(self, args: Mapping[str, Any]) -> tuple[dict[str, Any], Meta]:
-        """One scrape's body (from cache when fresh) and its ``_meta``."""
+    async def _scraped(self, request: ScrapePageRequest) -> tuple[ScrapePageResult, Meta]:
+        """One scrape's result (from cache when fresh) and its ``_meta``."""
 
-        async def compute() -> Computed:
-            return await self.scraper.scrape(args), None
-
-        return await self._cached("scrape_page", args, SCRAPE_PAGE, compute)
+        return await self._cached(
+            "scrape_page", request, ScrapePageResult, lambda: self.scraper.scrape(request)
+        )
 
     async def read_artifact(self, uri: str) -> tuple[str, str] | None:
         """The body and mime type of a linked result, or None when unknown or expired."""
@@ -215,45 +252,46 @@ class WebCore:
     async def _cached(
         self,
         tool: str,
-        args: Mapping[str, Any],
-        properties: Mapping[str, Any],
-        compute: Callable[[], Awaitable[Computed]],
+        request: CachedRequest,
+        kind: type[ResultT],
+        compute: Callable[[], Awaitable[ResultT | tuple[ResultT, Meta]]],
         context: Mapping[str, Any] | None = None,
-        keep: Callable[[dict[str, Any]], bool] = lambda body: True,
-    ) -> tuple[dict[str, Any], Meta]:
-        """``compute()``'s body, or a fresh cached one; ``keep`` says what may be cached."""
-        key = cache_key(tool, args, {"properties": properties})
-        if context:
-            digest = hashlib.sha256(json.dumps(context, sort_keys=True).encode()).hexdigest()
-            key = f"{key}:{digest[:16]}"
+        keep: Callable[[ResultT], bool] = lambda result: True,
+    ) -> tuple[ResultT, Meta]:
+        """``compute()``'s result, or a fresh cached one; ``keep`` says what may be cached.
+
+        ``compute`` may also return routing provenance beside its result.
+        """
+        key = request_key(tool, request) + context_key(context)
         ttl = float(TTL_SECONDS[tool])
         if self._cache is not None:
             entry = await self._cache.get(key)
             if entry is not None:
                 hit = freshness_meta(cached=True, age=entry.age(self._clock()), ttl=ttl)
-                cached: dict[str, Any] = json.loads(entry.value)
-                return cached, hit
-        computed, routing = await compute()
-        body = _valid_unicode(computed)
-        if self._cache is not None and keep(body):
-            await self._cache.set(key, json.dumps(body, ensure_ascii=False).encode("utf-8"), ttl)
-        meta: dict[str, Any] | None = (
-            freshness_meta(cached=False, age=0, ttl=ttl) if tool in _FRESH_META else None
-        )
+                return kind.model_validate(json.loads(entry.value)), hit
+        computed = await compute()
+        computed, routing = computed if isinstance(computed, tuple) else (computed, None)
+        result = _valid_unicode(computed)
+        if self._cache is not None and keep(result):
+            await self._cache.set(
+                key, json.dumps(result.wire(), ensure_ascii=False).encode("utf-8"), ttl
+            )
+        meta: Meta = freshness_meta(cached=False, age=0, ttl=ttl) if tool in _FRESH_META else None
         if routing is not None:
             meta = {**(meta or {}), "routing": routing}
-        return body, meta
+        return result, meta
 
-    async def _finish(self, body: dict[str, Any], meta: Meta) -> Outcome:
+    async def _finish(self, result: WebResult, meta: Meta) -> Outcome:
+        """The outcome of ``result``: inline, or a link when it is large."""
         if self.artifacts is None:
-            return Outcome(body, meta)
-        text = json.dumps(body, ensure_ascii=False)
-        linked = await self.artifacts.link_if_large(text, "application/json", _summary(body))
+            return Outcome(result, meta)
+        text = json.dumps(result.wire(), ensure_ascii=False)
+        linked = await self.artifacts.link_if_large(text, "application/json", result.headline())
         if linked is None:
-            return Outcome(body, meta)
-        inline = {**linked.to_dict(), "trust": TRUST}
-        if body.get("raw"):
-            inline["contentSizeBytes"] = body.get("contentLength", 0)
+            return Outcome(result, meta)
+        inline = LinkedResult.model_validate({**linked.to_dict(), "trust": TRUST})
+        if isinstance(result, ScrapePageResult) and result.raw:
+            inline.content_size_bytes = result.content_length
         link = ResourceLink(
             uri=linked.uri,
             name=linked.uri.rsplit("/", 1)[-1][:16],
@@ -262,29 +300,6 @@ class WebCore:
             description=linked.summary,
         )
         return Outcome(inline, meta, link)
-
-
-def _settled(body: Mapping[str, Any]) -> bool:
-    """Whether an answer may be cached: not one that carries notes (a provider that
-    failed and was skipped, a filter not applied), which may not hold next time."""
-    return not body.get("notes")
-
-
-def sources_of(body: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The sources a web tool result names, in the shape sessions record."""
-    if "results" in body:  # web_search
-        return [{"url": r["url"], "title": r["title"], "kind": "web"} for r in body["results"]]
-    if "sources" in body:  # search_and_scrape
-        return [{"url": s["url"], "title": s["title"], "kind": "web"} for s in body["sources"]]
-    if "patents" in body:
-        return [{"url": p["url"], "title": p["title"], "kind": "patent"} for p in body["patents"]]
-    if "papers" in body:  # academic_search
-        return paper_sources(body["papers"])
-    metadata = body["citation"]["metadata"]  # scrape_page
-    page: dict[str, Any] = {"url": body["url"], "title": metadata.get("title") or body["url"]}
-    if body.get("detectedDoi"):
-        return [{**page, "doi": body["detectedDoi"], "kind": "paper"}]
-    return [{**page, "kind": "web"}]
 
 
 def _cache_or_none(settings: Settings, clock: Callable[[], float]) -> Cache | None:
@@ -297,34 +312,12 @@ def _cache_or_none(settings: Settings, clock: Callable[[], float]) -> Cache | No
         return None
 
 
-def _valid_unicode(body: dict[str, Any]) -> dict[str, Any]:
-    """``body`` with lone surrogates (from JSON escapes such as a half emoji in a page's
-    JSON-LD) replaced, so it can always be encoded as UTF-8."""
-    text = json.dumps(body, ensure_ascii=False)
+def _valid_unicode(result: ResultT) -> ResultT:
+    """``result`` with lone surrogates (from JSON escapes such as a half emoji in a
+    page's JSON-LD) replaced, so it can always be encoded as UTF-8."""
+    text = json.dumps(result.wire(), ensure_ascii=False)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        cleaned: dict[str, Any] = json.loads(text.encode("utf-8", "replace").decode("utf-8"))
-        return cleaned
-    return body
-
-
-def _summary(body: Mapping[str, Any]) -> str:
-    """One line saying what a linked result holds."""
-    query = body.get("query", "")
-    if "combinedContent" in body:
-        return f"{len(body['sources'])} pages read and combined for {query!r} ({body['status']})"
-    if "document" in body:
-        return (
-            f"{body['format']} export of research session {body['sessionId']} "
-            f"({body['stepCount']} steps, {body['sourceCount']} sources)"
-        )
-    for items, noun in (("results", "web results"), ("papers", "papers"), ("patents", "patents")):
-        if items in body:
-            return f"{body.get('resultCount', 0)} {noun} for {query!r}"
-    title = (body.get("metadata") or {}).get("title") or body.get("url", "")
-    return (
-        f"{body.get('contentType') or 'content'} of {body.get('url', '')} "
-        f"({body.get('contentLength', 0)} bytes{', truncated' if body.get('truncated') else ''})"
-        + (f": {title}" if title and title != body.get("url") else "")
-    )
+        return type(result).model_validate_json(text.encode("utf-8", "replace"))
+    return result

@@ -27,6 +27,10 @@ from doiget.web.patents.base import (
     normalise_assignee,
     patent_number,
 )
+from doiget.web.requests import (
+    PATENT_OFFICES,
+    SEARCH_TYPES,
+)
 
 if TYPE_CHECKING:
     from doiget.net.network import Network
@@ -96,8 +100,6 @@ def build_query(args: Mapping[str, Any]) -> PatentQuery:
     may not come after ``year_to``.
     """
     # Imported here: the input contract imports this package's provider list.
-    from doiget.web.params import PATENT_OFFICES, SEARCH_TYPES
-
     text = _text(args, "query")
     assignee = _text(args, "assignee")
     inventor = _text(args, "inventor")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
@@ -23,7 +23,8 @@ from doiget.net.urlform import ParsedUrl, parse_url
 from doiget.sources import crossref
 from doiget.web.failure import Kind, web_error
 from doiget.web.outcome import TRUST
-from doiget.web.params import DEFAULT_SCRAPE_BYTES, MAX_SCRAPE_BYTES, PREVIEW_BYTES
+from doiget.web.requests import PREVIEW_BYTES, ScrapePageRequest
+from doiget.web.results import ScrapePageResult
 
 logger = logging.getLogger("doiget.web")
 
@@ -89,17 +90,14 @@ class Scraper:
         self._network = network
         self._today = clock
 
-    async def scrape(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        """The ScrapeOutput for validated ``args``."""
-        url = checked_url(str(args["url"])).text
-        mode = str(args.get("mode", "full"))
-        limit = min(int(args.get("max_length", DEFAULT_SCRAPE_BYTES)), MAX_SCRAPE_BYTES)
-        if mode == "preview":
-            limit = PREVIEW_BYTES
-        if mode == "raw":
-            return await self._raw(url, limit)
+    async def scrape(self, request: ScrapePageRequest) -> ScrapePageResult:
+        """The scrape_page result for ``request``."""
+        url = checked_url(request.url).text
+        limit = PREVIEW_BYTES if request.mode == "preview" else request.max_length
+        if request.mode == "raw":
+            return ScrapePageResult.model_validate(await self._raw(url, limit))
         extracted = await self._extract(url)
-        return await self._render(url, extracted, limit)
+        return ScrapePageResult.model_validate(await self._render(url, extracted, limit))
 
     # -- fetching -----------------------------------------------------------------
 

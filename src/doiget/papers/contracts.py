@@ -1,0 +1,301 @@
+"""The papers tools' contracts: each tool's request model and the shape of its result.
+
+Refs here are the narrow form MCP tools accept (a DOI of plain characters or a
+new-style arXiv id); results are ``{ok: true, ...}`` or ``{ok: false, ref?, error}``.
+"""
+
+# Annotations are evaluated as the classes are made: pydantic then has no strings to
+# compile, which keeps building the models cheap at start-up.
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from doiget.contract import NULLABLE, Hint, NoArguments, Reply, Request
+from doiget.refs import MCP_REF_PATTERN
+
+PaperRef = Annotated[
+    str,
+    Field(min_length=7, max_length=256, pattern=MCP_REF_PATTERN),
+    Hint("must be a DOI ('10.1234/abc') or an arXiv id ('2401.12345', 'arXiv:2401.12345')"),
+]
+PaperRefs = Annotated[list[PaperRef], Field(min_length=1, max_length=100)]
+DryRun = Annotated[bool, Field(description="Return the plan only: no network, file or log.")]
+Limit = Annotated[int, Field(ge=1, le=100)]
+
+__all__ = ["NoArguments"]  # re-exported: the papers tools that take nothing
+
+
+# -- requests --------------------------------------------------------------------------
+
+
+class PaperLookup(Request):
+    """One paper by ref."""
+
+    ref: PaperRef
+
+
+class PaperFetch(Request):
+    """One paper to fetch (or resolve and store), or only planned."""
+
+    ref: PaperRef
+    dry_run: DryRun = False
+
+
+class BatchFetch(Request):
+    """Several papers to fetch, or only planned."""
+
+    refs: PaperRefs
+    dry_run: DryRun = False
+
+
+class PaperExport(Request):
+    """Stored papers to export as citations."""
+
+    refs: PaperRefs
+
+
+class LocalSearch(Request):
+    """Words to find in the local library."""
+
+    query: Annotated[str, Field(min_length=1, max_length=256)]
+    limit: Limit = 20
+
+
+class RecentPapers(Request):
+    """How many of the newest stored papers."""
+
+    limit: Limit = 20
+
+
+class CitationGraph(Request):
+    """A paper whose citation neighbourhood to walk."""
+
+    ref: PaperRef
+    depth: Annotated[int, Field(ge=1, le=3)] = 1
+    direction: Literal["references", "citations", "both"] = "references"
+
+
+# -- replies ---------------------------------------------------------------------------
+
+
+class DenialContext(Reply):
+    """Why a request was refused before it left (host, redirect hop, size cap)."""
+
+    reason: str
+    source: str | None = None
+    attempted: str | None = None
+    expected: list[str] | None = None
+    hop_index: int | None = None
+    cap: int | None = None
+    actual: int | None = None
+
+
+class ErrorBody(Reply):
+    """What failed and what to do next."""
+
+    code: str
+    message: str
+    denial_context: Annotated[DenialContext | None, NULLABLE] = None
+
+
+class PapersReply(Reply):
+    """Every papers result has ``ok``; a failure (isError) is ``{ok: false, ref?, error}``."""
+
+    ok: bool
+
+
+class RefShape(Reply):
+    """A ref as parsed (in dry-run plans): ``{doi: ...}`` or ``{arxiv: ...}``."""
+
+    doi: str | None = None
+    arxiv: str | None = None
+
+
+class PdfSource(Reply):
+    key: str
+    candidate_hosts: list[str]
+
+
+class Plan(Reply):
+    """What a fetch would do, without doing it."""
+
+    metadata_sources: list[str]
+    pdf_sources: list[PdfSource]
+    redirect_allowlists_loaded: list[str]
+    candidate_hosts_are_upper_bound: bool
+    target_pdf_path: Annotated[str | None, NULLABLE] = None
+    target_metadata_path: str
+    would_append_provenance: bool
+
+
+class Budget(Reply):
+    """The rate limits a plan runs under."""
+
+    global_per_sec: float
+    per_source_min_gap_ms: int
+
+
+class Resolved(PapersReply):
+    """Authoritative metadata, and where an Open Access copy is."""
+
+    ref: str | RefShape | None = None
+    source: str | None = None
+    resolver_profile: str | None = None
+    license: str | None = None
+    oa_url: Annotated[str | None, NULLABLE] = None
+    oa_status: Annotated[str | None, NULLABLE] = None
+    metadata: dict[str, Any] | None = None
+    schema_version: str | None = None
+
+
+class Planned(PapersReply):
+    """The dry-run fields."""
+
+    dry_run: bool | None = None
+    plan: Plan | None = None
+    rate_limit_budget: Budget | None = None
+
+
+class StoredMetadata(Resolved, Planned):
+    """doiget_metadata_only: resolved metadata, or the plan."""
+
+
+class Fetched(Planned):
+    """A stored PDF, or the plan."""
+
+    ref: str | RefShape | None = None
+    source: str | None = None
+    resolver_profile: str | None = None
+    path: str | None = None
+    license: str | None = None
+    size_bytes: int | None = None
+    schema_version: str | None = None
+
+
+class BatchRow(Fetched):
+    """One ref's fetch result (or plan); a failed ref carries its error."""
+
+    error: ErrorBody | None = None
+
+
+class BatchSummary(Reply):
+    total: int
+    ok: int
+    failed: int
+
+
+class BatchFetched(PapersReply):
+    """One result per ref, in order (fetch results, or plans with dry_run)."""
+
+    results: list[BatchRow] | None = None
+    summary: BatchSummary | None = None
+    dry_run: bool | None = None
+    rate_limit_budget: Budget | None = None
+
+
+class StoredPaper(PapersReply):
+    """A stored paper's metadata and files."""
+
+    ref: str | None = None
+    key: str | None = None
+    metadata: dict[str, Any] | None = None
+    metadata_path: str | None = None
+    pdf_path: Annotated[str | None, NULLABLE] = None
+
+
+class PdfLocation(PapersReply):
+    ref: str | None = None
+    path: str | None = None
+
+
+class LocalHit(Reply):
+    """A stored paper in a listing."""
+
+    ref: str
+    key: str
+    title: Annotated[str | None, NULLABLE] = None
+    authors: list[str]
+    year: Annotated[int | None, NULLABLE] = None
+    venue: Annotated[str | None, NULLABLE] = None
+    doi: Annotated[str | None, NULLABLE] = None
+    arxiv_id: Annotated[str | None, NULLABLE] = None
+    fetched_at: Annotated[str | None, NULLABLE] = None
+    has_pdf: bool
+    path: Annotated[str | None, NULLABLE] = None
+
+
+class Listing(PapersReply):
+    """Stored papers, best match or newest first."""
+
+    query: str | None = None
+    count: int | None = None
+    results: list[LocalHit] | None = None
+
+
+class Capabilities(PapersReply):
+    """Which sources this instance may use (never key material)."""
+
+    oa_enabled: bool | None = None
+    metadata_sources: list[str] | None = None
+    tdm_enabled: bool | None = None
+    tdm_elsevier: bool | None = None
+    tdm_aps: bool | None = None
+    tdm_springer: bool | None = None
+    rate_limit_per_sec: float | None = None
+    tdm_agreed_at: dict[str, str] | None = None
+
+
+class Health(PapersReply):
+    """Whether the store and the log are usable."""
+
+    version: str | None = None
+    schema_version: str | None = None
+    store_root: str | None = None
+    store_writable: bool | None = None
+    log_path: str | None = None
+    log_writable: bool | None = None
+    toolsets: list[str] | None = None
+    problems: list[str] | None = None
+
+
+class GraphNode(Reply):
+    id: str
+    depth: int
+    doi: Annotated[str | None, NULLABLE] = None
+    title: Annotated[str | None, NULLABLE] = None
+    year: Annotated[int | None, NULLABLE] = None
+    first_author: Annotated[str | None, NULLABLE] = None
+
+
+class GraphEdge(Reply):
+    citing: str
+    cited: str
+
+
+class GraphCaps(Reply):
+    depth: int
+    total: int
+    per_paper: int
+
+
+class Graph(PapersReply):
+    """A citation neighbourhood: nodes, edges, and whether a cap cut it short."""
+
+    root: GraphNode | None = None
+    direction: str | None = None
+    depth: int | None = None
+    count: int | None = None
+    nodes: list[GraphNode] | None = None
+    edges: list[GraphEdge] | None = None
+    truncated: bool | None = None
+    caps: GraphCaps | None = None
+
+
+class BibtexExport(PapersReply):
+    count: int | None = None
+    bibtex: str | None = None
+
+
+class CslExport(PapersReply):
+    count: int | None = None
+    items: list[dict[str, Any]] | None = None
