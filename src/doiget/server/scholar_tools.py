@@ -7,12 +7,10 @@ adds ``ref`` (a DOI or arXiv id doiget_fetch_paper takes, or null). Handlers cal
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
-from doiget.errors import DoigetError
 from doiget.runtime import Runtime
 from doiget.server.envelopes import SCHOLAR_ENVELOPE
 from doiget.server.toolset import (
@@ -26,8 +24,6 @@ from doiget.server.toolset import (
     object_schema,
     tool_spec,
 )
-
-logger = logging.getLogger("doiget.scholar")
 
 if TYPE_CHECKING:
     from doiget.scholar.service import Scholar, SearchRequest
@@ -181,15 +177,11 @@ class ScholarTools:
                 return await inner(args, call)
             await self._research.get().require(session_id)
             result = await inner({k: v for k, v in args.items() if k != "sessionId"}, call)
+            from doiget.web.recording import record_found
             from doiget.web.research import paper_sources
 
             papers = result if isinstance(result, list) else [result]
-            try:
-                await self._research.get().record_sources(
-                    session_id, spec.name, paper_sources(papers)
-                )
-            except DoigetError as error:  # the answer is the caller's either way
-                logger.warning("not recorded in session %s: %s", session_id, error.message)
+            await record_found(self._research.get(), session_id, spec.name, paper_sources(papers))
             return result
 
         schema = dict(spec.input_schema)

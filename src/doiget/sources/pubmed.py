@@ -16,9 +16,11 @@ from typing import Final
 
 from lxml import etree
 
+from doiget.config import Settings
 from doiget.errors import DoigetError, ErrorCode
 from doiget.models import Author, Work
 from doiget.net.client import SourceClient
+from doiget.secret import revealed
 from doiget.sources.shape import ShapeError, bare_doi, parse_or_drift, text
 from doiget.sources.xmldoc import inner_text, parse_xml
 
@@ -34,6 +36,15 @@ class EutilsIdentity:
 
     email: str | None = None
     api_key: str | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> EutilsIdentity:
+        """The identity these settings configure: the PubMed contact (else the general
+        one) and the PubMed key."""
+        return cls(
+            email=settings.pubmed_email or settings.email,
+            api_key=revealed(settings.pubmed_api_key),
+        )
 
     def params(self) -> dict[str, str]:
         """The identity as query parameters (the key only when configured)."""

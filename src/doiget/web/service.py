@@ -24,6 +24,7 @@ from doiget.web.cachekey import TTL_SECONDS, cache_key
 from doiget.web.lens import load_lenses
 from doiget.web.outcome import TRUST, Outcome, ResourceLink, freshness_meta
 from doiget.web.params import ACADEMIC_SEARCH, PATENT_SEARCH, SCRAPE_PAGE, WEB_SEARCH
+from doiget.web.recording import record_found
 from doiget.web.research import Research, paper_sources
 from doiget.web.router import Router
 from doiget.web.scrape.service import Scraper
@@ -109,10 +110,10 @@ class WebCore:
         store that failed) is reported in ``_meta``, not by losing the answer.
         """
         if args.get("sessionId"):
-            try:
-                await self.research.record_sources(str(args["sessionId"]), tool, sources_of(body))
-            except DoigetError as error:
-                meta = {**(meta or {}), "sessionWarning": error.message}
+            session_id, found = str(args["sessionId"]), sources_of(body)
+            warning = await record_found(self.research, session_id, tool, found)
+            if warning is not None:
+                meta = {**(meta or {}), "sessionWarning": warning}
         return await self._finish(body, meta)
 
     async def search_and_scrape(self, args: Mapping[str, Any]) -> Outcome:
