@@ -111,7 +111,7 @@ class _Paper:
     retraction: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The paper in the issue's shape, absent fields left out."""
+        """The paper as the tool returns it, absent fields left out."""
         out: dict[str, Any] = {"title": self.title, "url": self.url, "source": self.source}
         optional: dict[str, Any] = {
             "doi": self.doi,
