@@ -172,7 +172,7 @@ class EncryptedDiskCache:
         self._files_at_prune = swept.live
 
     def _get_blocking(self, key: str) -> CacheEntry | None:
-        return self._files.read(key, remove_unreadable=True)
+        return self._files.read(key, tidy=True)
 
     def _set_blocking(self, key: str, entry: CacheEntry) -> None:
         try:

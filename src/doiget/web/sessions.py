@@ -175,9 +175,7 @@ class DiskSessionStore(_Sessions):
     async def load(self, session_id: str) -> Session | None:
         """The live session, else None."""
         return _session(
-            await anyio.to_thread.run_sync(
-                partial(self._files.read, _key(session_id), remove_unreadable=False)
-            )
+            await anyio.to_thread.run_sync(partial(self._files.read, _key(session_id), tidy=False))
         )
 
     async def update(self, session_id: str, change: Callable[[Session], T]) -> T:

@@ -164,13 +164,12 @@ class SealedFiles:
         # mkdir honours the umask and leaves an existing directory alone.
         self.directory.chmod(0o700)
 
-    def read(self, key: str, *, remove_unreadable: bool) -> CacheEntry | None:
-        """The live entry of ``key``, else None.
+    def read(self, key: str, *, tidy: bool) -> CacheEntry | None:
+        """The live entry of ``key``, else None (a read error is logged).
 
-        An expired entry's file is removed. A file that does not open is removed only
-        when ``remove_unreadable``: otherwise it may belong to a process with another
-        key, and is left for the sweep once it has expired. A read error is logged and
-        reads as missing.
+        With ``tidy``, a file that does not open or has expired is removed on sight;
+        without, it is left for :meth:`sweep` (a file that does not open may belong
+        to a process with another key, and a writer may hold the entry's lock file).
         """
         path = self.path_for(key)
         try:
@@ -181,12 +180,9 @@ class SealedFiles:
             logger.warning("cannot read %s: %s", path, exc)
             return None
         entry = self.sealer.open(key, blob)
-        if entry is None:
-            if remove_unreadable:
-                _remove_entry(path)
-            return None
-        if entry.expired(self._clock()):
-            _remove_entry(path)
+        if entry is None or entry.expired(self._clock()):
+            if tidy:
+                _remove(path)
             return None
         return entry
 
