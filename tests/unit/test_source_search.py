@@ -99,4 +99,5 @@ def test_identity_and_keys_come_from_settings(tmp_path: Path) -> None:
         "email": "med@example.org",
         "api_key": "ncbi-key",
     }
+    assert "ncbi-key" not in repr(EutilsIdentity.from_settings(keyed))
     assert api_key_of(keyed) == "s2-key"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from lxml import etree
@@ -35,7 +35,7 @@ class EutilsIdentity:
     """What E-utilities asks every caller to send: tool, contact and (optional) key."""
 
     email: str | None = None
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> EutilsIdentity:
