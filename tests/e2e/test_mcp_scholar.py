@@ -316,3 +316,28 @@ def test_stdout_carries_only_json_rpc_across_every_scholar_tool(
         result = answers[number]["result"]
         assert result.get("isError", False) is (number == len(calls) + 1), (tool, result)
     assert b"DEBUG" in stderr
+
+
+async def test_scholar_results_are_recorded_in_the_research_session_named(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    route_pubmed_record(upstream)
+    async with mcp_session(doiget_env, toolsets="scholar,web") as session:
+        first = await session.call_tool(
+            "sequential_search",
+            {"searchStep": "Find the record", "stepNumber": 1, "nextStepNeeded": True},
+        )
+        assert first.structured_content is not None
+        sid = first.structured_content["sessionId"]
+        paper = await scholar_call(
+            session, "get_pubmed_paper", {"pmid": "38147649", "sessionId": sid}
+        )
+        view = await session.call_tool("get_research_session", {"sessionId": sid})
+        gone = await scholar_call(
+            session, "get_pubmed_paper", {"pmid": "38147649", "sessionId": "no-such-session"}
+        )
+    assert view.structured_content is not None
+    (source,) = view.structured_content["sources"]
+    assert source["tool"] == "get_pubmed_paper" and source["url"] == paper["url"]
+    assert source.get("doi") == paper["doi"]
+    assert "error" in gone

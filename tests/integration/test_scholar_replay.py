@@ -222,6 +222,19 @@ async def test_s2_search_sends_years_and_reads_the_page(
     )
 
 
+async def test_s2_search_sends_a_single_year_compactly(
+    scholar: Scholar, upstream: ReplayUpstream
+) -> None:
+    upstream.fixture(S2, S2_SEARCH, "semanticscholar/paper-search-turing-fields_title-offset0.json")
+    await scholar.search_semantic_scholar(
+        ScholarSearch(query="turing", max_results=5, start_year=2020, end_year=2020)
+    )
+    await scholar.search_semantic_scholar(
+        ScholarSearch(query="turing", max_results=5, end_year=2021)
+    )
+    assert [request.query["year"] for request in upstream.requests_to(S2)] == ["2020", "-2021"]
+
+
 async def test_s2_search_with_zero_hits_is_an_empty_list(
     scholar: Scholar, upstream: ReplayUpstream
 ) -> None:

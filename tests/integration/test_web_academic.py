@@ -186,6 +186,17 @@ async def test_date_sort_puts_arxiv_papers_newest_first(
     assert not upstream.requests_to(UNPAYWALL)  # every arXiv paper has its PDF already
 
 
+async def test_semantic_scholar_gets_a_single_year_as_the_scholar_tools_send_it(
+    academic: Academic, upstream: ReplayUpstream
+) -> None:
+    upstream.json(*S2, {"total": 0, "offset": 0})
+    await academic.search(
+        {"query": "engines", "provider": "semantic_scholar", "year_from": 2020, "year_to": 2020}
+    )
+    await academic.search({"query": "engines", "provider": "semantic_scholar", "year_from": 2020})
+    assert [request.query["year"] for request in upstream.requests_to(S2[0])] == ["2020", "2020-"]
+
+
 async def test_semantic_scholar_cannot_sort_by_date_so_its_matches_are_sorted_here(
     academic: JsonAcademic, upstream: ReplayUpstream
 ) -> None:

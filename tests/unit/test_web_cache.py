@@ -13,14 +13,8 @@ import pytest
 
 from doiget.config import Settings, load_settings
 from doiget.errors import DoigetError
-from doiget.web.cache import (
-    KEY_BYTES,
-    EncryptedDiskCache,
-    MemoryCache,
-    TieredCache,
-    cache_secret,
-    open_cache,
-)
+from doiget.web.cache import EncryptedDiskCache, MemoryCache, TieredCache, open_cache
+from doiget.web.storage import KEY_BYTES, storage_secret
 
 KEY = bytes(range(32))
 MARKER = b"ZEBRA-MARKER-7f3a"
@@ -257,25 +251,25 @@ async def test_tiered_writes_both_tiers(tmp_path: Path) -> None:
 # -- secret and opening ------------------------------------------------------------
 
 
-def test_cache_secret_generates_a_private_key_file_once(tmp_path: Path) -> None:
+def test_storage_secret_generates_a_private_key_file_once(tmp_path: Path) -> None:
     settings = settings_for(tmp_path)
-    first = cache_secret(settings)
+    first = storage_secret(settings)
     path = tmp_path / "data" / "web-cache.key"
     assert len(first) == KEY_BYTES
     assert path.read_bytes() == first
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert cache_secret(settings) == first
+    assert storage_secret(settings) == first
     # No temp files are left beside it.
     assert [p.name for p in (tmp_path / "data").iterdir()] == ["web-cache.key"]
 
 
-def test_cache_secret_racing_callers_agree_on_one_key(tmp_path: Path) -> None:
+def test_storage_secret_racing_callers_agree_on_one_key(tmp_path: Path) -> None:
     settings = settings_for(tmp_path)
     barrier = threading.Barrier(8)
 
     def make() -> bytes:
         barrier.wait()
-        return cache_secret(settings)
+        return storage_secret(settings)
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         keys = list(pool.map(lambda _: make(), range(8)))
@@ -283,18 +277,18 @@ def test_cache_secret_racing_callers_agree_on_one_key(tmp_path: Path) -> None:
     assert (tmp_path / "data" / "web-cache.key").read_bytes() == keys[0]
 
 
-def test_cache_secret_refuses_a_key_file_of_the_wrong_length(tmp_path: Path) -> None:
+def test_storage_secret_refuses_a_key_file_of_the_wrong_length(tmp_path: Path) -> None:
     settings = settings_for(tmp_path)
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "web-cache.key").write_bytes(b"too short")
     with pytest.raises(DoigetError, match=r"web-cache\.key"):
-        cache_secret(settings)
+        storage_secret(settings)
 
 
-def test_cache_secret_from_env_is_stable_and_writes_no_file(tmp_path: Path) -> None:
-    first = cache_secret(settings_for(tmp_path, DOIGET_CACHE_KEY="correct horse battery"))
-    again = cache_secret(settings_for(tmp_path, DOIGET_CACHE_KEY="correct horse battery"))
-    other = cache_secret(settings_for(tmp_path, DOIGET_CACHE_KEY="another passphrase"))
+def test_storage_secret_from_env_is_stable_and_writes_no_file(tmp_path: Path) -> None:
+    first = storage_secret(settings_for(tmp_path, DOIGET_CACHE_KEY="correct horse battery"))
+    again = storage_secret(settings_for(tmp_path, DOIGET_CACHE_KEY="correct horse battery"))
+    other = storage_secret(settings_for(tmp_path, DOIGET_CACHE_KEY="another passphrase"))
     assert first == again
     assert len(first) == KEY_BYTES
     assert other != first

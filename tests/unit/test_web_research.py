@@ -15,6 +15,7 @@ from doiget.config import Settings, load_settings
 from doiget.errors import DoigetError
 from doiget.net.network import Network
 from doiget.web.failure import Kind, failure_of
+from doiget.web.recording import record_found
 from doiget.web.research import MAX_SOURCES, MAX_STEPS, Research
 from doiget.web.sessions import (
     DIR_NAME,
@@ -492,3 +493,28 @@ async def test_answers_match_the_declared_output_schemas_past_the_full_view(
     )
     exported = await research.export({"sessionId": session_id, "format": "markdown"})
     jsonschema.validate(exported, schemas["research_export"])
+
+
+# -- recording what the tools found -------------------------------------------------------
+
+
+async def test_record_found_records_or_returns_the_warning(
+    research: Research, clock: Clock, caplog: pytest.LogCaptureFixture
+) -> None:
+    session_id = await start(research)
+    found = [{"url": "https://a.org/paper", "title": "A paper", "kind": "paper"}]
+    assert await record_found(research, session_id, "search_arxiv", found) is None
+    assert (await research.session({"sessionId": session_id}))["sourceCount"] == 1
+    clock.now += SESSION_TTL + 1
+    with caplog.at_level("WARNING", logger="doiget.web.sessions"):
+        warning = await record_found(research, session_id, "academic_search", found)
+    assert warning is not None and "expired or does not exist" in warning
+    assert any("not recorded" in record.getMessage() for record in caplog.records)
+
+
+async def test_session_files_are_dated_by_their_expiry(
+    research: Research, settings: Settings, clock: Clock
+) -> None:
+    await start(research)
+    (path,) = [p for p in (settings.data_dir / DIR_NAME).iterdir() if not p.name.startswith(".")]
+    assert path.stat().st_mtime == pytest.approx(clock() + SESSION_TTL)

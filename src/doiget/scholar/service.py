@@ -9,7 +9,6 @@ gate holds arXiv to 1 request per 3 s, Semantic Scholar to 1/s and PubMed to 3/s
 
 from __future__ import annotations
 
-import datetime
 import re
 from typing import Final
 
@@ -32,7 +31,6 @@ from doiget.scholar.contracts import (
     SemanticScholarLookup,
     SemanticScholarPaper,
 )
-from doiget.secret import revealed
 from doiget.sources import arxiv, pubmed, semantic_scholar
 from doiget.sources.pubmed import EutilsIdentity, PubmedArticle
 from doiget.sources.semantic_scholar import S2Paper
@@ -52,15 +50,6 @@ def check_pmid(pmid: str) -> str:
     return value
 
 
-def _s2_year(request: ScholarSearch) -> str | None:
-    start, end = request.start_year, request.end_year
-    if start is None and end is None:
-        return None
-    if start == end:
-        return str(start)
-    return f"{start if start is not None else ''}-{end if end is not None else ''}"
-
-
 class Scholar:
     """Search and lookup across arXiv, Semantic Scholar and PubMed for one process."""
 
@@ -68,18 +57,13 @@ class Scholar:
         self.settings = runtime.settings
         self.network = network or runtime.network()
         self.cache = AnswerCache(self.settings.scholar_cache_ttl)
+        self._eutils = EutilsIdentity.from_settings(self.settings)
 
     async def aclose(self) -> None:
         """Nothing to release: the network belongs to whoever built it."""
 
     def _s2_key(self) -> str | None:
-        return revealed(self.settings.semantic_scholar_api_key)
-
-    def _eutils(self) -> EutilsIdentity:
-        return EutilsIdentity(
-            email=self.settings.pubmed_email or self.settings.email,
-            api_key=revealed(self.settings.pubmed_api_key),
-        )
+        return semantic_scholar.api_key_of(self.settings)
 
     # -- arXiv --------------------------------------------------------------------
 
@@ -91,13 +75,12 @@ class Scholar:
             raise _invalid(f"sortBy must be one of {', '.join(arxiv.SORT_BY)} (got {sort_by!r}).")
         author = " ".join(request.author.split()) if request.author else None
         filters = arxiv.SearchFilters(author, request.start_year, request.end_year)
-        search_query = arxiv.build_query(
-            request.query, filters, datetime.datetime.now(datetime.UTC).year
-        )
         client = self.network.client("arxiv")
         works = await self.cache.get_or_fetch(
-            ("arxiv.search", search_query, request.max_results, order),
-            lambda: arxiv.search(client, search_query, request.max_results, order),
+            ("arxiv.search", request.query, filters, request.max_results, order),
+            lambda: arxiv.search_filtered(
+                client, request.query, filters, request.max_results, order
+            ),
         )
         return [shapes.arxiv_paper(work) for work in works]
 
@@ -121,11 +104,14 @@ class Scholar:
     async def search_semantic_scholar(self, request: ScholarSearch) -> list[SemanticScholarPaper]:
         """Semantic Scholar relevance search results."""
         client = self.network.client("s2")
-        year = _s2_year(request)
         papers = await self.cache.get_or_fetch(
             ("s2.search", *request.key),
             lambda: semantic_scholar.search(
-                client, request.query, request.max_results, year, self._s2_key()
+                client,
+                request.query,
+                request.max_results,
+                (request.start_year, request.end_year),
+                self._s2_key(),
             ),
         )
         return [shapes.s2_paper(paper) for paper in papers]
@@ -165,7 +151,7 @@ class Scholar:
     async def search_pubmed(self, request: ScholarSearch) -> list[PubmedPaper]:
         """PubMed results by relevance (esearch, then efetch for the records)."""
         client = self.network.client("pubmed")
-        identity = self._eutils()
+        identity = self._eutils
 
         async def run() -> list[PubmedArticle]:
             hits = await pubmed.search_ids(
@@ -183,7 +169,7 @@ class Scholar:
     async def _pubmed_article(self, pmid: str) -> PubmedArticle:
         pmid = check_pmid(pmid)
         client = self.network.client("pubmed")
-        identity = self._eutils()
+        identity = self._eutils
 
         async def run() -> PubmedArticle:
             found = await pubmed.fetch_articles(client, [pmid], identity)

@@ -8,20 +8,16 @@ are then recorded in that research session.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from pydantic import Field, create_model
 
 from doiget.contract import RequestT, SessionId, plain
-from doiget.errors import DoigetError
 from doiget.runtime import Runtime
 from doiget.scholar import contracts as c
 from doiget.server.envelopes import SCHOLAR_ENVELOPE
 from doiget.server.toolset import Hints, LazyCore, ServedTool, Tool, ToolCall, Toolset, describe
-
-logger = logging.getLogger("doiget.scholar")
 
 if TYPE_CHECKING:
     from doiget.scholar.service import Scholar
@@ -72,15 +68,12 @@ class ScholarTools:
     async def _record(self, session_id: str, tool: str, result: Any) -> None:
         """Record a result's papers in a research session; the answer is the caller's
         either way, so a failure here is only logged."""
+        from doiget.web.recording import record_found
         from doiget.web.research import paper_sources
 
         papers = plain(result)
-        try:
-            await self._research.get().record_sources(
-                session_id, tool, paper_sources(papers if isinstance(papers, list) else [papers])
-            )
-        except DoigetError as error:
-            logger.warning("not recorded in session %s: %s", session_id, error.message)
+        found = paper_sources(papers if isinstance(papers, list) else [papers])
+        await record_found(self._research.get(), session_id, tool, found)
 
     def session_linked(self, tool: Tool[RequestT]) -> Tool[RequestT]:
         """``tool`` also taking a ``sessionId`` (a session that must exist before the call)."""

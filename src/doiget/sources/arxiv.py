@@ -7,6 +7,7 @@ points at ``/api/errors`` (INVALID_REF).
 
 from __future__ import annotations
 
+import datetime
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -195,3 +196,11 @@ async def search(
         "sortOrder": "descending",
     }
     return await _query(client, params, "arXiv refused the query.")
+
+
+async def search_filtered(
+    client: SourceClient, query: str, filters: SearchFilters, max_results: int, sort_by: SortBy
+) -> Sequence[Work]:
+    """:func:`search` for free text and filters (an open end year is this year)."""
+    this_year = datetime.datetime.now(datetime.UTC).year
+    return await search(client, build_query(query, filters, this_year), max_results, sort_by)

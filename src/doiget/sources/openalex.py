@@ -1,7 +1,8 @@
-"""OpenAlex: works by DOI or id, and the reference/citation lists the graph walks."""
+"""OpenAlex: works by DOI or id, the reference/citation lists the graph walks, and search."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Final
 
 from doiget.models import Author, Work
@@ -24,6 +25,14 @@ from doiget.sources.shape import (
 API_BASE: Final = "https://api.openalex.org/works"
 ID_PREFIX: Final = "https://openalex.org/"
 FILTER_IDS_MAX: Final = 50  # OpenAlex accepts up to 50 values OR-ed in one filter
+# The fields a search asks for: everything parse_work reads except the reference list.
+SEARCH_FIELDS: Final = (
+    "id,doi,title,display_name,publication_year,publication_date,authorships,"
+    "primary_location,best_oa_location,open_access,cited_by_count,"
+    "abstract_inverted_index,type,ids,biblio"
+)
+# The other indexes a search can be restricted to (``indexed_in``).
+INDEXES: Final = frozenset({"arxiv", "pubmed", "crossref"})
 
 CSL_TYPES: Final = {
     "article": "article-journal",
@@ -138,3 +147,84 @@ async def list_works(
     params = _params(mailto, filter=filter_expr, per_page=per_page)
     data = await client.get_json(API_BASE, params=params)
     return parse_or_drift(client, parse_results, data)
+
+
+@dataclass(frozen=True, slots=True)
+class WorksSearch:
+    """One page of a works search: the words, the filters, the order.
+
+    ``years`` bounds the publication year, both ends inclusive (either open when
+    None); ``indexed_in`` keeps works another index also holds (one of
+    :data:`INDEXES`); ``newest_first`` sorts by publication date instead of relevance.
+    """
+
+    query: str
+    per_page: int
+    page: int = 1
+    years: tuple[int | None, int | None] = (None, None)
+    indexed_in: str | None = None
+    open_access_only: bool = False
+    newest_first: bool = False
+
+    def params(self, mailto: str | None) -> dict[str, str | int]:
+        """The query parameters of this search."""
+        filters = []
+        start, end = self.years
+        if start is not None and end is not None:
+            filters.append(f"publication_year:{start}-{end}")
+        elif start is not None:
+            filters.append(f"from_publication_date:{start:04d}-01-01")
+        elif end is not None:
+            filters.append(f"to_publication_date:{end:04d}-12-31")
+        if self.indexed_in is not None:
+            if self.indexed_in not in INDEXES:
+                raise ValueError(f"OpenAlex cannot restrict a search to {self.indexed_in!r}")
+            filters.append(f"indexed_in:{self.indexed_in}")
+        if self.open_access_only:
+            filters.append("is_oa:true")
+        more: dict[str, str | int] = {
+            "search": self.query,
+            "per_page": self.per_page,
+            "select": SEARCH_FIELDS,
+        }
+        if self.page > 1:
+            more["page"] = self.page
+        if filters:
+            more["filter"] = ",".join(filters)
+        if self.newest_first:
+            more["sort"] = "publication_date:desc"
+        return _params(mailto, **more)
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """One search hit: the work, and whether OpenAlex knows it to be open access."""
+
+    work: Work
+    open_access: bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class FoundPage:
+    """One page of search hits and how many works match in all."""
+
+    total: int
+    found: list[Found]
+
+
+def parse_found_page(data: Any) -> FoundPage:
+    """A :class:`FoundPage` from a list response."""
+    page = expect_dict(data, "a list response")
+    found = []
+    for item in expect_list(page.get("results"), "results"):
+        if isinstance(item, dict):
+            is_oa = mapping(item.get("open_access")).get("is_oa")
+            found.append(Found(parse_work(item), is_oa if isinstance(is_oa, bool) else None))
+    total = integer(mapping(page.get("meta")).get("count"))
+    return FoundPage(total if total is not None else len(found), found)
+
+
+async def search_works(client: SourceClient, search: WorksSearch, mailto: str | None) -> FoundPage:
+    """One page of the works matching ``search``."""
+    data = await client.get_json(API_BASE, params=search.params(mailto))
+    return parse_or_drift(client, parse_found_page, data)

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from lxml import etree
 
+from doiget.config import Settings
 from doiget.errors import DoigetError, ErrorCode
 from doiget.models import Author, Work
 from doiget.net.client import SourceClient
+from doiget.secret import revealed
 from doiget.sources.shape import ShapeError, bare_doi, parse_or_drift, text
 from doiget.sources.xmldoc import inner_text, parse_xml
 
@@ -33,7 +35,16 @@ class EutilsIdentity:
     """What E-utilities asks every caller to send: tool, contact and (optional) key."""
 
     email: str | None = None
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> EutilsIdentity:
+        """The identity these settings configure: the PubMed contact (else the general
+        one) and the PubMed key."""
+        return cls(
+            email=settings.pubmed_email or settings.email,
+            api_key=revealed(settings.pubmed_api_key),
+        )
 
     def params(self) -> dict[str, str]:
         """The identity as query parameters (the key only when configured)."""

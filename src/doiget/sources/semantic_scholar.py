@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import quote
 
+from doiget.config import Settings
 from doiget.errors import DoigetError, ErrorCode
 from doiget.models import Work
 from doiget.net.client import Fetched, SourceClient
 from doiget.refs import DOT_SEGMENT, arxiv_ref_for, parse_ref, shorten
+from doiget.secret import revealed
 from doiget.sources.names import author_from_name
 from doiget.sources.shape import (
     ShapeError,
@@ -272,15 +274,32 @@ async def get_work(client: SourceClient, paper_id: str, api_key: str | None) -> 
     return (await get_paper(client, paper_id, api_key)).to_work()
 
 
+def year_range(start: int | None, end: int | None) -> str | None:
+    """The search's ``year`` parameter: ``2020`` for one year, ``2019-2021``, ``2019-``
+    or ``-2021`` for a range, None when both ends are open."""
+    if start is None and end is None:
+        return None
+    if start == end:
+        return str(start)
+    return f"{start if start is not None else ''}-{end if end is not None else ''}"
+
+
+def api_key_of(settings: Settings) -> str | None:
+    """The configured Graph API key, revealed for the ``x-api-key`` header."""
+    return revealed(settings.semantic_scholar_api_key)
+
+
 async def search(
     client: SourceClient,
     query: str,
     limit: int,
-    year: str | None,
+    years: tuple[int | None, int | None],
     api_key: str | None,
 ) -> list[S2Paper]:
-    """The first ``limit`` papers of a relevance search; ``year`` like ``2019-2021``."""
+    """The first ``limit`` papers of a relevance search, published within ``years``
+    (both ends inclusive, either open when None)."""
     params: dict[str, str | int] = {"query": query, "offset": 0, "limit": limit, "fields": FIELDS}
+    year = year_range(*years)
     if year:
         params["year"] = year
     data = await _get(client, "paper/search", params, api_key)

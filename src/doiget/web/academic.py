@@ -16,7 +16,6 @@ order it cannot produce upstream.
 
 from __future__ import annotations
 
-import datetime
 import logging
 import re
 from collections.abc import Awaitable, Callable, Iterable
@@ -28,7 +27,6 @@ import anyio
 from doiget.config import Settings
 from doiget.errors import DoigetError
 from doiget.refs import fetchable_ref
-from doiget.secret import revealed
 from doiget.web.failure import Kind, failure_of, kind_of, web_error
 from doiget.web.outcome import TRUST
 from doiget.web.requests import ACADEMIC_PROVIDERS as PROVIDERS
@@ -64,11 +62,6 @@ OVERFETCH_MAX: Final = 20
 # Unpaywall and Crossref lookups in flight at once (the rate gate still spaces them).
 LOOKUPS_AT_ONCE: Final = 4
 _HTTP_STATUS: Final = re.compile(r"\bHTTP (\d{3})\b")
-OPENALEX_FIELDS: Final = (
-    "id,doi,title,display_name,publication_year,publication_date,authorships,"
-    "primary_location,best_oa_location,open_access,cited_by_count,"
-    "abstract_inverted_index,type,ids,biblio"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +112,7 @@ class _Paper:
     retraction: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The paper in the issue's shape, absent fields left out."""
+        """The paper as the tool returns it, absent fields left out."""
         out: dict[str, Any] = {"title": self.title, "url": self.url, "source": self.source}
         optional: dict[str, Any] = {
             "doi": self.doi,
@@ -303,45 +296,20 @@ class Academic:
 
     async def _openalex(self, query: _Query) -> _Answer:
         from doiget.sources import openalex
-        from doiget.sources.shape import expect_dict, expect_list, integer, mapping, parse_or_drift
 
-        filters = []
-        start, end = query.years
-        if start is not None and end is not None:
-            filters.append(f"publication_year:{start}-{end}")
-        elif start is not None:
-            filters.append(f"from_publication_date:{start:04d}-01-01")
-        elif end is not None:
-            filters.append(f"to_publication_date:{end:04d}-12-31")
-        if query.source in ("arxiv", "pubmed", "crossref"):
-            filters.append(f"indexed_in:{query.source}")
-        if query.open_access or query.pdf_only:
-            filters.append("is_oa:true")
-        params: dict[str, str | int] = {
-            "search": query.text,
-            "per_page": query.fetch_count,
-            "select": OPENALEX_FIELDS,
-        }
-        if filters:
-            params["filter"] = ",".join(filters)
-        if query.newest_first:
-            params["sort"] = "publication_date:desc"
-        if self._settings.email:
-            params["mailto"] = self._settings.email
-        client = self._network.client("openalex")
-        data = await client.get_json(openalex.API_BASE, params=params)
-
-        def read(data: Any) -> _Answer:
-            page = expect_dict(data, "a list response")
-            works = [
-                (openalex.parse_work(item), _flag(mapping(item.get("open_access")).get("is_oa")))
-                for item in expect_list(page.get("results"), "results")
-                if isinstance(item, dict)
-            ]
-            total = integer(mapping(page.get("meta")).get("count"))
-            return _Answer(_papers(works, "openalex"), total if total is not None else len(works))
-
-        return parse_or_drift(client, read, data)
+        search = openalex.WorksSearch(
+            query.text,
+            query.fetch_count,
+            years=query.years,
+            indexed_in=query.source if query.source in openalex.INDEXES else None,
+            open_access_only=query.open_access or query.pdf_only,
+            newest_first=query.newest_first,
+        )
+        page = await openalex.search_works(
+            self._network.client("openalex"), search, self._settings.email
+        )
+        works = [(hit.work, hit.open_access) for hit in page.found]
+        return _Answer(_papers(works, "openalex"), page.total)
 
     async def _crossref(self, query: _Query) -> _Answer:
         from doiget.sources import crossref
@@ -360,16 +328,12 @@ class Academic:
     async def _semantic_scholar(self, query: _Query) -> _Answer:
         from doiget.sources import semantic_scholar
 
-        start, end = query.years
-        year = None
-        if start is not None or end is not None:
-            year = f"{start if start is not None else ''}-{end if end is not None else ''}"
         found = await semantic_scholar.search(
             self._network.client("s2"),
             query.text,
             query.fetch_count,
-            year,
-            revealed(self._settings.semantic_scholar_api_key),
+            query.years,
+            semantic_scholar.api_key_of(self._settings),
         )
         works = [(paper.to_work(), True if paper.pdf_url else None) for paper in found]
         return _Answer(_papers(works, "semantic_scholar"), len(works))
@@ -378,10 +342,7 @@ class Academic:
         from doiget.sources import pubmed
 
         client = self._network.client("pubmed")
-        identity = pubmed.EutilsIdentity(
-            email=self._settings.pubmed_email or self._settings.email,
-            api_key=revealed(self._settings.pubmed_api_key),
-        )
+        identity = pubmed.EutilsIdentity.from_settings(self._settings)
         hits = await pubmed.search_ids(
             client,
             query.text,
@@ -397,14 +358,13 @@ class Academic:
     async def _arxiv(self, query: _Query) -> _Answer:
         from doiget.sources import arxiv
 
-        search_query = arxiv.build_query(
+        order: arxiv.SortBy = "submittedDate" if query.newest_first else "relevance"
+        found = await arxiv.search_filtered(
+            self._network.client("arxiv"),
             query.text,
             arxiv.SearchFilters(start_year=query.year_from, end_year=query.year_to),
-            datetime.datetime.now(datetime.UTC).year,
-        )
-        order: arxiv.SortBy = "submittedDate" if query.newest_first else "relevance"
-        found = await arxiv.search(
-            self._network.client("arxiv"), search_query, query.fetch_count, order
+            query.fetch_count,
+            order,
         )
         # Every arXiv paper is free to read, and its PDF link is in the record.
         return _Answer(_papers([(work, True) for work in found], "arxiv"), len(found))
@@ -496,10 +456,6 @@ def _reason(error: DoigetError) -> str:
         found = _HTTP_STATUS.search(error.message)
         status = int(found.group(1)) if found else None
     return f"HTTP {status}" if status else kind_of(error).value.replace("_", " ")
-
-
-def _flag(value: Any) -> bool | None:
-    return value if isinstance(value, bool) else None
 
 
 def _hints(request: AcademicSearchRequest, used: str) -> dict[str, Any]:

@@ -15,8 +15,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Final
 
-from doiget.web.cache import Cache, Clock
+from doiget.web.cache import Cache
 from doiget.web.outcome import rfc3339
+from doiget.web.storage import Clock
 
 LINK_THRESHOLD_BYTES: Final = 24 * 1024
 ARTIFACT_TTL_SECONDS: Final = 1800

@@ -22,6 +22,7 @@ from doiget.web.cache import Cache, open_cache
 from doiget.web.cachekey import TTL_SECONDS, context_key, request_key
 from doiget.web.lens import load_lenses
 from doiget.web.outcome import TRUST, Outcome, ResourceLink, freshness_meta
+from doiget.web.recording import record_found
 from doiget.web.requests import (
     AcademicSearchRequest,
     CachedRequest,
@@ -209,10 +210,9 @@ class WebCore:
         """
         if not session_id:
             return meta
-        try:
-            await self.research.record_sources(session_id, tool, result.found_sources())
-        except DoigetError as error:
-            meta = {**(meta or {}), "sessionWarning": error.message}
+        warning = await record_found(self.research, session_id, tool, result.found_sources())
+        if warning is not None:
+            meta = {**(meta or {}), "sessionWarning": warning}
         return meta
 
     async def _searched(self, request: WebSearchRequest) -> tuple[WebSearchResult, Meta]:

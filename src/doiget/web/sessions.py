@@ -1,50 +1,54 @@
 """Where research sessions live: sealed files on disk, or Redis when REDIS_URL is set.
 
-A session is one JSON document (its goal, steps, gaps and sources) sealed with the
-web cache's :class:`~doiget.web.cache.Sealer` and secret, so nothing an agent
-researched is readable at rest and a stored name does not reveal the session id
-(names are HMACs of it). Each write stamps the document with the time and the
-idle time to live, so a session lives :data:`SESSION_TTL` seconds after its last
-update; a read of an older one finds nothing.
+A session is one JSON document (its goal, steps, gaps and sources) kept in the
+sealed storage of :mod:`doiget.web.storage` under the web cache's secret, so nothing
+an agent researched is readable at rest and a stored name does not reveal the
+session id. Each write stamps the document with the time and the idle time to
+live, so a session lives :data:`SESSION_TTL` seconds after its last update; a read
+of an older one finds nothing.
 
 Caps: :data:`MAX_SESSIONS` live sessions per store. Creating one more evicts the
 session idle the longest (an agent that started a new session has most likely
 abandoned the oldest one; refusing would block it until a TTL runs out).
 
 Updates are read-modify-write under a per-session lock, so concurrent tool calls
-in one process never lose each other's changes; the Redis store also watches the
-key, so calls in other processes sharing the Redis retry instead of overwriting.
+in one process never lose each other's changes; across processes the disk store
+holds a lock file and the Redis store watches the key, so calls in other processes
+wait or retry instead of overwriting.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import math
-import os
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 
 import anyio
 import anyio.to_thread
 
-from doiget.atomicfile import write_atomic
 from doiget.errors import DoigetError
-from doiget.web.cache import CacheEntry, Sealer, cache_secret
 from doiget.web.failure import Kind, web_error
+from doiget.web.storage import (
+    CacheEntry,
+    Clock,
+    SealedFiles,
+    SealedRedis,
+    Sealer,
+    expiry_seconds,
+    redis_errors,
+    storage_secret,
+)
 
 if TYPE_CHECKING:
-    from redis.asyncio import Redis
-
     from doiget.config import Settings
 
 logger = logging.getLogger("doiget.web.sessions")
 
-Clock = Callable[[], float]
 Session = dict[str, Any]
 T = TypeVar("T")
 
@@ -57,8 +61,6 @@ REDIS_PREFIX: Final = "doiget:research:"
 _KEY_PREFIX: Final = "research-session\x00"
 # How often an update whose Redis key changed under it is tried again.
 _WATCH_TRIES: Final = 10
-# A temp file left by a writer that died is removed after this many seconds.
-_STALE_TEMP: Final = 3600.0
 
 
 def session_missing(session_id: str) -> DoigetError:
@@ -96,34 +98,19 @@ class SessionStore(Protocol):
         ...
 
 
-class _Sealed:
+class _Sessions:
     """Sealing, naming and per-session locks shared by both backends."""
 
-    def __init__(self, secret: bytes, clock: Clock, ttl: float, max_sessions: int) -> None:
-        self._sealer = Sealer(secret)
+    def __init__(self, clock: Clock, ttl: float, max_sessions: int) -> None:
         self._clock = clock
         self._ttl = ttl
         self._max_sessions = max_sessions
         self._locks: dict[str, anyio.Lock] = {}
         self._creating = anyio.Lock()
 
-    def name(self, session_id: str) -> str:
-        """The storage name of a session: an HMAC of its id."""
-        return self._sealer.name(_KEY_PREFIX + session_id)
-
-    def _seal(self, session_id: str, session: Session, now: float) -> bytes:
+    def _entry(self, session: Session) -> CacheEntry:
         value = json.dumps(session, ensure_ascii=False, sort_keys=True).encode("utf-8")
-        return self._sealer.seal(_KEY_PREFIX + session_id, CacheEntry(value, now, self._ttl))
-
-    def _unseal(self, session_id: str, blob: bytes) -> Session | None:
-        entry = self._sealer.open(_KEY_PREFIX + session_id, blob)
-        if entry is None or entry.expired(self._clock()):
-            return None
-        try:
-            session = json.loads(entry.value)
-        except ValueError:
-            return None
-        return session if isinstance(session, dict) else None
+        return CacheEntry(value, self._clock(), self._ttl)
 
     @asynccontextmanager
     async def _locked(self, session_id: str) -> AsyncIterator[None]:
@@ -137,16 +124,31 @@ class _Sealed:
                 self._locks.pop(session_id, None)
 
 
+def _key(session_id: str) -> str:
+    """The storage key of a session: a cache entry can never be read as one."""
+    return _KEY_PREFIX + session_id
+
+
+def _session(entry: CacheEntry | None) -> Session | None:
+    if entry is None:
+        return None
+    try:
+        session = json.loads(entry.value)
+    except ValueError:
+        return None
+    return session if isinstance(session, dict) else None
+
+
 # How long an update waits for another process holding the same session.
 LOCK_SECONDS: Final = 10.0
 
 
-class DiskSessionStore(_Sealed):
-    """One sealed file per session in a private directory.
+class DiskSessionStore(_Sessions):
+    """One sealed file per session in a private directory, dated by its expiry, so
+    finding expired and longest-idle sessions needs no decryption.
 
-    A file's modification time is set to its last update (by the store's clock),
-    so finding expired and longest-idle sessions needs no decryption; a read trusts
-    only the sealed header.
+    A file that does not open may belong to a process with another key: it is left
+    for the expiry sweep, never deleted on sight.
     """
 
     def __init__(
@@ -158,12 +160,12 @@ class DiskSessionStore(_Sealed):
         ttl: float = SESSION_TTL,
         max_sessions: int = MAX_SESSIONS,
     ) -> None:
-        super().__init__(secret, clock, ttl, max_sessions)
-        self._directory = directory
+        super().__init__(clock, ttl, max_sessions)
+        self._files = SealedFiles(directory, Sealer(secret), clock)
 
     def path_for(self, session_id: str) -> Path:
         """The file that holds a session."""
-        return self._directory / self.name(session_id)
+        return self._files.path_for(_key(session_id))
 
     async def create(self, session_id: str, session: Session) -> None:
         """Write a new session's file after making room for it."""
@@ -171,8 +173,10 @@ class DiskSessionStore(_Sealed):
             await anyio.to_thread.run_sync(self._create_blocking, session_id, session)
 
     async def load(self, session_id: str) -> Session | None:
-        """The live session, else None (expired files go in the sweep before a create)."""
-        return await anyio.to_thread.run_sync(self._load_blocking, session_id)
+        """The live session, else None."""
+        return _session(
+            await anyio.to_thread.run_sync(partial(self._files.read, _key(session_id), tidy=False))
+        )
 
     async def update(self, session_id: str, change: Callable[[Session], T]) -> T:
         """Read, change and rewrite a session under its lock.
@@ -180,110 +184,58 @@ class DiskSessionStore(_Sealed):
         The lock is held in this process (an anyio lock) and across processes (a lock
         file beside the session), since the CLI and a server may share the folder.
         """
-        import filelock
-
         async with self._locked(session_id):
-            if not self._directory.is_dir():
+            if not self._files.directory.is_dir():
                 raise session_missing(session_id)
-            between_processes = filelock.FileLock(
-                str(self._directory / f".{self.name(session_id)}.lock"),
-                timeout=LOCK_SECONDS,
-                thread_local=False,
-            )
             try:
-                await anyio.to_thread.run_sync(between_processes.acquire)
-            except filelock.Timeout as exc:
+                async with self._files.locked(_key(session_id), LOCK_SECONDS):
+                    session = await self.load(session_id)
+                    if session is None:
+                        raise session_missing(session_id)
+                    result = change(session)
+                    await anyio.to_thread.run_sync(self._write_blocking, session_id, session)
+                    return result
+            except TimeoutError as exc:
                 raise web_error(
                     Kind.TIMEOUT,
                     f"research session {session_id} is being updated by another process; "
                     "retry in a moment.",
                 ) from exc
-            try:
-                session = await self.load(session_id)
-                if session is None:
-                    raise session_missing(session_id)
-                result = change(session)
-                await anyio.to_thread.run_sync(self._write_blocking, session_id, session)
-                return result
-            finally:
-                between_processes.release()
 
     async def aclose(self) -> None:
         """Nothing to release: files are opened per call."""
 
     def _create_blocking(self, session_id: str, session: Session) -> None:
         try:
-            self._directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-            self._directory.chmod(0o700)
+            self._files.make_directory()
         except OSError as exc:
             raise self._unwritable(exc) from exc
-        self._make_room()
+        # Room for one more: expired sessions go first, then the longest idle.
+        swept = self._files.sweep(max_files=self._max_sessions - 1)
+        if swept.evicted:
+            logger.info(
+                "research sessions: cap of %d reached, evicting the %d longest idle",
+                self._max_sessions,
+                swept.evicted,
+            )
         self._write_blocking(session_id, session)
 
-    def _make_room(self) -> None:
-        """Remove expired sessions, then the longest idle until one more fits."""
-        now = self._clock()
-        live: list[tuple[float, Path]] = []
-        with contextlib.suppress(OSError):
-            for path in self._directory.iterdir():
-                try:
-                    info = path.stat()
-                except OSError:
-                    continue
-                if path.name.startswith("."):
-                    if path.name.endswith(".tmp") and time.time() - info.st_mtime > _STALE_TEMP:
-                        _remove(path)
-                    continue
-                if info.st_mtime + self._ttl <= now:
-                    _remove_session_files(path)
-                else:
-                    live.append((info.st_mtime, path))
-        live.sort()
-        while live and len(live) >= self._max_sessions:
-            _, path = live.pop(0)
-            logger.info(
-                "research sessions: cap of %d reached, evicting the longest idle",
-                self._max_sessions,
-            )
-            _remove_session_files(path)
-
-    def _load_blocking(self, session_id: str) -> Session | None:
-        path = self.path_for(session_id)
-        try:
-            blob = path.read_bytes()
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            logger.warning("research sessions: cannot read %s: %s", path, exc)
-            return None
-        # An unreadable file may belong to a process with another key: it is left for
-        # the expiry sweep, never deleted on sight.
-        return self._unseal(session_id, blob)
-
     def _write_blocking(self, session_id: str, session: Session) -> None:
-        now = self._clock()
-        path = self.path_for(session_id)
         try:
-            # write_atomic's temp file comes from mkstemp, hence already mode 0600.
-            write_atomic(path, self._seal(session_id, session, now))
-            os.utime(path, (now, now))
+            self._files.write(_key(session_id), self._entry(session))
         except OSError as exc:
             raise self._unwritable(exc) from exc
 
     def _unwritable(self, exc: OSError) -> DoigetError:
         return web_error(
             Kind.INTERNAL,
-            f"cannot save the research session under {self._directory}: {exc.strerror or exc}.",
+            f"cannot save the research session under {self._files.directory}: "
+            f"{exc.strerror or exc}.",
             suggested_action="Make DOIGET_DATA_DIR writable (and not full), then retry.",
         )
 
 
-def _remove(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        path.unlink(missing_ok=True)
-
-
-class RedisSessionStore(_Sealed):
+class RedisSessionStore(_Sessions):
     """Sealed sessions in Redis under ``prefix + name``, expiring with ``SET ... EX``.
 
     A sorted set ``prefix + "index"`` scores each session's name by its last update,
@@ -302,23 +254,25 @@ class RedisSessionStore(_Sealed):
         ttl: float = SESSION_TTL,
         max_sessions: int = MAX_SESSIONS,
     ) -> None:
-        from redis.asyncio import from_url
-
-        super().__init__(secret, clock, ttl, max_sessions)
+        super().__init__(clock, ttl, max_sessions)
+        self._redis = SealedRedis(
+            url, Sealer(secret), clock, prefix=prefix, connect_timeout=2.0, read_timeout=5.0
+        )
+        self._client = self._redis.client
         self._prefix = prefix
         self._index = prefix + "index"
-        self._client: Redis = from_url(url, socket_connect_timeout=2.0, socket_timeout=5.0)
 
     def redis_key(self, session_id: str) -> str:
         """The Redis key that holds a session."""
-        return self._prefix + self.name(session_id)
+        return self._redis.redis_key(_key(session_id))
+
+    def _name(self, session_id: str) -> str:
+        return self._redis.sealer.name(_key(session_id))
 
     async def create(self, session_id: str, session: Session) -> None:
         """Store a new session after evicting expired and, beyond the cap, idle ones."""
-        from redis.exceptions import RedisError
-
-        now = self._clock()
-        blob = self._seal(session_id, session, now)
+        entry = self._entry(session)
+        now = entry.stored_at
         try:
             async with self._creating:
                 await self._client.zremrangebyscore(self._index, "-inf", now - self._ttl)
@@ -333,25 +287,26 @@ class RedisSessionStore(_Sealed):
                         await self._client.delete(*(self._prefix + name for name in oldest))
                         await self._client.zrem(self._index, *oldest)
                 async with self._client.pipeline(transaction=True) as pipe:
-                    pipe.set(self.redis_key(session_id), blob, ex=math.ceil(self._ttl))
-                    pipe.zadd(self._index, {self.name(session_id): now})
+                    pipe.set(
+                        self.redis_key(session_id),
+                        self._redis.seal(_key(session_id), entry),
+                        ex=expiry_seconds(self._ttl),
+                    )
+                    pipe.zadd(self._index, {self._name(session_id): now})
                     await pipe.execute()
-        except (RedisError, OSError) as exc:
+        except redis_errors() as exc:
             raise _redis_down(exc) from exc
 
     async def load(self, session_id: str) -> Session | None:
         """The live session, else None."""
-        from redis.exceptions import RedisError
-
         try:
-            blob = await self._client.get(self.redis_key(session_id))
-        except (RedisError, OSError) as exc:
+            return _session(await self._redis.get(_key(session_id)))
+        except redis_errors() as exc:
             raise _redis_down(exc) from exc
-        return self._unseal(session_id, blob) if isinstance(blob, bytes) else None
 
     async def update(self, session_id: str, change: Callable[[Session], T]) -> T:
         """Read, change and rewrite a session; retried if another writer got there first."""
-        from redis.exceptions import RedisError, WatchError
+        from redis.exceptions import WatchError
 
         key = self.redis_key(session_id)
         async with self._locked(session_id):
@@ -361,23 +316,23 @@ class RedisSessionStore(_Sealed):
                         try:
                             await pipe.watch(key)
                             blob = await pipe.get(key)
-                            session = (
-                                self._unseal(session_id, blob) if isinstance(blob, bytes) else None
-                            )
+                            session = _session(self._redis.unseal(_key(session_id), blob))
                             if session is None:
                                 raise session_missing(session_id)
                             result = change(session)
-                            now = self._clock()
+                            entry = self._entry(session)
                             pipe.multi()  # type: ignore[no-untyped-call]
                             pipe.set(
-                                key, self._seal(session_id, session, now), ex=math.ceil(self._ttl)
+                                key,
+                                self._redis.seal(_key(session_id), entry),
+                                ex=expiry_seconds(self._ttl),
                             )
-                            pipe.zadd(self._index, {self.name(session_id): now})
+                            pipe.zadd(self._index, {self._name(session_id): entry.stored_at})
                             await pipe.execute()
                             return result
                         except WatchError:
                             continue
-            except (RedisError, OSError) as exc:
+            except redis_errors() as exc:
                 raise _redis_down(exc) from exc
         raise web_error(
             Kind.UPSTREAM,
@@ -387,12 +342,7 @@ class RedisSessionStore(_Sealed):
 
     async def aclose(self) -> None:
         """Close the connection pool."""
-        from redis.exceptions import RedisError
-
-        try:
-            await self._client.aclose()
-        except (RedisError, OSError) as exc:
-            logger.debug("research sessions: closing redis failed: %s", exc)
+        await self._redis.aclose()
 
 
 def _redis_down(exc: Exception) -> DoigetError:
@@ -405,13 +355,7 @@ def _redis_down(exc: Exception) -> DoigetError:
 
 def open_session_store(settings: Settings, clock: Clock = time.time) -> SessionStore:
     """Redis when REDIS_URL is set, else sealed files under ``data_dir/research-sessions``."""
-    secret = cache_secret(settings)
+    secret = storage_secret(settings)
     if settings.redis_url:
         return RedisSessionStore(settings.redis_url, secret, clock)
     return DiskSessionStore(settings.data_dir / DIR_NAME, secret, clock)
-
-
-def _remove_session_files(path: Path) -> None:
-    """A session's file and its cross-process lock file."""
-    _remove(path)
-    _remove(path.with_name(f".{path.name}.lock"))
