@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from doiget.capability import CapabilityProfile
-from doiget.cli.output import JSON_OPTION_HELP, emit_json, handles_errors, runtime, wants_json
+from doiget.cli.output import JsonFlag, emit_json, handles_errors, runtime, wants_json
 from doiget.config import Settings
 from doiget.errors import DoigetError, ErrorCode
 from doiget.health import check_health
 from doiget.net.ratelimit import min_gap_seconds
 from doiget.upstreams import Gate, Role, Upstream, all_upstreams
 from doiget.upstreams.limits import HARD_CODED
-
-JsonFlag = Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)]
 
 
 def _rate(gap_s: float) -> str:
