@@ -117,13 +117,13 @@ class _Compactor:
             return node
         if "$ref" in node:
             name = node["$ref"].removeprefix(_DEFS_PREFIX)
-            rest = {k: v for k, v in node.items() if k != "$ref"}
+            siblings = {k: v for k, v in node.items() if k != "$ref"}
             if name in self.shared:
                 return {
                     "$ref": _DEFS_PREFIX + self.shared[name],
-                    **self.compact(rest, keep_null=keep_null),
+                    **self.compact(siblings, keep_null=keep_null),
                 }
-            return self.compact({**self.defs[name], **rest}, keep_null=keep_null)
+            return self.compact({**self.defs[name], **siblings}, keep_null=keep_null)
         nullable = bool(node.get(_NULLABLE_MARK))
         out: dict[str, Any] = {}
         for key, value in node.items():
