@@ -4,7 +4,8 @@ pydantic's schemas carry titles, ``$defs`` references and ``anyOf [X, null]`` fo
 every optional field. What tools/list sends is smaller and plainer: no titles; a
 shape used once is written where it is used, and one used more than once is written
 once under the schema's own ``$defs`` when that is shorter; ``type`` is left out where
-``const`` or ``enum`` already fixes the value; an optional input is simply not
+``const`` or ``enum`` already fixes the value, or where it repeats the type of the node
+whose ``anyOf`` holds it; an optional input is simply not
 required, and an optional output field is its own type unless the model marks it as
 present-but-null (:data:`doiget.contract.NULLABLE`), which stays an ``anyOf`` (never a
 type array). Output schemas carry no descriptions and no defaults: they check replies,
@@ -150,6 +151,9 @@ class _Compactor:
             del out["required"]
         if "const" in out or "enum" in out:
             out.pop("type", None)
+        for branch in out.get("anyOf", ()):
+            if "type" in out and branch.get("type") == out["type"]:
+                del branch["type"]  # the node's own type already holds for every branch
         return out
 
 
