@@ -52,3 +52,11 @@ def test_a_listing_is_served_only_when_it_covers_every_selected_toolset() -> Non
     assert served is not None and len(served.instructions) == 2
     assert {tool["name"] for tool in served.tools} >= {"doiget_fetch_paper", "search_arxiv"}
     assert listing(["papers", "not-a-toolset"]) is None
+
+
+def test_a_shape_used_twice_is_written_once() -> None:
+    tools = {tool["name"]: tool for toolset in stored().values() for tool in toolset["tools"]}
+    schema = tools["sequential_search"]["outputSchema"]
+    steps, last_steps = schema["properties"]["steps"], schema["properties"]["lastSteps"]
+    assert steps["items"] == last_steps["items"] == {"$ref": "#/$defs/ResearchStep"}
+    assert set(schema["$defs"]) == {"ResearchStep"}

@@ -68,20 +68,21 @@ class _Compactor:
         """The definitions that make the schema shorter when written once and referenced.
 
         Sharing a definition also shares what it contains, so its parts are counted once
-        per use of the definition: repeat until no choice changes the counts.
+        per use of the definition: drop the choices that no longer pay until none does
+        (the choice only shrinks, so this ends).
         """
         names = _short_names(self.defs)
-        chosen: set[str] = set()
+        candidates, chosen = set(self.defs), set[str]()
         while True:
             uses = self._uses(chosen)
             keep = {
                 name
-                for name, count in uses.items()
-                if count > 1 and self._saves(name, names[name], count)
+                for name in candidates
+                if uses[name] > 1 and self._saves(name, names[name], uses[name])
             }
             if keep == chosen:
                 return {name: names[name] for name in sorted(chosen)}
-            chosen = keep
+            candidates = chosen = keep
 
     def _uses(self, chosen: set[str]) -> Counter[str]:
         uses: Counter[str] = Counter()
