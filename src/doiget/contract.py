@@ -76,13 +76,14 @@ def plain(value: Any) -> Any:
 # listed as its plain type, absent when there is no value.
 NULLABLE: Final = Field(json_schema_extra={"x-nullable": True})
 
+# A request's optional sessionId: the sequential_search session its findings join.
+LINK_SESSION: Final = "Session to add findings to."
 SessionId = Annotated[
     str,
     Field(
         min_length=1,
         max_length=100,
         pattern=r"^[A-Za-z0-9_-]+$",
-        description="Link this call to a sequential_search session (does not change results).",
     ),
     Hint("must be the sessionId sequential_search returned (letters, digits, '_', '-')"),
 ]

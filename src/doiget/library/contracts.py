@@ -13,7 +13,7 @@ ProjectId = Annotated[
     Field(
         min_length=1,
         max_length=200,
-        description="Project id 'namespace/name' (list_projects shows them).",
+        description="'namespace/name', as list_projects shows.",
     ),
 ]
 Scalar = str | int

@@ -20,11 +20,6 @@ if TYPE_CHECKING:
 READS_LOCAL: Final = Hints(read_only=True, destructive=False, idempotent=True, open_world=False)
 WRITES_LOCAL: Final = Hints(read_only=False, destructive=False, idempotent=True, open_world=False)
 
-_ERRORS: Final = (
-    "Errors: {error: {code, message, details}}: INVALID_PROJECT (details.available_projects), "
-    "INVALID_ARGUMENT, TIMEOUT, INDEX_UNAVAILABLE"
-)
-
 
 class LibraryTools:
     """Handlers sharing one lazily built :class:`Library`."""
@@ -112,7 +107,7 @@ def library_toolset(runtime: Runtime) -> Toolset:
                 "citekey, pages and section for citing.",
                 inputs="project; query in natural language; top_k; filters; full_text.",
                 outputs="items best first (render_text trimmed at a word; page_span 1-based; "
-                "full_text null unless asked); empty when nothing is indexed. " + _ERRORS + ".",
+                "full_text null unless asked); empty when nothing is indexed.",
                 costs="One embedding and a vector scan; a process's first call loads the "
                 "model (seconds).",
                 side_effects="None.",
@@ -130,9 +125,8 @@ def library_toolset(runtime: Runtime) -> Toolset:
                 when="As find_chunks when exact terms matter (names, symbols, rare words): "
                 "fuses BM25 and vector rankings.",
                 inputs="As find_chunks.",
-                outputs="As find_chunks, scores fused in [0, 1]. "
-                + _ERRORS
-                + ", HYBRID_NOT_SUPPORTED (use find_chunks).",
+                outputs="As find_chunks, scores fused in [0, 1]. Also HYBRID_NOT_SUPPORTED (use "
+                "find_chunks).",
                 costs="find_chunks plus a BM25 query.",
                 side_effects="None.",
                 limits="15 s (TIMEOUT). Projects with hybrid_enabled only.",
@@ -148,7 +142,7 @@ def library_toolset(runtime: Runtime) -> Toolset:
             describe(
                 when="What a project holds: size, model, payload keys, indexes, samples.",
                 inputs="project; sample: payloads to include.",
-                outputs="The collection's facts. " + _ERRORS + ".",
+                outputs="The collection's facts.",
                 costs="A few index reads.",
                 side_effects="None.",
                 limits="5 s.",
@@ -166,10 +160,8 @@ def library_toolset(runtime: Runtime) -> Toolset:
                 "index_papers).",
                 inputs="project; items (metadata: { source, zotero {citekey, tags}, doc "
                 "{page_span, section, section_path, doc_id}, embed_model }); force_rebuild.",
-                outputs="chunks_written, warnings. "
-                + _ERRORS
-                + ", EMBEDDING_MISMATCH (model or vector size differs from the collection's; "
-                "force_rebuild starts over).",
+                outputs="chunks_written, warnings. Also EMBEDDING_MISMATCH (model or vector size "
+                "differs from the collection's; force_rebuild starts over).",
                 costs="One transaction; 100-500 items per call is efficient.",
                 side_effects="Writes the collection; force_rebuild deletes it first.",
                 limits="15 s (TIMEOUT: nothing is written).",
@@ -187,7 +179,7 @@ def library_toolset(runtime: Runtime) -> Toolset:
                 "query_hybrid.",
                 inputs="project; refs of stored papers; force_rebuild.",
                 outputs="One report per paper: indexed, or skipped with its reason (not "
-                "stored, no PDF, no text). " + _ERRORS + ", EMBEDDING_MISMATCH.",
+                "stored, no PDF, no text). Also EMBEDDING_MISMATCH.",
                 costs="Seconds per paper (CPU). Progress notifications with a progressToken.",
                 side_effects="Replaces each indexed paper's chunks in the project.",
                 limits="No time limit.",
@@ -204,6 +196,8 @@ def library_toolset(runtime: Runtime) -> Toolset:
         specs,
         instructions="Library tools (find_chunks, query_hybrid) search passages of papers "
         "indexed into a project (index_papers); results carry citekey, page_span and section "
-        "for citing. list_projects names the projects.",
+        "for citing. list_projects names the projects. Errors are {error: {code, message, "
+        "details}}: INVALID_PROJECT (details.available_projects), INVALID_ARGUMENT, TIMEOUT, "
+        "INDEX_UNAVAILABLE.",
         close=tools.close,
     )

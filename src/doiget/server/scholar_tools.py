@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 from pydantic import Field, create_model
 
-from doiget.contract import RequestT, SessionId, plain
+from doiget.contract import LINK_SESSION, RequestT, SessionId, plain
 from doiget.runtime import Runtime
 from doiget.scholar import contracts as c
 from doiget.server.envelopes import SCHOLAR_ENVELOPE
@@ -25,14 +25,6 @@ if TYPE_CHECKING:
 
 READS_REMOTE: Final = Hints(read_only=True, destructive=False, idempotent=True, open_world=True)
 
-_SEARCH_ERRORS: Final = (
-    "Errors: {error: 'Invalid parameter: …' | 'API error: …' (the message says when to "
-    "retry) | 'Failed to parse response: …'}."
-)
-_LOOKUP_ERRORS: Final = (
-    "Errors: {error: 'Paper not found' | 'Invalid parameter: …' | 'API error: …' | "
-    "'Failed to parse response: …'}."
-)
 _CACHE: Final = "Repeats within 10 min are free."
 
 
@@ -82,7 +74,10 @@ class ScholarTools:
             create_model(
                 tool.request.__name__,
                 __base__=tool.request,
-                session_id=(SessionId | None, Field(None, alias="sessionId")),
+                session_id=(
+                    SessionId | None,
+                    Field(None, alias="sessionId", description=LINK_SESSION),
+                ),
             ),
         )
         inner = tool.handler
@@ -148,7 +143,7 @@ def scholar_toolset(runtime: Runtime) -> Toolset:
                     "by topic or author.",
                     inputs="query (arXiv syntax passes through: 'ti:transformer AND "
                     "cat:cs.CL'); startYear/endYear: submission years.",
-                    outputs="Papers (id is versioned, e.g. '2301.12345v1'). " + _SEARCH_ERRORS,
+                    outputs="Papers (id is versioned, e.g. '2301.12345v1').",
                     costs="arXiv allows 1 request per 3 s; calls queue. " + _CACHE,
                     side_effects="None.",
                     limits="relevance is arXiv's own ranking.",
@@ -167,7 +162,7 @@ def scholar_toolset(runtime: Runtime) -> Toolset:
                     when="Metadata of an arXiv paper.",
                     inputs="arxivId: '2301.12345', '2301.12345v2', 'arXiv:…', 'hep-th/9901001', "
                     "an arxiv.org/abs link or a 10.48550/arXiv.* DOI.",
-                    outputs="The paper. " + _LOOKUP_ERRORS,
+                    outputs="The paper.",
                     costs="One arXiv request (1 per 3 s). " + _CACHE,
                     side_effects="None (doiget_fetch_paper with ref stores it).",
                     limits="The latest version unless the id names one.",
@@ -184,8 +179,7 @@ def scholar_toolset(runtime: Runtime) -> Toolset:
             describe(
                 when="BibTeX for an arXiv paper.",
                 inputs="arxivId, as get_arxiv_paper.",
-                outputs="BibTeX text (key like 'vaswani2017attention', eprint, primaryClass). "
-                + _LOOKUP_ERRORS,
+                outputs="BibTeX text (key like 'vaswani2017attention', eprint, primaryClass).",
                 costs="Shares get_arxiv_paper's request and cache.",
                 side_effects="None.",
                 limits="One paper.",
@@ -202,7 +196,7 @@ def scholar_toolset(runtime: Runtime) -> Toolset:
                 describe(
                     when="Find papers in all fields, with citation counts.",
                     inputs="query; startYear/endYear: publication years.",
-                    outputs="Papers. " + _SEARCH_ERRORS,
+                    outputs="Papers.",
                     costs="1 request/s without SEMANTIC_SCHOLAR_API_KEY; calls queue. " + _CACHE,
                     side_effects="None.",
                     limits="Semantic Scholar's relevance order.",
@@ -221,7 +215,7 @@ def scholar_toolset(runtime: Runtime) -> Toolset:
                     when="A paper's metadata and citation counts from Semantic Scholar.",
                     inputs="identifier: S2 id, DOI, arXiv id, or 'CorpusId:…', 'PMID:…', "
                     "'DOI:…', 'ARXIV:…'.",
-                    outputs="The paper. " + _LOOKUP_ERRORS,
+                    outputs="The paper.",
                     costs="One request (1/s without a key). " + _CACHE,
                     side_effects="None.",
                     limits="One paper.",
@@ -239,7 +233,7 @@ def scholar_toolset(runtime: Runtime) -> Toolset:
                 describe(
                     when="Papers citing a paper (forward citation search).",
                     inputs="paperId, as get_semantic_scholar_paper's identifier.",
-                    outputs="Citing papers. " + _LOOKUP_ERRORS,
+                    outputs="Citing papers.",
                     costs="One request per 100 citing papers (1/s without a key). " + _CACHE,
                     side_effects="None.",
                     limits="Citing papers Semantic Scholar cannot identify are skipped.",
@@ -256,7 +250,7 @@ def scholar_toolset(runtime: Runtime) -> Toolset:
             describe(
                 when="BibTeX for a paper known to Semantic Scholar.",
                 inputs="identifier, as get_semantic_scholar_paper.",
-                outputs="BibTeX text (doi, pmid, eprint when known). " + _LOOKUP_ERRORS,
+                outputs="BibTeX text (doi, pmid, eprint when known).",
                 costs="Shares get_semantic_scholar_paper's request and cache.",
                 side_effects="None.",
                 limits="One paper.",
@@ -274,7 +268,7 @@ def scholar_toolset(runtime: Runtime) -> Toolset:
                     when="Find biomedical and life-science literature (PubMed).",
                     inputs="query (PubMed syntax passes through: 'diabetes[MeSH] AND "
                     "treatment'); startYear/endYear: publication years.",
-                    outputs="Records. " + _SEARCH_ERRORS,
+                    outputs="Records.",
                     costs="Two requests; 3/s without PUBMED_API_KEY, 10/s with. " + _CACHE,
                     side_effects="None.",
                     limits="PubMed relevance order.",
@@ -292,7 +286,7 @@ def scholar_toolset(runtime: Runtime) -> Toolset:
                 describe(
                     when="A PubMed record: labelled abstract, MeSH terms, publication types, DOI.",
                     inputs="pmid: digits, e.g. '29106400'.",
-                    outputs="The record. " + _LOOKUP_ERRORS,
+                    outputs="The record.",
                     costs="One request. " + _CACHE,
                     side_effects="None.",
                     limits="One record.",
@@ -309,7 +303,7 @@ def scholar_toolset(runtime: Runtime) -> Toolset:
             describe(
                 when="BibTeX for a PubMed record.",
                 inputs="pmid: digits.",
-                outputs="BibTeX text keyed 'pmid<PMID>'. " + _LOOKUP_ERRORS,
+                outputs="BibTeX text keyed 'pmid<PMID>'.",
                 costs="Shares get_pubmed_paper's request and cache.",
                 side_effects="None.",
                 limits="One record.",
@@ -325,7 +319,9 @@ def scholar_toolset(runtime: Runtime) -> Toolset:
         "scholar",
         specs,
         instructions="Scholar tools (search_arxiv, search_semantic_scholar, search_pubmed and "
-        "their lookups) return the results themselves, or { error: '...' } with isError set; "
-        "each result's ref can be handed to doiget_fetch_paper.",
+        "their lookups) return the results themselves, or { error: '...' } with isError set: "
+        "'Paper not found', 'Invalid parameter: …', 'API error: …' (the message says when "
+        "to retry) or 'Failed to parse response: …'. Each result's ref can be handed to "
+        "doiget_fetch_paper.",
         close=tools.close,
     )

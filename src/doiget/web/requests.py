@@ -13,7 +13,7 @@ from typing import Annotated, Final, Literal, get_args
 from pydantic import AfterValidator, Field, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
-from doiget.contract import Hint, Request, SessionId
+from doiget.contract import LINK_SESSION, Hint, Request, SessionId
 from doiget.upstreams import Role, by_preference
 from doiget.web.providers import PROVIDER_NAMES
 
@@ -54,7 +54,6 @@ def _member(choices: Sequence[str]) -> AfterValidator:
     return AfterValidator(check)
 
 
-_LINK_SESSION = "Session to add findings to."
 Query = Annotated[str, Field(min_length=1, max_length=500)]
 Claim = Annotated[
     str,
@@ -115,7 +114,7 @@ class WebSearchRequest(Request):
         Hint("must be a lens name (letters, digits, _ and -, at most 40)"),
     ] = None
     provider: SearchProvider | None = None
-    session_id: SessionId | None = Field(default=None, alias="sessionId", description=_LINK_SESSION)
+    session_id: SessionId | None = Field(default=None, alias="sessionId", description=LINK_SESSION)
     claim: Claim | None = None
 
 
@@ -133,7 +132,7 @@ class ScrapePageRequest(Request):
     max_length: int = Field(
         DEFAULT_SCRAPE_BYTES, ge=1, le=MAX_SCRAPE_BYTES, description="Byte cap on content."
     )
-    session_id: SessionId | None = Field(default=None, alias="sessionId", description=_LINK_SESSION)
+    session_id: SessionId | None = Field(default=None, alias="sessionId", description=LINK_SESSION)
 
 
 class SearchAndScrapeRequest(Request):
@@ -149,7 +148,7 @@ class SearchAndScrapeRequest(Request):
         default=None, description="Drop pages that barely mention the query (default: with claim)."
     )
     provider: SearchProvider | None = None
-    session_id: SessionId | None = Field(default=None, alias="sessionId", description=_LINK_SESSION)
+    session_id: SessionId | None = Field(default=None, alias="sessionId", description=LINK_SESSION)
     claim: Claim | None = None
 
 
@@ -171,7 +170,7 @@ class AcademicSearchRequest(Request):
     provider: Literal["openalex", "crossref", "semantic_scholar", "pubmed", "arxiv"] | None = Field(
         default=None, description="Ask this index alone (no fallback)."
     )
-    session_id: SessionId | None = Field(default=None, alias="sessionId", description=_LINK_SESSION)
+    session_id: SessionId | None = Field(default=None, alias="sessionId", description=LINK_SESSION)
 
 
 class PatentSearchRequest(Request):
@@ -203,7 +202,7 @@ class PatentSearchRequest(Request):
     year_from: PatentYear | None = Field(default=None, description="Filed in or after.")
     year_to: PatentYear | None = Field(default=None, description="Filed in or before.")
     provider: PatentProvider | None = None
-    session_id: SessionId | None = Field(default=None, alias="sessionId", description=_LINK_SESSION)
+    session_id: SessionId | None = Field(default=None, alias="sessionId", description=LINK_SESSION)
 
 
 StepNumber = Annotated[int, Field(ge=1)]

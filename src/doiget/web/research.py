@@ -129,7 +129,7 @@ class Research:
                     "session's state), or start a new session with stepNumber 1 and no "
                     "sessionId.",
                 )
-            session_id = secrets.token_urlsafe(16)
+            session_id = secrets.token_hex(16)
             session = _new_session(session_id, rfc3339(now))
             _add_step(session, step, goal)
             await self._sessions().create(session_id, session)
