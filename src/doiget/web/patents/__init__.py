@@ -20,7 +20,6 @@ from doiget.upstreams import Role, by_preference, get
 from doiget.web.failure import Kind, failure_of, web_error
 from doiget.web.outcome import TRUST
 from doiget.web.patents.base import (
-    Patent,
     PatentAnswer,
     PatentProvider,
     PatentQuery,
@@ -31,6 +30,7 @@ from doiget.web.requests import (
     PATENT_OFFICES,
     SEARCH_TYPES,
 )
+from doiget.web.results import PatentRecord
 
 if TYPE_CHECKING:
     from doiget.net.network import Network
@@ -149,17 +149,17 @@ def build_query(args: Mapping[str, Any]) -> PatentQuery:
 
 
 def cluster_by_assignee(
-    patents: list[Patent], limit: int
-) -> tuple[list[Patent], list[dict[str, Any]]]:
+    patents: list[PatentRecord], limit: int
+) -> tuple[list[PatentRecord], list[dict[str, Any]]]:
     """Up to ``limit`` patents grouped by assignee, and the groups' sizes among them.
 
     The most-represented assignee of the pool comes first (ties: first seen), each
     group's patents stay together, and patents without an assignee fill any room
     left. Names differing only in company-form suffixes or case are one assignee.
     """
-    groups: dict[str, list[Patent]] = {}
+    groups: dict[str, list[PatentRecord]] = {}
     shown: dict[str, str] = {}
-    unassigned: list[Patent] = []
+    unassigned: list[PatentRecord] = []
     for patent in patents:
         if not patent.assignee:
             unassigned.append(patent)
@@ -225,7 +225,7 @@ class Patents:
         else:
             found = found[:wanted]
         body: dict[str, Any] = {
-            "patents": [patent.to_dict() for patent in found],
+            "patents": [patent.model_dump(exclude_none=True) for patent in found],
             "query": query.text or "",
             "searchType": query.search_type,
             "resultCount": len(found),
