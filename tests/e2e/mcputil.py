@@ -72,21 +72,22 @@ async def call(
     return structured
 
 
+# The client's first message, as raw JSON-RPC (id 1).
+INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "tests", "version": "1"},
+    },
+}
+
+
 def frames(*requests: tuple[str, dict[str, Any]]) -> bytes:
     """initialize + initialized, then one tools/call per (tool, arguments), ids from 2."""
-    lines = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "tests", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-    ]
+    lines = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
     for number, (tool, arguments) in enumerate(requests, start=2):
         lines.append(
             {

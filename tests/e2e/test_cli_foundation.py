@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from mcputil import INITIALIZE
+
 from cliutil import doiget
 
 KEY = "aps-key-SHOULD-NEVER-SHOW-7f3a"
@@ -105,18 +107,8 @@ def test_serve_through_the_full_command_line_answers_and_ends_at_eof(
     doiget_env: dict[str, str],
 ) -> None:
     # A global option before serve goes through the command line, not the fast path.
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "test", "version": "0"},
-        },
-    }
     done = doiget(
-        "--json", "serve", "--toolsets", "papers", env=doiget_env, stdin=json.dumps(initialize)
+        "--json", "serve", "--toolsets", "papers", env=doiget_env, stdin=json.dumps(INITIALIZE)
     )
     assert done.returncode == 0, done.stderr
     reply = json.loads(done.stdout.splitlines()[0])

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 import httpcore
+import pytest
 
 from doiget.config import load_settings
+from doiget.errors import DoigetError
 from doiget.net.client import RetryPolicy
 from doiget.net.network import Network
 
@@ -48,3 +50,13 @@ def min_gap(times: Iterable[float]) -> float:
     ordered = sorted(times)
     gaps = [b - a for a, b in itertools.pairwise(ordered)]
     return min(gaps, default=float("inf"))
+
+
+async def raised(network: Network, request: Callable[[Network], Awaitable[object]]) -> DoigetError:
+    """The error ``request`` raises on ``network`` (which is closed afterwards)."""
+    try:
+        with pytest.raises(DoigetError) as caught:
+            await request(network)
+    finally:
+        await network.aclose()
+    return caught.value

@@ -11,7 +11,7 @@ import pytest
 from doiget.errors import DenialReason, DoigetError, ErrorCode
 from doiget.net.allowlist import default_hosts
 
-from netutil import CountingBackend, make_network
+from netutil import CountingBackend, make_network, raised
 from replay import FIXTURES, ReplayUpstream, Reply
 
 CROSSREF_WORK = "crossref/works-10.1371_journal.pone.0033693.json"
@@ -43,13 +43,10 @@ async def test_redirect_off_allowlist_is_denied_with_context(
     upstream.redirect("api.crossref.org", "/start", "/moved")
     upstream.redirect("api.crossref.org", "/moved", "https://evil.example/steal")
     upstream.route("evil.example", "/steal", Reply(200, b"{}"))
-    network = make_network(doiget_env)
-    try:
-        with pytest.raises(DoigetError) as caught:
-            await network.client("crossref").get_json("https://api.crossref.org/start")
-    finally:
-        await network.aclose()
-    error = caught.value
+    error = await raised(
+        make_network(doiget_env),
+        lambda network: network.client("crossref").get_json("https://api.crossref.org/start"),
+    )
     assert error.code is ErrorCode.CAPABILITY_DENIED
     assert error.denial is not None
     assert error.denial.to_dict() == {
@@ -66,13 +63,11 @@ async def test_redirect_to_http_is_denied_as_insecure_scheme(
     upstream: ReplayUpstream, doiget_env: dict[str, str]
 ) -> None:
     upstream.redirect("arxiv.org", "/pdf/2401.00001", "http://arxiv.org/pdf/2401.00001v1")
-    network = make_network(doiget_env)
-    try:
-        with pytest.raises(DoigetError) as caught:
-            await network.client("arxiv").get("https://arxiv.org/pdf/2401.00001")
-    finally:
-        await network.aclose()
-    denial = caught.value.denial
+    error = await raised(
+        make_network(doiget_env),
+        lambda network: network.client("arxiv").get("https://arxiv.org/pdf/2401.00001"),
+    )
+    denial = error.denial
     assert denial is not None
     assert denial.reason is DenialReason.INSECURE_SCHEME
     assert denial.hop_index == 1
@@ -102,14 +97,12 @@ async def test_eleven_redirects_are_denied_after_ten_hops(
     for hop in range(11):
         upstream.redirect("api.crossref.org", f"/r{hop}", f"/r{hop + 1}")
     upstream.route("api.crossref.org", "/r11", Reply(200, b"{}"))
-    network = make_network(doiget_env)
-    try:
-        with pytest.raises(DoigetError) as caught:
-            await network.client("crossref").get_json("https://api.crossref.org/r0")
-    finally:
-        await network.aclose()
-    assert caught.value.code is ErrorCode.CAPABILITY_DENIED
-    denial = caught.value.denial
+    error = await raised(
+        make_network(doiget_env),
+        lambda network: network.client("crossref").get_json("https://api.crossref.org/r0"),
+    )
+    assert error.code is ErrorCode.CAPABILITY_DENIED
+    denial = error.denial
     assert denial is not None
     assert (denial.cap, denial.actual, denial.hop_index) == (10, 11, 11)
     assert [request.path for request in upstream.requests] == [f"/r{hop}" for hop in range(11)]
@@ -169,13 +162,11 @@ async def test_redirect_into_private_space_is_refused_at_that_hop(
 ) -> None:
     upstream.redirect("cdn.example", "/file", "http://169.254.169.254/latest/meta-data/")
     backend = CountingBackend()
-    network = make_network(doiget_env, backend=backend)
-    try:
-        with pytest.raises(DoigetError) as caught:
-            await network.client("web", any_public_host=True).get("https://cdn.example/file")
-    finally:
-        await network.aclose()
-    denial = caught.value.denial
+    error = await raised(
+        make_network(doiget_env, backend=backend),
+        lambda network: network.client("web", any_public_host=True).get("https://cdn.example/file"),
+    )
+    denial = error.denial
     assert denial is not None
     assert denial.reason is DenialReason.SSRF_PRIVATE_ADDRESS
     assert denial.hop_index == 1
@@ -209,13 +200,11 @@ async def test_block_list_refuses_a_host_its_allowlist_would_allow(
     upstream: ReplayUpstream, doiget_env: dict[str, str], tmp_path: Path
 ) -> None:
     Path(doiget_env["DOIGET_CONFIG"]).write_text('[blocklist]\nhosts = ["*.plos.org"]\n')
-    network = make_network(doiget_env)
-    try:
-        with pytest.raises(DoigetError) as caught:
-            await network.client("oa-publisher").get("https://journals.plos.org/x.pdf")
-    finally:
-        await network.aclose()
-    denial = caught.value.denial
+    error = await raised(
+        make_network(doiget_env),
+        lambda network: network.client("oa-publisher").get("https://journals.plos.org/x.pdf"),
+    )
+    denial = error.denial
     assert denial is not None
     assert denial.reason is DenialReason.HOST_IN_BLOCK_LIST
     assert upstream.requests == []
@@ -225,13 +214,13 @@ async def test_body_over_declared_cap_is_refused_unread(
     upstream: ReplayUpstream, doiget_env: dict[str, str]
 ) -> None:
     upstream.route("api.crossref.org", "/big", Reply(200, b"x" * 4096))
-    network = make_network(doiget_env)
-    try:
-        with pytest.raises(DoigetError) as caught:
-            await network.client("crossref").get("https://api.crossref.org/big", max_bytes=1024)
-    finally:
-        await network.aclose()
-    denial = caught.value.denial
+    error = await raised(
+        make_network(doiget_env),
+        lambda network: network.client("crossref").get(
+            "https://api.crossref.org/big", max_bytes=1024
+        ),
+    )
+    denial = error.denial
     assert denial is not None
     assert denial.reason is DenialReason.SIZE_CAP_EXCEEDED
     assert (denial.cap, denial.actual) == (1024, 4096)
@@ -241,13 +230,13 @@ async def test_body_over_cap_without_declared_length_is_cut_while_streaming(
     upstream: ReplayUpstream, doiget_env: dict[str, str]
 ) -> None:
     upstream.route("api.crossref.org", "/big", Reply(200, b"x" * 512, chunked=True, repeat=8))
-    network = make_network(doiget_env)
-    try:
-        with pytest.raises(DoigetError) as caught:
-            await network.client("crossref").get("https://api.crossref.org/big", max_bytes=1024)
-    finally:
-        await network.aclose()
-    denial = caught.value.denial
+    error = await raised(
+        make_network(doiget_env),
+        lambda network: network.client("crossref").get(
+            "https://api.crossref.org/big", max_bytes=1024
+        ),
+    )
+    denial = error.denial
     assert denial is not None
     assert denial.reason is DenialReason.SIZE_CAP_EXCEEDED
     assert denial.cap == 1024
@@ -336,13 +325,11 @@ async def test_truncated_body_is_retried_then_reported_as_network_error(
     upstream: ReplayUpstream, doiget_env: dict[str, str]
 ) -> None:
     upstream.route("api.crossref.org", "/cut", Reply(200, b'{"a": 1', declared_length=100))
-    network = make_network(doiget_env)
-    try:
-        with pytest.raises(DoigetError) as caught:
-            await network.client("crossref").get_json("https://api.crossref.org/cut")
-    finally:
-        await network.aclose()
-    assert caught.value.code is ErrorCode.NETWORK_ERROR
+    error = await raised(
+        make_network(doiget_env),
+        lambda network: network.client("crossref").get_json("https://api.crossref.org/cut"),
+    )
+    assert error.code is ErrorCode.NETWORK_ERROR
     assert len(upstream.requests) == 4
 
 
@@ -350,13 +337,11 @@ async def test_not_json_is_schema_drift(
     upstream: ReplayUpstream, doiget_env: dict[str, str]
 ) -> None:
     upstream.route("api.crossref.org", "/works/x", Reply(200, b"<html>maintenance</html>"))
-    network = make_network(doiget_env)
-    try:
-        with pytest.raises(DoigetError) as caught:
-            await network.client("crossref").get_json("https://api.crossref.org/works/x")
-    finally:
-        await network.aclose()
-    denial = caught.value.denial
+    error = await raised(
+        make_network(doiget_env),
+        lambda network: network.client("crossref").get_json("https://api.crossref.org/works/x"),
+    )
+    denial = error.denial
     assert denial is not None
     assert denial.reason is DenialReason.SCHEMA_DRIFT
     assert denial.source == "crossref"

@@ -10,7 +10,7 @@ import pytest
 from doiget.errors import DenialReason, DoigetError, ErrorCode
 from doiget.net.client import RetryPolicy
 
-from netutil import breaches_of_window, make_network, min_gap
+from netutil import breaches_of_window, make_network, min_gap, raised
 from replay import ReplayUpstream, Reply
 
 
@@ -38,13 +38,10 @@ async def test_retry_after_longer_than_the_longest_wait_fails_at_once_saying_whe
     upstream: ReplayUpstream, doiget_env: dict[str, str]
 ) -> None:
     upstream.route("api.crossref.org", "/works/x", Reply(429, b"", {"Retry-After": "3600"}))
-    network = make_network(doiget_env)
-    try:
-        with pytest.raises(DoigetError) as caught:
-            await network.client("crossref").get_json("https://api.crossref.org/works/x")
-    finally:
-        await network.aclose()
-    error = caught.value
+    error = await raised(
+        make_network(doiget_env),
+        lambda network: network.client("crossref").get_json("https://api.crossref.org/works/x"),
+    )
     assert error.code is ErrorCode.RATE_LIMITED
     assert error.retry_after == 3600
     assert "3600 s" in error.message
@@ -57,14 +54,12 @@ async def test_503_four_times_is_network_error_after_three_retries(
     upstream: ReplayUpstream, doiget_env: dict[str, str]
 ) -> None:
     upstream.route("api.crossref.org", "/works/x", Reply(503, b"down"))
-    network = make_network(doiget_env)
-    try:
-        with pytest.raises(DoigetError) as caught:
-            await network.client("crossref").get_json("https://api.crossref.org/works/x")
-    finally:
-        await network.aclose()
-    assert caught.value.code is ErrorCode.NETWORK_ERROR
-    assert caught.value.denial is None
+    error = await raised(
+        make_network(doiget_env),
+        lambda network: network.client("crossref").get_json("https://api.crossref.org/works/x"),
+    )
+    assert error.code is ErrorCode.NETWORK_ERROR
+    assert error.denial is None
     assert len(upstream.requests) == 4
 
 

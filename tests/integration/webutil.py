@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
 
 
 class _Logged(BaseHTTPRequestHandler):
@@ -58,9 +58,15 @@ class Clock:
         return self.now
 
 
-class JsonResearch:
-    """Research sessions driven the way the tools drive them: JSON arguments parsed into
-    each tool's request (bad ones fail on await), JSON out."""
+class _JsonDriven:
+    """A core driven the way its faces drive it: JSON arguments parsed into each
+    method's request model (bad ones fail on await, as a tool call does).
+
+    ``REQUESTS`` names the request model of each method so driven; other attributes
+    pass through untouched.
+    """
+
+    REQUESTS: ClassVar[Mapping[str, str]] = {}
 
     def __init__(self, core: Any) -> None:
         self.core = core
@@ -69,57 +75,46 @@ class JsonResearch:
         from doiget.contract import parse
         from doiget.web import requests
 
-        model = _RESEARCH_REQUESTS.get(name)
+        model = self.REQUESTS.get(name)
         method = getattr(self.core, name)
         if model is None:
             return method
 
         async def call(arguments: dict[str, Any]) -> Any:
-            result = await method(parse(getattr(requests, model), arguments))
-            return result.wire()
+            return self._out(await method(parse(getattr(requests, model), arguments)))
 
         return call
 
-
-_RESEARCH_REQUESTS = {
-    "step": "ResearchStepRequest",
-    "session": "ResearchSessionRequest",
-    "export": "ResearchExportRequest",
-}
+    def _out(self, result: Any) -> Any:
+        return result
 
 
-class JsonCore:
-    """A web core driven the way its faces drive it: JSON arguments parsed into each
-    tool's request model (bad ones fail on await, as a tool call does)."""
+class JsonResearch(_JsonDriven):
+    """Research sessions driven the way the tools drive them: JSON in, JSON out."""
 
-    def __init__(self, core: Any) -> None:
-        self.core = core
+    REQUESTS: ClassVar[Mapping[str, str]] = {
+        "step": "ResearchStepRequest",
+        "session": "ResearchSessionRequest",
+        "export": "ResearchExportRequest",
+    }
 
-    def __getattr__(self, name: str) -> Any:
-        from doiget.contract import parse
-        from doiget.web import requests
-
-        model = _REQUESTS.get(name)
-        method = getattr(self.core, name)
-        if model is None:
-            return method
-
-        async def call(arguments: dict[str, Any]) -> Any:
-            return await method(parse(getattr(requests, model), arguments))
-
-        return call
+    def _out(self, result: Any) -> Any:
+        return result.wire()
 
 
-_REQUESTS = {
-    "search": "WebSearchRequest",
-    "scrape": "ScrapePageRequest",
-    "search_and_scrape": "SearchAndScrapeRequest",
-    "academic_search": "AcademicSearchRequest",
-    "patent_search": "PatentSearchRequest",
-    "research_step": "ResearchStepRequest",
-    "research_session": "ResearchSessionRequest",
-    "research_export": "ResearchExportRequest",
-}
+class JsonCore(_JsonDriven):
+    """A web core driven the way its faces drive it: JSON in, typed results out."""
+
+    REQUESTS: ClassVar[Mapping[str, str]] = {
+        "search": "WebSearchRequest",
+        "scrape": "ScrapePageRequest",
+        "search_and_scrape": "SearchAndScrapeRequest",
+        "academic_search": "AcademicSearchRequest",
+        "patent_search": "PatentSearchRequest",
+        "research_step": "ResearchStepRequest",
+        "research_session": "ResearchSessionRequest",
+        "research_export": "ResearchExportRequest",
+    }
 
 
 @asynccontextmanager

@@ -163,3 +163,74 @@ def agree_var(publisher: str) -> str:
 def key_var(publisher: str) -> str:
     """The key variable of a TDM publisher, e.g. DOIGET_KEY_ELSEVIER."""
     return f"DOIGET_KEY_{publisher.upper()}"
+
+
+def api_credential(
+    env: str, help: str, *, carried_as: str, carrier: Carrier = Carrier.HEADER
+) -> Setting:
+    """A required credential of a keyed API, redacted whole wherever it travels."""
+    return Setting(
+        env,
+        help,
+        redaction=Redaction.VALUE,
+        required=True,
+        carrier=carrier,
+        carried_as=carried_as,
+    )
+
+
+def keyed_web_api(
+    *,
+    name: str,
+    label: str,
+    role: Role,
+    host: str,
+    settings: tuple[Setting, ...],
+    factory: str,
+    preference: int,
+) -> Upstream:
+    """A web-toolset API at one https host, usable once its required settings are set.
+
+    Such APIs publish no request ceiling of their own (``min_gap_s`` 0): the
+    per-source gap of the rate gate paces them.
+    """
+    return Upstream(
+        name=name,
+        label=label,
+        role=role,
+        hosts=(host,),
+        min_gap_s=0.0,
+        toolsets=("web",),
+        gate=Gate.CONFIGURED,
+        settings=settings,
+        factory=factory,
+        preference=preference,
+    )
+
+
+def operator_endpoint(
+    *,
+    name: str,
+    label: str,
+    role: Role,
+    toolsets: tuple[str, ...],
+    url: Setting,
+    extra: tuple[Setting, ...] = (),
+    factory: str | None = None,
+    preference: int | None = None,
+) -> Upstream:
+    """A service at the base URL the operator sets in ``url`` (bound to that host)."""
+    return Upstream(
+        name=name,
+        label=label,
+        role=role,
+        hosts=(),
+        min_gap_s=0.0,
+        toolsets=toolsets,
+        gate=Gate.CONFIGURED,
+        scheme=Scheme.ENDPOINT,
+        endpoint=url.env,
+        settings=(url, *extra),
+        factory=factory,
+        preference=preference,
+    )

@@ -4,36 +4,27 @@ from __future__ import annotations
 
 from typing import Final
 
-from doiget.upstreams.declaration import Carrier, Gate, Redaction, Role, Setting, Upstream
+from doiget.upstreams.declaration import Role, api_credential, keyed_web_api
 from doiget.upstreams.registry import register
 
 KEY_VAR: Final = "EPO_OPS_KEY"
 SECRET_VAR: Final = "EPO_OPS_SECRET"  # noqa: S105  # a variable name
 
 UPSTREAM: Final = register(
-    Upstream(
+    keyed_web_api(
         name="epo",
         label="EPO Open Patent Services",
         role=Role.PATENT_SEARCH,
-        hosts=("ops.epo.org",),
-        min_gap_s=0.0,
-        toolsets=("web",),
-        gate=Gate.CONFIGURED,
+        host="ops.epo.org",
         settings=(
-            Setting(
+            api_credential(
                 KEY_VAR,
                 "EPO Open Patent Services consumer key for patent_search (needs EPO_OPS_SECRET)",
-                redaction=Redaction.VALUE,
-                required=True,
-                carrier=Carrier.HEADER,
                 carried_as="Authorization",
             ),
-            Setting(
+            api_credential(
                 SECRET_VAR,
                 "EPO Open Patent Services consumer secret (needs EPO_OPS_KEY)",
-                redaction=Redaction.VALUE,
-                required=True,
-                carrier=Carrier.HEADER,
                 carried_as="Authorization",
             ),
         ),

@@ -4,27 +4,22 @@ from __future__ import annotations
 
 from typing import Final
 
-from doiget.upstreams.declaration import Carrier, Gate, Redaction, Role, Setting, Upstream
+from doiget.upstreams.declaration import Carrier, Role, Setting, api_credential, keyed_web_api
 from doiget.upstreams.registry import register
 
 KEY_VAR: Final = "GOOGLE_API_KEY"
 CX_VAR: Final = "GOOGLE_CX"
 
 UPSTREAM: Final = register(
-    Upstream(
+    keyed_web_api(
         name="google",
         label="Google Programmable Search",
         role=Role.WEB_SEARCH,
-        hosts=("www.googleapis.com",),
-        min_gap_s=0.0,
-        toolsets=("web",),
-        gate=Gate.CONFIGURED,
+        host="www.googleapis.com",
         settings=(
-            Setting(
+            api_credential(
                 KEY_VAR,
                 "Google Programmable Search API key (needs GOOGLE_CX)",
-                redaction=Redaction.VALUE,
-                required=True,
                 carrier=Carrier.QUERY,
                 carried_as="key",
             ),

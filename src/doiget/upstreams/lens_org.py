@@ -4,28 +4,20 @@ from __future__ import annotations
 
 from typing import Final
 
-from doiget.upstreams.declaration import Carrier, Gate, Redaction, Role, Setting, Upstream
+from doiget.upstreams.declaration import Role, api_credential, keyed_web_api
 from doiget.upstreams.registry import register
 
 KEY_VAR: Final = "LENS_API_TOKEN"
 
 UPSTREAM: Final = register(
-    Upstream(
+    keyed_web_api(
         name="lens",
         label="Lens.org",
         role=Role.PATENT_SEARCH,
-        hosts=("api.lens.org",),
-        min_gap_s=0.0,
-        toolsets=("web",),
-        gate=Gate.CONFIGURED,
+        host="api.lens.org",
         settings=(
-            Setting(
-                KEY_VAR,
-                "Lens.org patent API token (patent_search)",
-                redaction=Redaction.VALUE,
-                required=True,
-                carrier=Carrier.HEADER,
-                carried_as="Authorization",
+            api_credential(
+                KEY_VAR, "Lens.org patent API token (patent_search)", carried_as="Authorization"
             ),
         ),
         factory="doiget.web.patents.lens:build",

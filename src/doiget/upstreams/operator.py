@@ -8,35 +8,22 @@ from __future__ import annotations
 
 from typing import Final
 
-from doiget.upstreams.declaration import (
-    Carrier,
-    Gate,
-    Redaction,
-    Role,
-    Scheme,
-    Setting,
-    Upstream,
-)
+from doiget.upstreams.declaration import Carrier, Redaction, Role, Setting, operator_endpoint
 from doiget.upstreams.registry import register
 
 QDRANT: Final = register(
-    Upstream(
+    operator_endpoint(
         name="qdrant",
         label="Qdrant",
         role=Role.SERVICE,
-        hosts=(),
-        min_gap_s=0.0,
         toolsets=("library",),
-        gate=Gate.CONFIGURED,
-        scheme=Scheme.ENDPOINT,
-        endpoint="QDRANT_URL",
-        settings=(
-            Setting(
-                "QDRANT_URL",
-                "use this Qdrant server instead of the embedded passage index",
-                config_key="qdrant_url",
-                required=True,
-            ),
+        url=Setting(
+            "QDRANT_URL",
+            "use this Qdrant server instead of the embedded passage index",
+            config_key="qdrant_url",
+            required=True,
+        ),
+        extra=(
             Setting(
                 "QDRANT_API_KEY",
                 "API key for QDRANT_URL",
@@ -49,26 +36,19 @@ QDRANT: Final = register(
 )
 
 REDIS: Final = register(
-    Upstream(
+    operator_endpoint(
         name="redis",
         label="Redis",
         role=Role.SERVICE,
-        hosts=(),
-        min_gap_s=0.0,
         toolsets=("web",),
-        gate=Gate.CONFIGURED,
-        scheme=Scheme.ENDPOINT,
-        endpoint="REDIS_URL",
-        settings=(
-            Setting(
-                "REDIS_URL",
-                "shared web cache, artifacts and research sessions (values encrypted) "
-                "instead of memory + disk; a password in it is redacted",
-                config_key="redis_url",
-                required=True,
-                redaction=Redaction.USERINFO,
-                carrier=Carrier.USERINFO,
-            ),
+        url=Setting(
+            "REDIS_URL",
+            "shared web cache, artifacts and research sessions (values encrypted) "
+            "instead of memory + disk; a password in it is redacted",
+            config_key="redis_url",
+            required=True,
+            redaction=Redaction.USERINFO,
+            carrier=Carrier.USERINFO,
         ),
     )
 )

@@ -11,7 +11,7 @@ a search that finds nothing carries hints on how to widen it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from doiget.config import Settings
@@ -20,7 +20,6 @@ from doiget.upstreams import Role, by_preference, get
 from doiget.web.failure import Kind, failure_of, web_error
 from doiget.web.outcome import TRUST
 from doiget.web.patents.base import (
-    Patent,
     PatentAnswer,
     PatentProvider,
     PatentQuery,
@@ -31,6 +30,7 @@ from doiget.web.requests import (
     PATENT_OFFICES,
     SEARCH_TYPES,
 )
+from doiget.web.results import PatentRecord
 
 if TYPE_CHECKING:
     from doiget.net.network import Network
@@ -83,6 +83,16 @@ def _text(args: Mapping[str, Any], name: str) -> str | None:
     return " ".join(str(value).split()) or None
 
 
+def _choice(args: Mapping[str, Any], name: str, default: str, known: Sequence[str]) -> str:
+    """The argument (``default`` when absent), which must be one of ``known``."""
+    value = str(args.get(name, default))
+    if value not in known:
+        raise web_error(
+            Kind.VALIDATION, f"{name} {value!r} is not known; use one of: {', '.join(known)}."
+        )
+    return value
+
+
 def _year(args: Mapping[str, Any], name: str) -> int | None:
     value = args.get(name)
     if value is None:
@@ -99,7 +109,6 @@ def build_query(args: Mapping[str, Any]) -> PatentQuery:
     assignee or inventor is given, ``specific`` needs a query, and ``year_from``
     may not come after ``year_to``.
     """
-    # Imported here: the input contract imports this package's provider list.
     text = _text(args, "query")
     assignee = _text(args, "assignee")
     inventor = _text(args, "inventor")
@@ -108,24 +117,14 @@ def build_query(args: Mapping[str, Any]) -> PatentQuery:
             Kind.VALIDATION,
             "patent_search needs query, or assignee or inventor to search by; give at least one.",
         )
-    search_type = str(args.get("search_type", "prior_art"))
-    if search_type not in SEARCH_TYPES:
-        raise web_error(
-            Kind.VALIDATION,
-            f"search_type {search_type!r} is not known; use one of: {', '.join(SEARCH_TYPES)}.",
-        )
+    search_type = _choice(args, "search_type", "prior_art", SEARCH_TYPES)
     if search_type == "specific" and not text:
         raise web_error(
             Kind.VALIDATION,
             "search_type specific needs query: a patent number (e.g. US10123456B2) or an "
             "exact title.",
         )
-    office = str(args.get("patent_office", "all"))
-    if office not in PATENT_OFFICES:
-        raise web_error(
-            Kind.VALIDATION,
-            f"patent_office {office!r} is not known; use one of: {', '.join(PATENT_OFFICES)}.",
-        )
+    office = _choice(args, "patent_office", "all", PATENT_OFFICES)
     year_from, year_to = _year(args, "year_from"), _year(args, "year_to")
     if year_from is not None and year_to is not None and year_from > year_to:
         raise web_error(
@@ -149,17 +148,17 @@ def build_query(args: Mapping[str, Any]) -> PatentQuery:
 
 
 def cluster_by_assignee(
-    patents: list[Patent], limit: int
-) -> tuple[list[Patent], list[dict[str, Any]]]:
+    patents: list[PatentRecord], limit: int
+) -> tuple[list[PatentRecord], list[dict[str, Any]]]:
     """Up to ``limit`` patents grouped by assignee, and the groups' sizes among them.
 
     The most-represented assignee of the pool comes first (ties: first seen), each
     group's patents stay together, and patents without an assignee fill any room
     left. Names differing only in company-form suffixes or case are one assignee.
     """
-    groups: dict[str, list[Patent]] = {}
+    groups: dict[str, list[PatentRecord]] = {}
     shown: dict[str, str] = {}
-    unassigned: list[Patent] = []
+    unassigned: list[PatentRecord] = []
     for patent in patents:
         if not patent.assignee:
             unassigned.append(patent)
@@ -225,7 +224,7 @@ class Patents:
         else:
             found = found[:wanted]
         body: dict[str, Any] = {
-            "patents": [patent.to_dict() for patent in found],
+            "patents": [patent.model_dump(exclude_none=True) for patent in found],
             "query": query.text or "",
             "searchType": query.search_type,
             "resultCount": len(found),

@@ -7,8 +7,10 @@ building import this module at server start, the providers only on first search.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
+
+from doiget.web.results import PatentRecord
 
 # Company-form words that say nothing about who the applicant is; dropped from the
 # end of an assignee name before matching, so "Acme Corp." finds "ACME CORPORATION".
@@ -46,32 +48,11 @@ class PatentQuery:
 
 
 @dataclass(frozen=True, slots=True)
-class Patent:
-    """One result in the tool's output shape; ``None`` fields are left out of it."""
-
-    title: str
-    number: str
-    url: str
-    abstract: str | None = None
-    assignee: str | None = None
-    inventor: str | None = None
-    filed: str | None = None
-    granted: str | None = None
-    pdf: str | None = None
-    status: str | None = None
-
-    def to_dict(self) -> dict[str, str]:
-        """``{title, number, url, abstract?, assignee?, inventor?, filed?, granted?,
-        pdf?, status?}``."""
-        return {name: value for name, value in asdict(self).items() if value is not None}
-
-
-@dataclass(frozen=True, slots=True)
 class PatentAnswer:
     """A provider's results plus the filters it could not honour as asked."""
 
     provider: str
-    patents: tuple[Patent, ...]
+    patents: tuple[PatentRecord, ...]
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 

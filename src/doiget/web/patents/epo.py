@@ -23,8 +23,9 @@ from doiget.sources.shape import ShapeError, expect_dict, integer, parse_or_drif
 from doiget.sources.xmldoc import inner_text, parse_xml
 from doiget.upstreams.epo import KEY_VAR, SECRET_VAR, UPSTREAM
 from doiget.web.failure import Kind, web_error
-from doiget.web.patents.base import Patent, PatentAnswer, PatentQuery, grant_date, iso_date
+from doiget.web.patents.base import PatentAnswer, PatentQuery, grant_date, iso_date
 from doiget.web.providers.base import attributed, error_body
+from doiget.web.results import PatentRecord
 
 if TYPE_CHECKING:
     from lxml import etree
@@ -127,7 +128,7 @@ def _date_of(node: etree._Element | None) -> str | None:
     return None
 
 
-def _patent(document: etree._Element) -> Patent | None:
+def _patent(document: etree._Element) -> PatentRecord | None:
     office, doc_number = document.get("country"), document.get("doc-number")
     if not office or not doc_number or document.get("status") == "not found":
         return None
@@ -138,7 +139,7 @@ def _patent(document: etree._Element) -> Patent | None:
         biblio = document
     published = _date_of(biblio.find("ex:publication-reference", _NS))
     abstracts = document.findall("ex:abstract", _NS) + biblio.findall("ex:abstract", _NS)
-    return Patent(
+    return PatentRecord(
         title=_localised(biblio.findall("ex:invention-title", _NS)) or number,
         number=number,
         url=PAGE + number,
@@ -150,7 +151,7 @@ def _patent(document: etree._Element) -> Patent | None:
     )
 
 
-def parse(body: bytes) -> tuple[Patent, ...]:
+def parse(body: bytes) -> tuple[PatentRecord, ...]:
     """The patents of a ``search/biblio`` answer."""
     root = parse_xml(body, "a search answer")
     if root.tag != f"{{{_NS['ops']}}}world-patent-data":

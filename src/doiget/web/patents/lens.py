@@ -19,13 +19,13 @@ from doiget.sources.shape import expect_dict, expect_list, items, mapping, parse
 from doiget.upstreams.lens_org import KEY_VAR, UPSTREAM
 from doiget.web.failure import Kind, web_error
 from doiget.web.patents.base import (
-    Patent,
     PatentAnswer,
     PatentQuery,
     grant_date,
     iso_date,
 )
 from doiget.web.providers.base import attributed, error_body, plain
+from doiget.web.results import PatentRecord
 
 if TYPE_CHECKING:
     from doiget.config import Settings
@@ -119,7 +119,7 @@ def _first_party(parties: Any) -> str | None:
     return min(named)[2] if named else None
 
 
-def _patent(row: dict[str, Any]) -> Patent | None:
+def _patent(row: dict[str, Any]) -> PatentRecord | None:
     lens_id = text(row.get("lens_id"))
     if lens_id is None:
         return None
@@ -133,7 +133,7 @@ def _patent(row: dict[str, Any]) -> Patent | None:
     legal = mapping(row.get("legal_status"))
     published = iso_date(row.get("date_published") or published_ref.get("date"))
     status = text(legal.get("patent_status"))
-    return Patent(
+    return PatentRecord(
         title=_localised(biblio.get("invention_title")) or number,
         number=number,
         url=PAGE + lens_id,
@@ -146,7 +146,7 @@ def _patent(row: dict[str, Any]) -> Patent | None:
     )
 
 
-def parse(data: Any) -> tuple[Patent, ...]:
+def parse(data: Any) -> tuple[PatentRecord, ...]:
     """The patents of a ``/patent/search`` answer (records without a Lens ID skipped)."""
     document = expect_dict(data, "a search answer")
     rows = expect_list(document.get("data", []), "a data list")
