@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from doiget.web.recording import record_found
 from doiget.web.research import MAX_SOURCES, MAX_STEPS, Research
 from doiget.web.sessions import (
     DIR_NAME,
+    EXPIRY_DATED_MARKER,
     MAX_SESSIONS,
     SESSION_TTL,
     DiskSessionStore,
@@ -275,7 +277,43 @@ async def test_expired_sessions_make_room_before_live_ones_are_evicted(
     await store.create("b", {"n": 3})
     assert await store.load("a") == {"n": 2}
     assert await store.load("b") == {"n": 3}
-    assert len(list((tmp_path / "s").iterdir())) == 2
+    assert len([p for p in (tmp_path / "s").iterdir() if not p.name.startswith(".")]) == 2
+
+
+def _as_written_before_expiry_dating(
+    store: DiskSessionStore, session_id: str, updated: float
+) -> None:
+    """Make a session file look as earlier versions left it: stamped with its last
+    update, in a directory without the expiry-dating marker."""
+    (store.path_for(session_id).parent / EXPIRY_DATED_MARKER).unlink()
+    os.utime(store.path_for(session_id), (updated, updated))
+
+
+async def test_a_live_session_from_an_earlier_version_survives_the_next_create(
+    tmp_path: Path, clock: Clock
+) -> None:
+    store = DiskSessionStore(tmp_path / "s", bytes(32), clock)
+    await store.create("earlier", {"n": 1})
+    clock.now += 3600
+    await store.update("earlier", lambda session: session.update(n=2))
+    _as_written_before_expiry_dating(store, "earlier", clock.now)
+    clock.now += 60
+    await store.create("next", {"n": 3})
+    assert await store.load("earlier") == {"n": 2}
+    assert store.path_for("earlier").exists()
+    assert await store.load("next") == {"n": 3}
+
+
+async def test_an_expired_session_from_an_earlier_version_is_still_swept(
+    tmp_path: Path, clock: Clock
+) -> None:
+    store = DiskSessionStore(tmp_path / "s", bytes(32), clock)
+    await store.create("earlier", {"n": 1})
+    _as_written_before_expiry_dating(store, "earlier", clock.now)
+    clock.now += SESSION_TTL + 60
+    await store.create("next", {"n": 2})
+    assert not store.path_for("earlier").exists()
+    assert await store.load("next") == {"n": 2}
 
 
 # -- storage ------------------------------------------------------------------------------
@@ -301,7 +339,7 @@ async def test_the_session_file_is_sealed_and_named_by_hmac(
 
 async def test_a_tampered_file_reads_as_missing(research: JsonResearch, settings: Settings) -> None:
     session_id = await start(research)
-    (path,) = list((settings.data_dir / DIR_NAME).iterdir())
+    (path,) = [p for p in (settings.data_dir / DIR_NAME).iterdir() if not p.name.startswith(".")]
     blob = bytearray(path.read_bytes())
     blob[-1] ^= 1
     path.write_bytes(bytes(blob))

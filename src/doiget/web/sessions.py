@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -139,6 +140,8 @@ def _session(entry: CacheEntry | None) -> Session | None:
     return session if isinstance(session, dict) else None
 
 
+# Present in a session directory whose files are dated by their expiry.
+EXPIRY_DATED_MARKER: Final = ".dated-by-expiry"
 # How long an update waits for another process holding the same session.
 LOCK_SECONDS: Final = 10.0
 
@@ -210,6 +213,7 @@ class DiskSessionStore(_Sessions):
             self._files.make_directory()
         except OSError as exc:
             raise self._unwritable(exc) from exc
+        self._redate_idle_dated_files()
         # Room for one more: expired sessions go first, then the longest idle.
         swept = self._files.sweep(max_files=self._max_sessions - 1)
         if swept.evicted:
@@ -219,6 +223,27 @@ class DiskSessionStore(_Sessions):
                 swept.evicted,
             )
         self._write_blocking(session_id, session)
+
+    def _redate_idle_dated_files(self) -> None:
+        """Date files written by earlier versions (stamped with their last update) by
+        their expiry, once, so the sweep never takes a live session for an expired one.
+
+        A marker in the directory says its files are dated by expiry; a directory
+        without it is re-dated file by file (last update + time to live), then marked.
+        """
+        marker = self._files.directory / EXPIRY_DATED_MARKER
+        if marker.exists():
+            return
+        for path in self._files.directory.iterdir():
+            if path.name.startswith(".") or not path.is_file():
+                continue
+            try:
+                updated = path.stat().st_mtime
+                os.utime(path, (updated + self._ttl, updated + self._ttl))
+            except OSError as exc:
+                logger.warning("cannot re-date research session file %s: %s", path, exc)
+                return
+        marker.touch()
 
     def _write_blocking(self, session_id: str, session: Session) -> None:
         try:
