@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Final, Protocol, TypeVar
+from typing import Annotated, Any, ClassVar, Final, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -56,14 +56,21 @@ class NoArguments(Request):
 
 
 class Reply(BaseModel):
-    """A tool's output; fields are read and written by their wire names."""
+    """A tool's output; fields are read and written by their wire names.
+
+    A reply with ``sparse`` set renders only the fields it was given (explicit nulls
+    included), for toolsets whose results leave out what does not apply.
+    """
 
     model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True, defer_build=True)
+    sparse: ClassVar[bool] = False
 
 
 def plain(value: Any) -> Any:
     """A result as JSON data: typed replies (and lists of them) by their wire names,
     nulls kept; anything else as it is."""
+    if isinstance(value, Reply):
+        return value.model_dump(mode="json", by_alias=True, exclude_unset=value.sparse)
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", by_alias=True)
     if isinstance(value, list):

@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 
+from doiget.contract import plain
 from doiget.errors import DenialReason, DoigetError, ErrorCode
+from doiget.papers import contracts as c
 from doiget.papers.graph import MAX_TOTAL, PER_PAPER
 
 from papersutil import make_papers
@@ -68,7 +70,9 @@ async def test_real_citations_of_a_work_are_capped_per_paper(
     )
     papers = make_papers(openalex_env(doiget_env))
     try:
-        graph = await papers.graph(PEERJ, depth=1, direction="citations")
+        graph = plain(
+            await papers.graph(c.CitationGraph(ref=PEERJ, depth=1, direction="citations"))
+        )
     finally:
         await papers.aclose()
     assert graph["root"]["id"] == "W2741809807"
@@ -87,7 +91,7 @@ async def test_bfs_visits_each_work_once_and_records_every_edge(
     serve_graph(upstream, {1: [2, 3], 2: [3, 1], 3: [4], 4: []})
     papers = make_papers(openalex_env(doiget_env))
     try:
-        graph = await papers.graph("10.1000/w1", depth=3)
+        graph = plain(await papers.graph(c.CitationGraph(ref="10.1000/w1", depth=3)))
     finally:
         await papers.aclose()
     assert [(node["id"], node["depth"]) for node in graph["nodes"]] == [
@@ -114,7 +118,7 @@ async def test_total_cap_stops_the_walk_and_flags_truncation(
     serve_graph(upstream, graph_spec)
     papers = make_papers(openalex_env(doiget_env))
     try:
-        graph = await papers.graph("10.1000/w1", depth=2)
+        graph = plain(await papers.graph(c.CitationGraph(ref="10.1000/w1", depth=2)))
     finally:
         await papers.aclose()
     assert graph["count"] == MAX_TOTAL
@@ -131,7 +135,7 @@ async def test_graph_needs_openalex_and_checks_its_arguments_before_any_request(
     papers = make_papers(doiget_env)
     try:
         with pytest.raises(DoigetError) as off:
-            await papers.graph(PEERJ)
+            await papers.graph(c.CitationGraph(ref=PEERJ))
     finally:
         await papers.aclose()
     assert off.value.code is ErrorCode.CAPABILITY_DENIED
@@ -141,7 +145,7 @@ async def test_graph_needs_openalex_and_checks_its_arguments_before_any_request(
     try:
         for depth, direction in ((0, "references"), (4, "references"), (1, "sideways")):
             with pytest.raises(DoigetError) as bad:
-                await papers.graph(PEERJ, depth=depth, direction=direction)
+                await papers.graph(c.CitationGraph(ref=PEERJ, depth=depth, direction=direction))
             assert bad.value.code is ErrorCode.INVALID_REF
     finally:
         await papers.aclose()

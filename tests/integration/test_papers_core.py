@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from doiget.contract import plain
 from doiget.errors import DenialReason, DoigetError, ErrorCode
 from doiget.net.client import SourceClient
+from doiget.papers import contracts as c
 from doiget.papers.provenance import read_rows, verify
 from doiget.refs import parse_ref
 
@@ -42,7 +44,7 @@ async def test_arxiv_new_style_is_fetched_end_to_end(
     served = upstream.fixture("arxiv.org", "/pdf/1605.08386v1", STUB_PDF)
     papers = make_papers(doiget_env)
     try:
-        result = await papers.fetch("arXiv:1605.08386")
+        result = plain(await papers.fetch(c.PaperFetch(ref="arXiv:1605.08386")))
     finally:
         await papers.aclose()
     assert result["ok"] is True
@@ -68,7 +70,7 @@ async def test_arxiv_old_style_is_fetched_end_to_end(
     served = upstream.fixture("arxiv.org", "/pdf/quant-ph/0201082v1", MEDIA_PDF)
     papers = make_papers(doiget_env)
     try:
-        result = await papers.fetch("quant-ph/0201082v1")
+        result = plain(await papers.fetch(c.PaperFetch(ref="quant-ph/0201082v1")))
     finally:
         await papers.aclose()
     assert result["ok"] is True
@@ -96,7 +98,7 @@ async def test_real_dois_are_fetched_end_to_end(
     served = route(upstream)
     papers = make_papers(doiget_env)
     try:
-        result = await papers.fetch(doi)
+        result = plain(await papers.fetch(c.PaperFetch(ref=doi)))
     finally:
         await papers.aclose()
     assert result["ok"] is True, result
@@ -124,7 +126,7 @@ async def test_off_allowlist_best_location_is_skipped_and_never_contacted(
     route_nature(upstream)
     papers = make_papers(doiget_env)
     try:
-        result = await papers.fetch(NATURE)
+        result = plain(await papers.fetch(c.PaperFetch(ref=NATURE)))
     finally:
         await papers.aclose()
     assert result["source"] == "oa-publisher"
@@ -142,7 +144,7 @@ async def test_all_candidates_blocked_fails_with_the_denial_and_keeps_metadata(
     papers = make_papers(doiget_env)
     try:
         with pytest.raises(DoigetError) as caught:
-            await papers.fetch(PNAS)
+            await papers.fetch(c.PaperFetch(ref=PNAS))
     finally:
         await papers.aclose()
     error = caught.value
@@ -166,7 +168,7 @@ async def test_closed_access_is_no_oa_available_with_metadata_stored(
     papers = make_papers(doiget_env)
     try:
         with pytest.raises(DoigetError) as caught:
-            await papers.fetch(CLOSED)
+            await papers.fetch(c.PaperFetch(ref=CLOSED))
     finally:
         await papers.aclose()
     assert caught.value.code is ErrorCode.NO_OA_AVAILABLE
@@ -185,7 +187,7 @@ async def test_crossref_404_is_not_found_and_nothing_is_stored(
     papers = make_papers(doiget_env)
     try:
         with pytest.raises(DoigetError) as caught:
-            await papers.fetch("10.1371/notarealdoi")
+            await papers.fetch(c.PaperFetch(ref="10.1371/notarealdoi"))
     finally:
         await papers.aclose()
     assert caught.value.code is ErrorCode.NOT_FOUND
@@ -201,14 +203,14 @@ async def test_refetch_keeps_a_hand_edited_title(
     route_nature(upstream)
     papers = make_papers(doiget_env)
     try:
-        await papers.fetch(NATURE)
+        await papers.fetch(c.PaperFetch(ref=NATURE))
         path = papers.store.metadata_path(parse_ref(NATURE))
         edited = path.read_text().replace(
             'title = "Nanometre-scale thermometry in a living cell"', 'title = "My own title"'
         )
         assert "My own title" in edited
         path.write_text(edited)
-        again = await papers.fetch(NATURE)
+        again = plain(await papers.fetch(c.PaperFetch(ref=NATURE)))
     finally:
         await papers.aclose()
     assert again["ok"] is True
@@ -227,11 +229,11 @@ async def test_metadata_only_and_dry_runs_never_reach_the_pdf_download(
     route_nature(upstream)
     papers = make_papers(doiget_env)
     try:
-        plan = papers.plan(NATURE)
+        plan = plain(await papers.fetch(c.PaperFetch(ref=NATURE, dry_run=True)))
         assert upstream.requests == []
         assert not Path(doiget_env["DOIGET_LOG_PATH"]).exists()
         assert not Path(doiget_env["DOIGET_STORE_ROOT"]).exists()
-        result = await papers.metadata_only(NATURE)
+        result = plain(await papers.metadata_only(c.PaperFetch(ref=NATURE)))
     finally:
         await papers.aclose()
     assert plan["dry_run"] is True and plan["plan"]["candidate_hosts_are_upper_bound"] is True
@@ -255,7 +257,7 @@ async def test_batch_validates_every_ref_before_any_work(
     papers = make_papers(doiget_env)
     try:
         with pytest.raises(DoigetError) as caught:
-            await papers.batch([NATURE, "not a ref", "2104.12255", "also bad"])
+            await papers.batch(c.BatchFetch(refs=[NATURE, "not a ref", "2104.12255", "also bad"]))
     finally:
         await papers.aclose()
     assert caught.value.code is ErrorCode.INVALID_REF
@@ -271,14 +273,16 @@ async def test_batch_reports_each_ref_with_progress(
     route_closed(upstream)
     seen: list[tuple[int, int]] = []
 
-    def progress(done: int, total: int, row: dict) -> None:
+    def progress(done: int, total: int, row: c.BatchRow) -> None:
         seen.append((done, total))
 
     papers = make_papers(doiget_env)
     try:
-        result = await papers.batch([NATURE, CLOSED, JNS], progress=progress)
-        listing = papers.search("thermometry living", 10)
-        recent = papers.recent(10)
+        result = plain(
+            await papers.batch(c.BatchFetch(refs=[NATURE, CLOSED, JNS]), progress=progress)
+        )
+        listing = plain(papers.search(c.LocalSearch(query="thermometry living", limit=10)))
+        recent = plain(papers.recent(c.RecentPapers(limit=10)))
     finally:
         await papers.aclose()
     rows = result["results"]
@@ -298,17 +302,17 @@ async def test_library_calls_info_pdf_path_delete_and_reindex(
     route_jns(upstream)
     papers = make_papers(doiget_env)
     try:
-        fetched = await papers.fetch(JNS)
-        info = papers.info(JNS)
-        located = papers.pdf_path(f"https://doi.org/{JNS.upper()}")
+        fetched = plain(await papers.fetch(c.PaperFetch(ref=JNS)))
+        info = plain(papers.info(c.PaperLookup(ref=JNS)))
+        located = plain(papers.pdf_path(c.PaperLookup(ref=f"https://doi.org/{JNS.upper()}")))
         (papers.index.path).unlink()
         papers.index.close()
-        rebuilt = papers.reindex()
-        found = papers.search("COVID-19 nervous", 5)
-        deleted = papers.delete(JNS)
+        rebuilt = plain(papers.reindex())
+        found = plain(papers.search(c.LocalSearch(query="COVID-19 nervous", limit=5)))
+        deleted = plain(papers.delete(c.StoredRef(ref=JNS)))
         with pytest.raises(DoigetError) as missing:
-            papers.info(JNS)
-        after = papers.search("COVID-19 nervous", 5)
+            papers.info(c.PaperLookup(ref=JNS))
+        after = plain(papers.search(c.LocalSearch(query="COVID-19 nervous", limit=5)))
     finally:
         await papers.aclose()
     assert info["metadata"]["title"].startswith("Central nervous system manifestations")
@@ -328,7 +332,7 @@ async def test_crossref_metadata_wins_over_unpaywall_when_both_answer(
     route_pnas(upstream)
     papers = make_papers(doiget_env)
     try:
-        result = await papers.resolve(PNAS)
+        result = plain(await papers.resolve(c.PaperLookup(ref=PNAS)))
     finally:
         await papers.aclose()
     assert result["source"] == "crossref"
@@ -346,7 +350,7 @@ async def test_unwritable_provenance_log_stops_the_fetch_before_any_pdf_request(
     papers = make_papers({**doiget_env, "DOIGET_LOG_PATH": str(blocker / "provenance.jsonl")})
     try:
         with pytest.raises(DoigetError) as failed:
-            await papers.fetch(NATURE)
+            await papers.fetch(c.PaperFetch(ref=NATURE))
     finally:
         await papers.aclose()
     assert failed.value.code is ErrorCode.LOG_ERROR

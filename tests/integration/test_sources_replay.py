@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from doiget.contract import plain
 from doiget.errors import DenialReason, DoigetError, ErrorCode
+from doiget.papers import contracts as c
 from doiget.papers.provenance import read_rows
 from doiget.sources import arxiv, crossref
 
@@ -85,7 +87,7 @@ async def test_enabled_optional_sources_fill_gaps_and_the_s2_key_stays_secret(
     caplog.set_level(logging.DEBUG)
     papers = make_papers(env)
     try:
-        result = await papers.resolve(PNAS)
+        result = plain(await papers.resolve(c.PaperLookup(ref=PNAS)))
     finally:
         await papers.aclose()
     metadata = result["metadata"]
@@ -109,7 +111,7 @@ async def test_disabled_optional_sources_are_never_contacted(
     route_pnas(upstream)
     papers = make_papers(doiget_env)
     try:
-        await papers.resolve(PNAS)
+        await papers.resolve(c.PaperLookup(ref=PNAS))
     finally:
         await papers.aclose()
     for host in ("api.openalex.org", "api.semanticscholar.org", "doaj.org"):
@@ -125,7 +127,7 @@ async def test_a_failing_optional_source_does_not_sink_the_resolution(
     )
     papers = make_papers({**doiget_env, "DOIGET_ENABLE_OPENALEX": "1"})
     try:
-        result = await papers.resolve(PNAS)
+        result = plain(await papers.resolve(c.PaperLookup(ref=PNAS)))
     finally:
         await papers.aclose()
     assert result["ok"] is True and result["source"] == "crossref"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.console import Console
@@ -27,7 +27,9 @@ from doiget.cli.output import (
     runtime,
     wants_json,
 )
+from doiget.contract import build, plain
 from doiget.errors import DoigetError, ErrorCode
+from doiget.papers import contracts as c
 
 if TYPE_CHECKING:  # the papers core (network, store) loads only when a command runs
     from doiget.papers.service import Papers
@@ -64,7 +66,8 @@ def _sync(ctx: typer.Context, work: Callable[[Papers], T]) -> T:
         papers.log.close()
 
 
-def _show_result(ctx: typer.Context, json_output: bool, result: dict[str, Any]) -> None:
+def _show_result(ctx: typer.Context, json_output: bool, reply: c.PapersReply) -> None:
+    result = plain(reply)
     if wants_json(ctx, json_output):
         emit_json(result)
         return
@@ -90,7 +93,8 @@ def _show_result(ctx: typer.Context, json_output: bool, result: dict[str, Any]) 
     out.print(table)
 
 
-def _show_listing(ctx: typer.Context, json_output: bool, result: dict[str, Any]) -> None:
+def _show_listing(ctx: typer.Context, json_output: bool, reply: c.Listing) -> None:
+    result = plain(reply)
     if wants_json(ctx, json_output):
         emit_json(result)
         return
@@ -115,10 +119,8 @@ def fetch(
     ctx: typer.Context, ref: RefArg, dry_run: DryRun = False, json_output: JsonFlag = False
 ) -> None:
     """Resolve a ref and download its Open Access PDF into the library."""
-    if dry_run:
-        _show_result(ctx, json_output, _sync(ctx, lambda p: p.plan(ref)))
-        return
-    _show_result(ctx, json_output, _run(ctx, lambda p: p.fetch(ref)))
+    request = build(c.PaperFetch, ref=ref, dry_run=dry_run)
+    _show_result(ctx, json_output, _run(ctx, lambda p: p.fetch(request)))
 
 
 @handles_errors
@@ -126,16 +128,15 @@ def metadata(
     ctx: typer.Context, ref: RefArg, dry_run: DryRun = False, json_output: JsonFlag = False
 ) -> None:
     """Resolve a ref and store its metadata only (never requests a PDF)."""
-    if dry_run:
-        _show_result(ctx, json_output, _sync(ctx, lambda p: p.plan(ref, metadata_only=True)))
-        return
-    _show_result(ctx, json_output, _run(ctx, lambda p: p.metadata_only(ref)))
+    request = build(c.PaperFetch, ref=ref, dry_run=dry_run)
+    _show_result(ctx, json_output, _run(ctx, lambda p: p.metadata_only(request)))
 
 
 @handles_errors
 def resolve(ctx: typer.Context, ref: RefArg, json_output: JsonFlag = False) -> None:
     """Show authoritative metadata for a ref (writes only a provenance row)."""
-    _show_result(ctx, json_output, _run(ctx, lambda p: p.resolve(ref)))
+    request = build(c.PaperLookup, ref=ref)
+    _show_result(ctx, json_output, _run(ctx, lambda p: p.resolve(request)))
 
 
 def _read_refs(source: str) -> list[str]:
@@ -156,23 +157,24 @@ def batch(
     except OSError as exc:
         raise DoigetError(ErrorCode.INVALID_REF, f"cannot read {source}: {exc}") from exc
     as_json = wants_json(ctx, json_output)
+    request = build(c.BatchFetch, refs=refs, dry_run=dry_run)
     if dry_run:
-        result = _sync(ctx, lambda p: p.plan_batch(refs))
-        emit_json(result) if as_json else out.print_json(data=result)
+        plans = plain(_run(ctx, lambda p: p.batch(request)))
+        emit_json(plans) if as_json else out.print_json(data=plans)
         return
 
-    async def work(papers: Papers) -> dict[str, Any]:
+    async def work(papers: Papers) -> c.BatchFetched | c.BatchPlans:
         papers.validate_batch(refs)
         columns = (TextColumn("fetching"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=Console(stderr=True), transient=as_json) as bar:
             task = bar.add_task("batch", total=len(refs))
 
-            def advance(done: int, total: int, row: dict[str, Any]) -> None:
+            def advance(done: int, total: int, row: c.BatchRow) -> None:
                 bar.update(task, completed=done)
 
-            return await papers.batch(refs, progress=advance)
+            return await papers.batch(request, progress=advance)
 
-    result = _run(ctx, work)
+    result = plain(_run(ctx, work))
     if as_json:
         for row in result["results"]:
             emit_json(row)
@@ -194,7 +196,8 @@ def batch(
 @handles_errors
 def info(ctx: typer.Context, ref: RefArg, json_output: JsonFlag = False) -> None:
     """Show a stored entry's metadata."""
-    _show_result(ctx, json_output, _sync(ctx, lambda p: p.info(ref)))
+    request = build(c.PaperLookup, ref=ref)
+    _show_result(ctx, json_output, _sync(ctx, lambda p: p.info(request)))
 
 
 @handles_errors
@@ -205,37 +208,42 @@ def search(
     json_output: JsonFlag = False,
 ) -> None:
     """Search the local library."""
-    _show_listing(ctx, json_output, _sync(ctx, lambda p: p.search(query, limit)))
+    request = build(c.LocalSearch, query=query, limit=limit)
+    _show_listing(ctx, json_output, _sync(ctx, lambda p: p.search(request)))
 
 
 @handles_errors
 def recent(ctx: typer.Context, limit: Limit = 20, json_output: JsonFlag = False) -> None:
     """List the most recently fetched entries."""
-    _show_listing(ctx, json_output, _sync(ctx, lambda p: p.recent(limit)))
+    request = build(c.RecentPapers, limit=limit)
+    _show_listing(ctx, json_output, _sync(ctx, lambda p: p.recent(request)))
 
 
 @handles_errors
 def pdf_path(ctx: typer.Context, ref: RefArg, json_output: JsonFlag = False) -> None:
     """Print the local path of a stored PDF."""
-    result = _sync(ctx, lambda p: p.pdf_path(ref))
-    emit_json(result) if wants_json(ctx, json_output) else typer.echo(result["path"])
+    request = build(c.PaperLookup, ref=ref)
+    result = _sync(ctx, lambda p: p.pdf_path(request))
+    emit_json(plain(result)) if wants_json(ctx, json_output) else typer.echo(result.path)
 
 
 @handles_errors
 def bib(ctx: typer.Context, refs: RefsArg, json_output: JsonFlag = False) -> None:
     """BibTeX for stored entries."""
-    result = _sync(ctx, lambda p: p.bibtex(refs))
-    emit_json(result) if wants_json(ctx, json_output) else typer.echo(result["bibtex"])
+    request = build(c.PaperExport, refs=refs)
+    result = _sync(ctx, lambda p: p.bibtex(request))
+    emit_json(plain(result)) if wants_json(ctx, json_output) else typer.echo(result.bibtex)
 
 
 @handles_errors
 def csl(ctx: typer.Context, refs: RefsArg, json_output: JsonFlag = False) -> None:
     """CSL-JSON for stored entries."""
-    result = _sync(ctx, lambda p: p.csl(refs))
+    request = build(c.PaperExport, refs=refs)
+    result = _sync(ctx, lambda p: p.csl(request))
     if wants_json(ctx, json_output):
-        emit_json(result)
+        emit_json(plain(result))
     else:
-        out.print_json(data=result["items"])
+        out.print_json(data=result.items)
 
 
 @handles_errors
@@ -247,7 +255,8 @@ def graph(
     json_output: JsonFlag = False,
 ) -> None:
     """Expand the citation graph around a DOI through OpenAlex (needs DOIGET_ENABLE_OPENALEX)."""
-    result = _run(ctx, lambda p: p.graph(ref, depth=depth, direction=direction))
+    request = build(c.CitationGraph, ref=ref, depth=depth, direction=direction)
+    result = plain(_run(ctx, lambda p: p.graph(request)))
     if wants_json(ctx, json_output):
         emit_json(result)
         return
@@ -275,8 +284,9 @@ def delete(
     """Delete a stored entry (PDF, metadata, index row). The only destructive command."""
     if not yes and not typer.confirm(f"Delete {ref} from the library?", err=True):
         raise typer.Exit(1)
-    result = _sync(ctx, lambda p: p.delete(ref))
-    emit_json(result) if wants_json(ctx, json_output) else out.print(f"deleted {result['ref']}")
+    request = build(c.StoredRef, ref=ref)
+    result = _sync(ctx, lambda p: p.delete(request))
+    emit_json(plain(result)) if wants_json(ctx, json_output) else out.print(f"deleted {result.ref}")
 
 
 @handles_errors
@@ -284,9 +294,9 @@ def reindex(ctx: typer.Context, json_output: JsonFlag = False) -> None:
     """Rebuild the search index from the metadata files."""
     result = _sync(ctx, lambda p: p.reindex())
     if wants_json(ctx, json_output):
-        emit_json(result)
+        emit_json(plain(result))
     else:
-        out.print(f"indexed {result['total']} entries")
+        out.print(f"indexed {result.total} entries")
 
 
 @handles_errors

@@ -1,7 +1,10 @@
 """The papers tools' contracts: each tool's request model and the shape of its result.
 
-Refs here are the narrow form MCP tools accept (a DOI of plain characters or a
-new-style arXiv id); results are ``{ok: true, ...}`` or ``{ok: false, ref?, error}``.
+The core's requests take a ref as text in any form :func:`doiget.refs.parse_ref`
+reads (the command line's); each MCP tool parses its arguments into a subclass that
+first holds refs to the narrow form MCP tools accept (a DOI of plain characters or a
+new-style arXiv id). Results are ``{ok: true, ...}`` or ``{ok: false, ref?, error}``,
+with only the fields that apply.
 """
 
 # Annotations are evaluated as the classes are made: pydantic then has no strings to
@@ -19,6 +22,8 @@ PaperRef = Annotated[
     Hint("must be a DOI ('10.1234/abc') or an arXiv id ('2401.12345', 'arXiv:2401.12345')"),
 ]
 PaperRefs = Annotated[list[PaperRef], Field(min_length=1, max_length=100)]
+# Any ref the core reads; the core says what is wrong with one it cannot read.
+AnyRef = str
 DryRun = Annotated[bool, Field(description="Return the plan only: no network, file or log.")]
 Limit = Annotated[int, Field(ge=1, le=100)]
 
@@ -31,33 +36,33 @@ __all__ = ["NoArguments"]  # re-exported: the papers tools that take nothing
 class PaperLookup(Request):
     """One paper by ref."""
 
-    ref: PaperRef
+    ref: AnyRef
 
 
 class PaperFetch(Request):
     """One paper to fetch (or resolve and store), or only planned."""
 
-    ref: PaperRef
+    ref: AnyRef
     dry_run: DryRun = False
 
 
 class BatchFetch(Request):
-    """Several papers to fetch, or only planned."""
+    """Several papers to fetch, or only planned (the core checks the count)."""
 
-    refs: PaperRefs
+    refs: list[AnyRef]
     dry_run: DryRun = False
 
 
 class PaperExport(Request):
-    """Stored papers to export as citations."""
+    """Stored papers to export as citations (the core checks the count)."""
 
-    refs: PaperRefs
+    refs: list[AnyRef]
 
 
 class LocalSearch(Request):
     """Words to find in the local library."""
 
-    query: Annotated[str, Field(min_length=1, max_length=256)]
+    query: str
     limit: Limit = 20
 
 
@@ -68,8 +73,43 @@ class RecentPapers(Request):
 
 
 class CitationGraph(Request):
-    """A paper whose citation neighbourhood to walk."""
+    """A paper whose citation neighbourhood to walk (the core checks depth and direction)."""
 
+    ref: AnyRef
+    depth: int = 1
+    direction: str = "references"
+
+
+class StoredRef(Request):
+    """A stored paper to delete (command line only)."""
+
+    ref: AnyRef
+
+
+# -- what MCP tools accept: the same requests, refs in the narrow form -------------------
+
+
+class PaperLookupArgs(PaperLookup):
+    ref: PaperRef
+
+
+class PaperFetchArgs(PaperFetch):
+    ref: PaperRef
+
+
+class BatchFetchArgs(BatchFetch):
+    refs: PaperRefs
+
+
+class PaperExportArgs(PaperExport):
+    refs: PaperRefs
+
+
+class LocalSearchArgs(LocalSearch):
+    query: Annotated[str, Field(min_length=1, max_length=256)]
+
+
+class CitationGraphArgs(CitationGraph):
     ref: PaperRef
     depth: Annotated[int, Field(ge=1, le=3)] = 1
     direction: Literal["references", "citations", "both"] = "references"
@@ -78,7 +118,13 @@ class CitationGraph(Request):
 # -- replies ---------------------------------------------------------------------------
 
 
-class DenialContext(Reply):
+class PapersModel(Reply):
+    """A papers result part: rendered with only the fields it was given."""
+
+    sparse = True
+
+
+class DenialContext(PapersModel):
     """Why a request was refused before it left (host, redirect hop, size cap)."""
 
     reason: str
@@ -90,7 +136,7 @@ class DenialContext(Reply):
     actual: int | None = None
 
 
-class ErrorBody(Reply):
+class ErrorBody(PapersModel):
     """What failed and what to do next."""
 
     code: str
@@ -98,25 +144,25 @@ class ErrorBody(Reply):
     denial_context: Annotated[DenialContext | None, NULLABLE] = None
 
 
-class PapersReply(Reply):
+class PapersReply(PapersModel):
     """Every papers result has ``ok``; a failure (isError) is ``{ok: false, ref?, error}``."""
 
     ok: bool
 
 
-class RefShape(Reply):
+class RefShape(PapersModel):
     """A ref as parsed (in dry-run plans): ``{doi: ...}`` or ``{arxiv: ...}``."""
 
     doi: str | None = None
     arxiv: str | None = None
 
 
-class PdfSource(Reply):
+class PdfSource(PapersModel):
     key: str
     candidate_hosts: list[str]
 
 
-class Plan(Reply):
+class Plan(PapersModel):
     """What a fetch would do, without doing it."""
 
     metadata_sources: list[str]
@@ -128,7 +174,7 @@ class Plan(Reply):
     would_append_provenance: bool
 
 
-class Budget(Reply):
+class Budget(PapersModel):
     """The rate limits a plan runs under."""
 
     global_per_sec: float
@@ -156,6 +202,23 @@ class Planned(PapersReply):
     rate_limit_budget: Budget | None = None
 
 
+class FetchPlan(PapersReply):
+    """A fetch's plan: what it would do, without doing it."""
+
+    dry_run: bool
+    ref: RefShape
+    plan: Plan
+    rate_limit_budget: Budget
+
+
+class BatchPlans(PapersReply):
+    """A batch's plans, one per ref, in order."""
+
+    dry_run: bool
+    results: list[FetchPlan]
+    rate_limit_budget: Budget
+
+
 class StoredMetadata(Resolved, Planned):
     """doiget_metadata_only: resolved metadata, or the plan."""
 
@@ -178,7 +241,7 @@ class BatchRow(Fetched):
     error: ErrorBody | None = None
 
 
-class BatchSummary(Reply):
+class BatchSummary(PapersModel):
     total: int
     ok: int
     failed: int
@@ -208,7 +271,7 @@ class PdfLocation(PapersReply):
     path: str | None = None
 
 
-class LocalHit(Reply):
+class LocalHit(PapersModel):
     """A stored paper in a listing."""
 
     ref: str
@@ -258,7 +321,7 @@ class Health(PapersReply):
     problems: list[str] | None = None
 
 
-class GraphNode(Reply):
+class GraphNode(PapersModel):
     id: str
     depth: int
     doi: Annotated[str | None, NULLABLE] = None
@@ -267,12 +330,12 @@ class GraphNode(Reply):
     first_author: Annotated[str | None, NULLABLE] = None
 
 
-class GraphEdge(Reply):
+class GraphEdge(PapersModel):
     citing: str
     cited: str
 
 
-class GraphCaps(Reply):
+class GraphCaps(PapersModel):
     depth: int
     total: int
     per_paper: int
@@ -299,3 +362,17 @@ class BibtexExport(PapersReply):
 class CslExport(PapersReply):
     count: int | None = None
     items: list[dict[str, Any]] | None = None
+
+
+class Removed(PapersReply):
+    """A deleted entry and the files removed (command line only)."""
+
+    ref: str
+    removed: list[str]
+
+
+class Reindexed(PapersReply):
+    """The search index rebuilt from the metadata files (command line only)."""
+
+    indexed: int
+    total: int

@@ -1,9 +1,10 @@
-"""The papers core as one object: every papers use case, shaped as the tools' results.
+"""The papers core as one object: every papers use case, from a typed request to a
+typed result.
 
-The CLI and the MCP tools call these methods and render what they return; none of
-them talks to an upstream or the store directly. Methods return the tools' success
-shapes and raise :class:`DoigetError` on failure; :func:`envelope` turns either into
-the ``{ok: ...}`` form.
+The CLI and the MCP tools build the request, call these methods and render what they
+return; none of them talks to an upstream or the store directly. Methods return the
+tools' success results and raise :class:`DoigetError` on failure; a batch turns each
+ref's failure into its ``{ok: false, ref, error}`` row.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from doiget.health import SCHEMA_VERSION
 from doiget.models import Work
 from doiget.net.allowlist import default_hosts
 from doiget.net.network import Network
+from doiget.papers import contracts as c
 from doiget.papers.index import PaperIndex
 from doiget.papers.provenance import ProvenanceLog
 from doiget.papers.resolver import PdfCandidate, Resolution, Resolver
@@ -38,16 +40,26 @@ BATCH_MAX: Final = 100
 LIST_MAX: Final = 100
 
 # Called after each ref of a batch: (done, total, that ref's result row).
-BatchProgress = Callable[[int, int, dict[str, Any]], Awaitable[None] | None]
+BatchProgress = Callable[[int, int, c.BatchRow], Awaitable[None] | None]
 
 
-def envelope(
-    ref_text: str, call_result: dict[str, Any] | DoigetError, *, batch: bool = False
-) -> dict[str, Any]:
-    """A success dict as is, or an error as ``{ok: false, ref, error}``."""
-    if isinstance(call_result, DoigetError):
-        return {"ok": False, "ref": ref_text, "error": call_result.to_dict(denial_always=batch)}
-    return call_result
+def failed_row(ref_text: str, error: DoigetError) -> c.BatchRow:
+    """A batch row for a ref that failed; its ``denial_context`` is null when none."""
+    denial = error.denial
+    return c.BatchRow(
+        ok=False,
+        ref=ref_text,
+        error=c.ErrorBody(
+            code=error.code.value,
+            message=error.message,
+            denial_context=None if denial is None else c.DenialContext(**denial.to_dict()),
+        ),
+    )
+
+
+def batch_row(fetched: c.Fetched) -> c.BatchRow:
+    """A fetch result as a batch row, with the same fields."""
+    return c.BatchRow(**{name: getattr(fetched, name) for name in fetched.model_fields_set})
 
 
 def _license(value: str | None) -> str:
@@ -127,21 +139,21 @@ class Papers:
 
         await anyio.to_thread.run_sync(write)
 
-    def _metadata_result(self, resolution: Resolution) -> dict[str, Any]:
+    def _metadata_result(self, resolution: Resolution) -> c.StoredMetadata:
         work = resolution.work
         metadata = work_to_fields(work)
         metadata["retracted"] = work.retracted
-        return {
-            "ok": True,
-            "ref": resolution.ref.canonical,
-            "source": resolution.source,
-            "resolver_profile": resolution.source,
-            "license": _license(resolution.license),
-            "oa_url": resolution.oa_url,
-            "oa_status": resolution.open_access.oa_status if resolution.open_access else None,
-            "metadata": metadata,
-            "schema_version": SCHEMA_VERSION,
-        }
+        return c.StoredMetadata(
+            ok=True,
+            ref=resolution.ref.canonical,
+            source=resolution.source,
+            resolver_profile=resolution.source,
+            license=_license(resolution.license),
+            oa_url=resolution.oa_url,
+            oa_status=resolution.open_access.oa_status if resolution.open_access else None,
+            metadata=metadata,
+            schema_version=SCHEMA_VERSION,
+        )
 
     async def _resolve_logged(self, ref: Ref) -> Resolution:
         try:
@@ -176,14 +188,19 @@ class Papers:
 
     # -- use cases --------------------------------------------------------------
 
-    async def resolve(self, ref_text: str) -> dict[str, Any]:
+    async def resolve(self, request: c.PaperLookup) -> c.Resolved:
         """Authoritative metadata for a ref. Writes a provenance row, nothing else."""
-        ref = parse_ref(ref_text)
+        ref = parse_ref(request.ref)
         return self._metadata_result(await self._resolve_logged(ref))
 
-    async def metadata_only(self, ref_text: str) -> dict[str, Any]:
-        """Metadata, stored as TOML. Never requests a PDF: the OA URL is only reported."""
-        ref = parse_ref(ref_text)
+    async def metadata_only(self, request: c.PaperFetch) -> c.StoredMetadata | c.FetchPlan:
+        """Metadata, stored as TOML. Never requests a PDF: the OA URL is only reported.
+
+        With ``dry_run``, the plan instead: no network, no file, no provenance row.
+        """
+        ref = parse_ref(request.ref)
+        if request.dry_run:
+            return self._plan(ref, metadata_only=True)
         resolution = await self._resolve_logged(ref)
         async with self.store.locked_async(ref):
             await self._log_async(
@@ -197,9 +214,17 @@ class Papers:
             await self._write_entry(ref, resolution, self._doiget_fields(resolution))
         return self._metadata_result(resolution)
 
-    async def fetch(self, ref_text: str) -> dict[str, Any]:
-        """Resolve, download the first candidate that is a real PDF, store it with its TOML."""
-        ref = parse_ref(ref_text)
+    async def fetch(self, request: c.PaperFetch) -> c.Fetched | c.FetchPlan:
+        """Resolve, download the first candidate that is a real PDF, store it with its TOML.
+
+        With ``dry_run``, the plan instead: no network, no file, no provenance row.
+        """
+        ref = parse_ref(request.ref)
+        if request.dry_run:
+            return self._plan(ref, metadata_only=False)
+        return await self._fetch(ref)
+
+    async def _fetch(self, ref: Ref) -> c.Fetched:
         resolution = await self._resolve_logged(ref)
         failures: list[DoigetError] = []
         for candidate in resolution.candidates:
@@ -249,7 +274,7 @@ class Papers:
 
     async def _try_candidate(
         self, ref: Ref, resolution: Resolution, candidate: PdfCandidate
-    ) -> dict[str, Any]:
+    ) -> c.Fetched:
         client = self.network.client(candidate.client)
         async with client.download_pdf(candidate.url, self.store.root) as pdf:
             source = "arxiv" if candidate.client == "arxiv" else "oa-publisher"
@@ -282,26 +307,34 @@ class Papers:
                     license=license_text,
                 )
                 await self._write_entry(ref, resolution, fields, pdf.path)
-        return {
-            "ok": True,
-            "ref": ref.canonical,
-            "source": source,
-            "resolver_profile": source,
-            "path": str(target),
-            "license": _license(license_text),
-            "size_bytes": pdf.size_bytes,
-            "schema_version": SCHEMA_VERSION,
-        }
+        return c.Fetched(
+            ok=True,
+            ref=ref.canonical,
+            source=source,
+            resolver_profile=source,
+            path=str(target),
+            license=_license(license_text),
+            size_bytes=pdf.size_bytes,
+            schema_version=SCHEMA_VERSION,
+        )
 
     async def batch(
-        self,
-        ref_texts: Sequence[str],
-        *,
-        progress: BatchProgress | None = None,
-    ) -> dict[str, Any]:
-        """Fetch up to 100 refs concurrently under the rate gate; one result row per ref."""
+        self, request: c.BatchFetch, *, progress: BatchProgress | None = None
+    ) -> c.BatchFetched | c.BatchPlans:
+        """Fetch up to 100 refs concurrently under the rate gate; one result row per ref.
+
+        With ``dry_run``, every ref's plan instead, after validating them all.
+        """
+        ref_texts = request.refs
         refs = self.validate_batch(ref_texts)
-        results: list[dict[str, Any] | None] = [None] * len(refs)
+        if request.dry_run:
+            return c.BatchPlans(
+                ok=True,
+                dry_run=True,
+                results=[self._plan(ref, metadata_only=False) for ref in refs],
+                rate_limit_budget=self._budget(),
+            )
+        results: list[c.BatchRow | None] = [None] * len(refs)
         done = 0
         first_index: dict[str, int] = {}
 
@@ -309,16 +342,19 @@ class Papers:
             nonlocal done
             text = ref_texts[position]
             try:
-                outcome: dict[str, Any] | DoigetError = await self.fetch(ref.canonical)
+                row = batch_row(await self._fetch(ref))
             except DoigetError as error:
-                outcome = error
+                row = failed_row(text, error)
             except Exception as exc:  # one ref's bug must not sink the batch
                 logger.exception("unexpected failure fetching %s", ref)
-                outcome = DoigetError(ErrorCode.INTERNAL_ERROR, f"unexpected {type(exc).__name__}")
-            results[position] = envelope(text, outcome, batch=True)
+                unexpected = DoigetError(
+                    ErrorCode.INTERNAL_ERROR, f"unexpected {type(exc).__name__}"
+                )
+                row = failed_row(text, unexpected)
+            results[position] = row
             done += 1
             if progress is not None:
-                maybe = progress(done, len(refs), results[position] or {})
+                maybe = progress(done, len(refs), row)
                 if maybe is not None:
                     await maybe
 
@@ -331,14 +367,16 @@ class Papers:
         for position, ref in enumerate(refs):
             if results[position] is None:
                 twin = results[first_index[ref.canonical]]
-                results[position] = {**(twin or {}), "ref": ref_texts[position]} if twin else None
+                results[position] = (
+                    None if twin is None else twin.model_copy(update={"ref": ref_texts[position]})
+                )
         rows = [row for row in results if row is not None]
-        succeeded = sum(1 for row in rows if row.get("ok"))
-        return {
-            "ok": True,
-            "results": rows,
-            "summary": {"total": len(rows), "ok": succeeded, "failed": len(rows) - succeeded},
-        }
+        succeeded = sum(1 for row in rows if row.ok)
+        return c.BatchFetched(
+            ok=True,
+            results=rows,
+            summary=c.BatchSummary(total=len(rows), ok=succeeded, failed=len(rows) - succeeded),
+        )
 
     def validate_batch(self, ref_texts: Sequence[str]) -> list[Ref]:
         """Parse every ref before any work; name all the bad ones at once."""
@@ -364,64 +402,50 @@ class Papers:
             )
         return refs
 
-    def plan(self, ref_text: str, *, metadata_only: bool = False) -> dict[str, Any]:
-        """The dry-run preview: no network, no file, no provenance row."""
-        ref = parse_ref(ref_text)
-        return self._plan(ref, metadata_only=metadata_only)
-
-    def plan_batch(self, ref_texts: Sequence[str]) -> dict[str, Any]:
-        """Dry-run previews for a whole batch, after validating every ref."""
-        refs = self.validate_batch(ref_texts)
-        return {
-            "ok": True,
-            "dry_run": True,
-            "results": [self._plan(ref, metadata_only=False) for ref in refs],
-            "rate_limit_budget": self._budget(),
-        }
-
     @staticmethod
-    def _budget() -> dict[str, float]:
-        return {
-            "global_per_sec": HARD_CODED.max_fetches_per_second,
-            "per_source_min_gap_ms": HARD_CODED.per_source_backoff_ms,
-        }
+    def _budget() -> c.Budget:
+        return c.Budget(
+            global_per_sec=HARD_CODED.max_fetches_per_second,
+            per_source_min_gap_ms=HARD_CODED.per_source_backoff_ms,
+        )
 
-    def _plan(self, ref: Ref, *, metadata_only: bool) -> dict[str, Any]:
-        metadata_sources = self.resolver.metadata_sources(ref)
-        pdf_sources: list[dict[str, Any]] = []
+    def _plan(self, ref: Ref, *, metadata_only: bool) -> c.FetchPlan:
+        """The dry-run preview of fetching ``ref`` (or storing its metadata only)."""
+        metadata_sources: list[str] = self.resolver.metadata_sources(ref)
+        pdf_sources: list[c.PdfSource] = []
         if not metadata_only:
             if arxiv_ref_for(ref) is None:
                 pdf_sources.append(
-                    {
-                        "key": "oa-publisher",
-                        "candidate_hosts": list(default_hosts("oa-publisher")),
-                    }
+                    c.PdfSource(
+                        key="oa-publisher", candidate_hosts=list(default_hosts("oa-publisher"))
+                    )
                 )
-            pdf_sources.append({"key": "arxiv", "candidate_hosts": list(default_hosts("arxiv"))})
-        loaded = list(dict.fromkeys([*metadata_sources, *(s["key"] for s in pdf_sources)]))
-        return {
-            "ok": True,
-            "dry_run": True,
-            "ref": ref.shape(),
-            "plan": {
-                "metadata_sources": metadata_sources,
-                "pdf_sources": pdf_sources,
-                "redirect_allowlists_loaded": loaded,
-                "candidate_hosts_are_upper_bound": True,
-                "target_pdf_path": None if metadata_only else str(self.store.pdf_path(ref)),
-                "target_metadata_path": str(self.store.metadata_path(ref)),
-                "would_append_provenance": True,
-            },
-            "rate_limit_budget": self._budget(),
-        }
+            pdf_sources.append(
+                c.PdfSource(key="arxiv", candidate_hosts=list(default_hosts("arxiv")))
+            )
+        loaded = list(dict.fromkeys([*metadata_sources, *(s.key for s in pdf_sources)]))
+        return c.FetchPlan(
+            ok=True,
+            dry_run=True,
+            ref=c.RefShape(**ref.shape()),
+            plan=c.Plan(
+                metadata_sources=metadata_sources,
+                pdf_sources=pdf_sources,
+                redirect_allowlists_loaded=loaded,
+                candidate_hosts_are_upper_bound=True,
+                target_pdf_path=None if metadata_only else str(self.store.pdf_path(ref)),
+                target_metadata_path=str(self.store.metadata_path(ref)),
+                would_append_provenance=True,
+            ),
+            rate_limit_budget=self._budget(),
+        )
 
-    async def graph(
-        self, ref_text: str, *, depth: int = 1, direction: str = "references"
-    ) -> dict[str, Any]:
+    async def graph(self, request: c.CitationGraph) -> c.Graph:
         """BFS over OpenAlex citations around a DOI (or an arXiv id's DataCite DOI)."""
         from doiget.papers.graph import check_graph_request, expand_citation_graph
 
-        ref = parse_ref(ref_text)
+        ref = parse_ref(request.ref)
+        depth, direction = request.depth, request.direction
         check_graph_request(self.runtime.profile, depth, direction)
         doi = ref.value if ref.kind == "doi" else f"10.48550/arxiv.{ref.value}"
         result = await expand_citation_graph(
@@ -432,7 +456,7 @@ class Papers:
             depth=depth,
             direction=cast("Direction", direction),
         )
-        return result.to_dict()
+        return c.Graph(**result.to_dict())
 
     # -- the local library ------------------------------------------------------
 
@@ -447,53 +471,54 @@ class Papers:
             )
         return entry
 
-    def info(self, ref_text: str) -> dict[str, Any]:
+    def info(self, request: c.PaperLookup) -> c.StoredPaper:
         """The stored metadata of one entry."""
-        entry = self._entry(ref_text)
-        return {
-            "ok": True,
-            "ref": entry.ref.canonical,
-            "key": entry.key,
-            "metadata": entry.document,
-            "metadata_path": str(entry.metadata_path),
-            "pdf_path": str(entry.pdf_path) if entry.has_pdf else None,
-        }
+        entry = self._entry(request.ref)
+        return c.StoredPaper(
+            ok=True,
+            ref=entry.ref.canonical,
+            key=entry.key,
+            metadata=entry.document,
+            metadata_path=str(entry.metadata_path),
+            pdf_path=str(entry.pdf_path) if entry.has_pdf else None,
+        )
 
-    def pdf_path(self, ref_text: str) -> dict[str, Any]:
+    def pdf_path(self, request: c.PaperLookup) -> c.PdfLocation:
         """The local path of the stored PDF (never read or sent)."""
-        entry = self._entry(ref_text)
+        entry = self._entry(request.ref)
         if not entry.has_pdf:
             raise DoigetError(
                 ErrorCode.NOT_FOUND,
                 f"{entry.ref} is stored without a PDF (metadata only); fetch it to get one.",
             )
-        return {"ok": True, "ref": entry.ref.canonical, "path": str(entry.pdf_path)}
+        return c.PdfLocation(ok=True, ref=entry.ref.canonical, path=str(entry.pdf_path))
 
-    def search(self, query: str, limit: int = 20) -> dict[str, Any]:
+    def search(self, request: c.LocalSearch) -> c.Listing:
         """Search stored title, authors, venue, abstract and year."""
-        limit = _bounded_limit(limit)
-        results = self._fresh_index().search(query, limit)
-        return {"ok": True, "query": query, "count": len(results), "results": results}
+        rows = self._fresh_index().search(request.query, _bounded_limit(request.limit))
+        hits = [c.LocalHit(**row) for row in rows]
+        return c.Listing(ok=True, query=request.query, count=len(hits), results=hits)
 
-    def recent(self, limit: int = 20) -> dict[str, Any]:
+    def recent(self, request: c.RecentPapers) -> c.Listing:
         """The most recently fetched entries."""
-        results = self._fresh_index().recent(_bounded_limit(limit))
-        return {"ok": True, "count": len(results), "results": results}
+        rows = self._fresh_index().recent(_bounded_limit(request.limit))
+        hits = [c.LocalHit(**row) for row in rows]
+        return c.Listing(ok=True, count=len(hits), results=hits)
 
-    def reindex(self) -> dict[str, Any]:
+    def reindex(self) -> c.Reindexed:
         """Rebuild the search index from the TOML files."""
         report = self.index.rebuild()
         self._index_checked = True
-        return {"ok": True, "indexed": report.indexed, "total": report.total}
+        return c.Reindexed(ok=True, indexed=report.indexed, total=report.total)
 
-    def delete(self, ref_text: str) -> dict[str, Any]:
+    def delete(self, request: c.StoredRef) -> c.Removed:
         """Remove an entry's PDF, TOML and index row; record it. CLI only."""
-        entry = self._entry(ref_text)
+        entry = self._entry(request.ref)
         with self.store.locked(entry.ref):
             self._log("delete", entry.ref, result="ok", path=str(entry.metadata_path))
             removed = self.store.delete(entry.ref)
             self.index.remove(entry.key)
-        return {"ok": True, "ref": entry.ref.canonical, "removed": [str(p) for p in removed]}
+        return c.Removed(ok=True, ref=entry.ref.canonical, removed=[str(p) for p in removed])
 
     def works(self, ref_texts: Sequence[str]) -> list[Work]:
         """The stored Works of several refs (for exports), in the order given."""
@@ -505,19 +530,19 @@ class Papers:
             )
         return [self._entry(text).work for text in ref_texts]
 
-    def bibtex(self, ref_texts: Sequence[str]) -> dict[str, Any]:
+    def bibtex(self, request: c.PaperExport) -> c.BibtexExport:
         """BibTeX for stored entries (keys unique within the document)."""
         from doiget.cite.bibtex import to_bibtex_many
 
-        works = self.works(ref_texts)
-        return {"ok": True, "count": len(works), "bibtex": to_bibtex_many(works)}
+        works = self.works(request.refs)
+        return c.BibtexExport(ok=True, count=len(works), bibtex=to_bibtex_many(works))
 
-    def csl(self, ref_texts: Sequence[str]) -> dict[str, Any]:
+    def csl(self, request: c.PaperExport) -> c.CslExport:
         """CSL-JSON items for stored entries."""
         from doiget.cite.csl import to_csl_many
 
-        items = to_csl_many(self.works(ref_texts))
-        return {"ok": True, "count": len(items), "items": items}
+        items = to_csl_many(self.works(request.refs))
+        return c.CslExport(ok=True, count=len(items), items=items)
 
 
 def _bounded_limit(limit: int) -> int:

@@ -1,15 +1,15 @@
 """The papers toolset: the 13 doiget_* tools and the stored papers as resources.
 
-Handlers are thin: they call :class:`doiget.papers.service.Papers` (built on the
-first call, so listing tools loads no network or store code) and return its
-result shapes unchanged.
+Handlers are thin: they pass the parsed request to
+:class:`doiget.papers.service.Papers` (built on the first call, so listing tools
+loads no network or store code) and return its typed result.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from doiget.health import check_health
 from doiget.papers import contracts as c
@@ -59,40 +59,33 @@ class PapersTools:
 
     # -- handlers ---------------------------------------------------------------
 
-    async def resolve(self, request: c.PaperLookup, call: ToolCall) -> Result:
-        return await self.papers.resolve(request.ref)
+    async def resolve(self, request: c.PaperLookup, call: ToolCall) -> c.PapersReply:
+        return await self.papers.resolve(request)
 
-    async def fetch(self, request: c.PaperFetch, call: ToolCall) -> Result:
-        if request.dry_run:
-            return self.papers.plan(request.ref)
-        return await self.papers.fetch(request.ref)
+    async def fetch(self, request: c.PaperFetch, call: ToolCall) -> c.PapersReply:
+        return await self.papers.fetch(request)
 
-    async def metadata_only(self, request: c.PaperFetch, call: ToolCall) -> Result:
-        if request.dry_run:
-            return self.papers.plan(request.ref, metadata_only=True)
-        return await self.papers.metadata_only(request.ref)
+    async def metadata_only(self, request: c.PaperFetch, call: ToolCall) -> c.PapersReply:
+        return await self.papers.metadata_only(request)
 
-    async def batch(self, request: c.BatchFetch, call: ToolCall) -> Result:
-        if request.dry_run:
-            return self.papers.plan_batch(request.refs)
+    async def batch(self, request: c.BatchFetch, call: ToolCall) -> c.PapersReply:
+        async def report(done: int, total: int, row: c.BatchRow) -> None:
+            state = "ok" if row.ok else (row.error.code if row.error else "failed")
+            await call.progress(done, total, f"{row.ref}: {state}")
 
-        async def report(done: int, total: int, row: dict[str, Any]) -> None:
-            state = "ok" if row.get("ok") else row.get("error", {}).get("code", "failed")
-            await call.progress(done, total, f"{row.get('ref')}: {state}")
+        return await self.papers.batch(request, progress=report)
 
-        return await self.papers.batch(request.refs, progress=report)
+    async def info(self, request: c.PaperLookup, call: ToolCall) -> c.PapersReply:
+        return self.papers.info(request)
 
-    async def info(self, request: c.PaperLookup, call: ToolCall) -> Result:
-        return self.papers.info(request.ref)
+    async def search(self, request: c.LocalSearch, call: ToolCall) -> c.PapersReply:
+        return self.papers.search(request)
 
-    async def search(self, request: c.LocalSearch, call: ToolCall) -> Result:
-        return self.papers.search(request.query, request.limit)
+    async def recent(self, request: c.RecentPapers, call: ToolCall) -> c.PapersReply:
+        return self.papers.recent(request)
 
-    async def recent(self, request: c.RecentPapers, call: ToolCall) -> Result:
-        return self.papers.recent(request.limit)
-
-    async def pdf_path(self, request: c.PaperLookup, call: ToolCall) -> Result:
-        return self.papers.pdf_path(request.ref)
+    async def pdf_path(self, request: c.PaperLookup, call: ToolCall) -> c.PapersReply:
+        return self.papers.pdf_path(request)
 
     async def capability(self, request: c.NoArguments, call: ToolCall) -> Result:
         return {"ok": True, **self.runtime.profile.to_redacted_dict()}
@@ -100,16 +93,14 @@ class PapersTools:
     async def health(self, request: c.NoArguments, call: ToolCall) -> Result:
         return check_health(self.runtime.settings)
 
-    async def graph(self, request: c.CitationGraph, call: ToolCall) -> Result:
-        return await self.papers.graph(
-            request.ref, depth=request.depth, direction=request.direction
-        )
+    async def graph(self, request: c.CitationGraph, call: ToolCall) -> c.PapersReply:
+        return await self.papers.graph(request)
 
-    async def bibtex(self, request: c.PaperExport, call: ToolCall) -> Result:
-        return self.papers.bibtex(request.refs)
+    async def bibtex(self, request: c.PaperExport, call: ToolCall) -> c.PapersReply:
+        return self.papers.bibtex(request)
 
-    async def csl(self, request: c.PaperExport, call: ToolCall) -> Result:
-        return self.papers.csl(request.refs)
+    async def csl(self, request: c.PaperExport, call: ToolCall) -> c.PapersReply:
+        return self.papers.csl(request)
 
     # -- resources --------------------------------------------------------------
 
@@ -167,7 +158,7 @@ def papers_toolset(runtime: Runtime) -> Toolset:
                 side_effects="One provenance log row.",
                 limits="5 upstream requests/s overall.",
             ),
-            c.PaperLookup,
+            c.PaperLookupArgs,
             c.Resolved,
             APPENDS_LOG,
             tools.resolve,
@@ -183,7 +174,7 @@ def papers_toolset(runtime: Runtime) -> Toolset:
                 side_effects="Writes the PDF and its metadata; provenance rows.",
                 limits="5/s; for many refs use doiget_batch_fetch. PDFs over 100 MB refused.",
             ),
-            c.PaperFetch,
+            c.PaperFetchArgs,
             c.Fetched,
             WRITES_STORE,
             tools.fetch,
@@ -199,7 +190,7 @@ def papers_toolset(runtime: Runtime) -> Toolset:
                 side_effects="Writes the metadata; a provenance row.",
                 limits="5/s. The OA url is reported, never followed.",
             ),
-            c.PaperFetch,
+            c.PaperFetchArgs,
             c.StoredMetadata,
             WRITES_STORE,
             tools.metadata_only,
@@ -217,7 +208,7 @@ def papers_toolset(runtime: Runtime) -> Toolset:
                 side_effects="As doiget_fetch_paper; all refs are checked before any work.",
                 limits="5 requests/s, 5 in flight.",
             ),
-            c.BatchFetch,
+            c.BatchFetchArgs,
             c.BatchFetched,
             WRITES_STORE,
             tools.batch,
@@ -232,7 +223,7 @@ def papers_toolset(runtime: Runtime) -> Toolset:
                 side_effects="None.",
                 limits=_STORED,
             ),
-            c.PaperLookup,
+            c.PaperLookupArgs,
             c.StoredPaper,
             READS_LOCAL,
             tools.info,
@@ -248,7 +239,7 @@ def papers_toolset(runtime: Runtime) -> Toolset:
                 side_effects="May rebuild a stale local index.",
                 limits="Only the local library.",
             ),
-            c.LocalSearch,
+            c.LocalSearchArgs,
             c.Listing,
             READS_LOCAL,
             tools.search,
@@ -278,7 +269,7 @@ def papers_toolset(runtime: Runtime) -> Toolset:
                 side_effects="None; the PDF is not read.",
                 limits=_STORED,
             ),
-            c.PaperLookup,
+            c.PaperLookupArgs,
             c.PdfLocation,
             READS_LOCAL,
             tools.pdf_path,
@@ -326,7 +317,7 @@ def papers_toolset(runtime: Runtime) -> Toolset:
                 limits="At most 100 nodes, 20 neighbours per paper. Needs "
                 "DOIGET_ENABLE_OPENALEX=1 (else CAPABILITY_DENIED).",
             ),
-            c.CitationGraph,
+            c.CitationGraphArgs,
             c.Graph,
             READS_REMOTE,
             tools.graph,
@@ -342,7 +333,7 @@ def papers_toolset(runtime: Runtime) -> Toolset:
                 side_effects="None.",
                 limits="Every ref must be stored (NOT_FOUND names the missing one).",
             ),
-            c.PaperExport,
+            c.PaperExportArgs,
             c.BibtexExport,
             READS_LOCAL,
             tools.bibtex,
@@ -357,7 +348,7 @@ def papers_toolset(runtime: Runtime) -> Toolset:
                 side_effects="None.",
                 limits="Every ref must be stored.",
             ),
-            c.PaperExport,
+            c.PaperExportArgs,
             c.CslExport,
             READS_LOCAL,
             tools.csl,
