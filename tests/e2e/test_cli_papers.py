@@ -176,3 +176,7 @@ def test_exports_and_graph_from_the_command_line(
     assert graph.returncode == 0, graph.stderr
     result = json_lines(graph.stdout)[0]
     assert result["count"] == 21 and result["truncated"] is True
+    table = doiget("graph", NATURE, "--direction", "citations", env=env)
+    assert table.returncode == 0, table.stderr
+    assert result["nodes"][1]["id"] in table.stdout
+    assert "21 works, 20 edges (truncated by the caps)" in table.stdout

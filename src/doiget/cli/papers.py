@@ -256,22 +256,23 @@ def graph(
 ) -> None:
     """Expand the citation graph around a DOI through OpenAlex (needs DOIGET_ENABLE_OPENALEX)."""
     request = build(c.CitationGraph, ref=ref, depth=depth, direction=direction)
-    result = plain(_run(ctx, lambda p: p.graph(request)))
+    result = _run(ctx, lambda p: p.graph(request))
     if wants_json(ctx, json_output):
-        emit_json(result)
+        emit_json(plain(result))
         return
+    nodes, edges = result.nodes or [], result.edges or []
     table = Table("depth", "openalex", "year", "title", "doi")
-    for node in result["nodes"]:
+    for node in nodes:
         table.add_row(
-            str(node["depth"]),
-            node["openalex_id"],
-            str(node.get("year") or ""),
-            (node.get("title") or "")[:70],
-            node.get("doi") or "",
+            str(node.depth),
+            node.id,
+            str(node.year or ""),
+            (node.title or "")[:70],
+            node.doi or "",
         )
     out.print(table)
-    note = " (truncated by the caps)" if result["truncated"] else ""
-    out.print(f"{len(result['nodes'])} works, {len(result['edges'])} edges{note}")
+    note = " (truncated by the caps)" if result.truncated else ""
+    out.print(f"{len(nodes)} works, {len(edges)} edges{note}")
 
 
 @handles_errors
