@@ -46,8 +46,10 @@ import numpy as np
 import Stemmer
 
 from doiget.config import load_settings
+from doiget.contract import build
 from doiget.errors import DoigetError, ErrorCode
 from doiget.library import analyzer
+from doiget.library import contracts as c
 from doiget.library.fusion import fuse
 from doiget.library.index.base import Filters, Hit
 from doiget.library.ingest import PAYLOAD_VERSION, chunk_id
@@ -270,7 +272,8 @@ def store_all(library: Library, items: list[dict[str, Any]], batch_size: int) ->
         batch = items[position : position + batch_size]
         began = time.perf_counter()
         try:
-            anyio.run(functools.partial(library.store_chunks, PROJECT_ID, batch))
+            request = build(c.StoreChunks, project=PROJECT_ID, items=batch)
+            anyio.run(library.store_chunks, request)
         except DoigetError as error:
             if error.code != ErrorCode.TIMEOUT or batch_size == 1:
                 raise
@@ -424,12 +427,11 @@ def main() -> None:
         # The public tool call agrees with that ranking over its first 10.
         agree = 0
         for qid in qids:
-            answer = anyio.run(
-                functools.partial(
-                    library.search, PROJECT_ID, collection.queries[qid], top_k=10, hybrid=True
-                )
+            request = build(
+                c.ChunkSearch, project=PROJECT_ID, query=collection.queries[qid], top_k=10
             )
-            ids = [id_to_docno[item["chunk_id"]] for item in answer["items"]]
+            answer = anyio.run(functools.partial(library.search, request, hybrid=True))
+            ids = [id_to_docno[item.chunk_id] for item in answer.items]
             agree += ids == product["query_hybrid"][qid][:10]
 
         # Raw candidate lists per side, for the library's own BM25 and the weight sweep.

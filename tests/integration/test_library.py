@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from doiget.config import load_settings
+from doiget.contract import build, plain
 from doiget.errors import DoigetError, ErrorCode
+from doiget.library.contracts import ChunkSearch, CollectionQuery, StoreChunks
 from doiget.library.documents import from_file
 from doiget.library.index.base import StoredChunk
 from doiget.library.pdftext import read_pdf
@@ -47,6 +49,23 @@ def _library(tmp: Path, config: str = CONFIG) -> Library:
         "DOIGET_LOG_PATH": str(tmp / "log.jsonl"),
     }
     return Library(load_settings(env))
+
+
+async def _search(
+    library: Library, project: str, query: str, *, hybrid: bool = False, **fields: Any
+) -> Any:
+    request = build(ChunkSearch, project=project, query=query, **fields)
+    return plain(await library.search(request, hybrid=hybrid))
+
+
+async def _store(library: Library, project: str, items: Any, **fields: Any) -> Any:
+    return plain(
+        await library.store_chunks(build(StoreChunks, project=project, items=items, **fields))
+    )
+
+
+async def _inspect(library: Library, project: str, sample: int = 0) -> Any:
+    return plain(await library.inspect(build(CollectionQuery, project=project, sample=sample)))
 
 
 @pytest.fixture(scope="module")
@@ -145,7 +164,7 @@ async def test_a_sentence_from_page_n_finds_a_chunk_spanning_n(
     middle = lines[len(lines) // 2 - 1 : len(lines) // 2 + 2]
     query = " ".join(middle)
     for hybrid in (False, True):
-        result = await library.search("lab/ice", query, top_k=3, hybrid=hybrid)
+        result = await _search(library, "lab/ice", query, top_k=3, hybrid=hybrid)
         spans = [
             item["page_span"] for item in result["items"] if item["title"] == REAL_PDFS[name].stem
         ]
@@ -223,18 +242,23 @@ def _items(
 async def test_projects_are_isolated_whatever_the_filters(tmp_path: Path) -> None:
     library = _library(tmp_path)
     try:
-        await library.store_chunks("lab/ice", _items(4, doc="a"))
-        await library.store_chunks("lab/other", _items(3, doc="b"))
+        await _store(library, "lab/ice", _items(4, doc="a"))
+        await _store(library, "lab/other", _items(3, doc="b"))
         for hybrid in (False, True):
             for filters in (None, {"doc_id": "a"}, {"tags": ["ice", "radar"]}):
-                found = await library.search(
-                    "lab/other", "passage about lake ice", top_k=20, filters=filters, hybrid=hybrid
+                found = await _search(
+                    library,
+                    "lab/other",
+                    "passage about lake ice",
+                    top_k=20,
+                    filters=filters,
+                    hybrid=hybrid,
                 )
                 assert found["count"] <= 3
                 assert all(item["citekey"] in {"key0", "key1", "key2"} for item in found["items"])
                 assert all(item["chunk_id"].startswith("chunk-b-") for item in found["items"])
         with pytest.raises(DoigetError) as refused:
-            await library.search("lab/other", "ice", filters={"project": "lab/ice"})
+            await _search(library, "lab/other", "ice", filters={"project": "lab/ice"})
         assert refused.value.code is ErrorCode.INVALID_REF
     finally:
         await library.aclose()
@@ -243,7 +267,7 @@ async def test_projects_are_isolated_whatever_the_filters(tmp_path: Path) -> Non
 async def test_unknown_project_lists_the_available_ones(tmp_path: Path) -> None:
     library = _library(tmp_path)
     with pytest.raises(DoigetError) as refused:
-        await library.search("lab/nope", "ice")
+        await _search(library, "lab/nope", "ice")
     error = refused.value
     assert error.code is ErrorCode.INVALID_PROJECT
     assert error.details == {
@@ -256,15 +280,15 @@ async def test_unknown_project_lists_the_available_ones(tmp_path: Path) -> None:
 async def test_filters_and_top_k_cap(tmp_path: Path) -> None:
     library = _library(tmp_path)
     try:
-        await library.store_chunks("lab/ice", _items(30))
-        capped = await library.search("lab/ice", "lake ice", top_k=50)
+        await _store(library, "lab/ice", _items(30))
+        capped = await _search(library, "lab/ice", "lake ice", top_k=50)
         assert capped["count"] == 20
-        default = await library.search("lab/ice", "lake ice")
+        default = await _search(library, "lab/ice", "lake ice")
         assert default["count"] == 6
-        tagged = await library.search("lab/ice", "lake ice", top_k=20, filters={"tags": "radar"})
+        tagged = await _search(library, "lab/ice", "lake ice", top_k=20, filters={"tags": "radar"})
         assert tagged["count"] == 15
         assert all(int(item["citekey"][3:]) % 2 == 0 for item in tagged["items"])
-        year = await library.search("lab/ice", "lake ice", filters={"year": 2023}, full_text=True)
+        year = await _search(library, "lab/ice", "lake ice", filters={"year": 2023}, full_text=True)
         assert [item["citekey"] for item in year["items"]] == ["key3"]
         assert year["items"][0]["full_text"] == "passage 3 about lake ice"
         assert default["items"][0]["full_text"] is None
@@ -275,22 +299,22 @@ async def test_filters_and_top_k_cap(tmp_path: Path) -> None:
 async def test_embedding_mismatch_by_name_and_dimension_and_force_rebuild(tmp_path: Path) -> None:
     library = _library(tmp_path)
     try:
-        await library.store_chunks("lab/ice", _items(3))
+        await _store(library, "lab/ice", _items(3))
         with pytest.raises(DoigetError) as by_dimension:
-            await library.store_chunks("lab/ice", _items(3, dim=8))
+            await _store(library, "lab/ice", _items(3, dim=8))
         assert by_dimension.value.code is ErrorCode.EMBEDDING_MISMATCH
         assert by_dimension.value.details is not None
         assert by_dimension.value.details["collection_dimension"] == 384
         with pytest.raises(DoigetError) as by_name:
-            await library.store_chunks("lab/ice", _items(3, model="other/model"))
+            await _store(library, "lab/ice", _items(3, model="other/model"))
         assert by_name.value.code is ErrorCode.EMBEDDING_MISMATCH
         assert "force_rebuild" in by_name.value.message
-        assert (await library.inspect("lab/ice"))["size"] == 3
-        rebuilt = await library.store_chunks(
-            "lab/ice", _items(2, dim=8, model="other/model"), force_rebuild=True
+        assert (await _inspect(library, "lab/ice"))["size"] == 3
+        rebuilt = await _store(
+            library, "lab/ice", _items(2, dim=8, model="other/model"), force_rebuild=True
         )
         assert rebuilt["chunks_written"] == 2 and rebuilt["embed_model"] == "other/model"
-        info = await library.inspect("lab/ice", sample=9)
+        info = await _inspect(library, "lab/ice", sample=9)
         assert (info["size"], info["dimension"], info["embed_model"]) == (2, 8, "other/model")
         assert len(info["sample"]) == 2 and info["sample"][0]["project"] == "lab/ice"
     finally:
@@ -300,7 +324,7 @@ async def test_embedding_mismatch_by_name_and_dimension_and_force_rebuild(tmp_pa
 async def test_hybrid_not_supported_when_disabled(tmp_path: Path) -> None:
     library = _library(tmp_path)
     with pytest.raises(DoigetError) as refused:
-        await library.search("lab/dense-only", "ice", hybrid=True)
+        await _search(library, "lab/dense-only", "ice", hybrid=True)
     assert refused.value.code is ErrorCode.HYBRID_NOT_SUPPORTED
     assert "find_chunks" in refused.value.message
 
@@ -308,7 +332,7 @@ async def test_hybrid_not_supported_when_disabled(tmp_path: Path) -> None:
 async def test_a_slow_search_times_out_and_the_index_keeps_serving(tmp_path: Path) -> None:
     library = _library(tmp_path, CONFIG + "\n[library.timeouts]\nfind_chunks = 0.2\n")
     try:
-        await library.store_chunks("lab/ice", _items(5))
+        await _store(library, "lab/ice", _items(5))
         index = library.index
         real_dense = index.dense
 
@@ -324,11 +348,11 @@ async def test_a_slow_search_times_out_and_the_index_keeps_serving(tmp_path: Pat
 
         index.dense = slow_dense  # type: ignore[method-assign]
         with pytest.raises(DoigetError) as timed_out:
-            await library.search("lab/ice", "lake ice")
+            await _search(library, "lab/ice", "lake ice")
         assert timed_out.value.code is ErrorCode.TIMEOUT
         assert timed_out.value.details == {"tool": "find_chunks", "timeout_seconds": 0.2}
         index.dense = real_dense  # type: ignore[method-assign]
-        again = await library.search("lab/ice", "lake ice")
+        again = await _search(library, "lab/ice", "lake ice")
         assert again["count"] == 5
     finally:
         await library.aclose()

@@ -8,6 +8,8 @@ from typing import Any
 import anyio
 
 from doiget.config import load_settings
+from doiget.contract import build, plain
+from doiget.library.contracts import ChunkSearch, CollectionQuery
 from doiget.library.documents import from_file
 from doiget.library.index.qdrant import open_qdrant
 from doiget.library.service import Library
@@ -37,7 +39,8 @@ def _library(tmp: Path, backend: Any = None) -> Library:
 async def _top(library: Library, hybrid: bool) -> list[list[str]]:
     tops = []
     for query in QUERIES:
-        found = await library.search("lab/both", query, top_k=5, hybrid=hybrid)
+        request = build(ChunkSearch, project="lab/both", query=query, top_k=5)
+        found = plain(await library.search(request, hybrid=hybrid))
         tops.append([item["chunk_id"] for item in found["items"]])
     return tops
 
@@ -53,9 +56,8 @@ async def test_sqlite_and_qdrant_agree(tmp_path: Path) -> None:
         for library in (embedded, qdrant):
             report = await library.index_documents("lab/both", documents)
             assert report["indexed"] == 2
-        assert (await embedded.inspect("lab/both"))["size"] == (await qdrant.inspect("lab/both"))[
-            "size"
-        ]
+        both = build(CollectionQuery, project="lab/both")
+        assert (await embedded.inspect(both)).size == (await qdrant.inspect(both)).size
         for hybrid in (False, True):
             ours, theirs = await _top(embedded, hybrid), await _top(qdrant, hybrid)
             for a, b in zip(ours, theirs, strict=True):
@@ -70,6 +72,6 @@ async def test_sqlite_and_qdrant_agree(tmp_path: Path) -> None:
 
 def test_qdrant_local_mode_opens_through_the_service(tmp_path: Path) -> None:
     library = _library(tmp_path, open_qdrant(location=":memory:"))
-    listed = anyio.run(library.list_projects)
+    listed = plain(anyio.run(library.list_projects))
     assert listed["projects"][0]["collection"] == "proj-lab-both"
-    assert anyio.run(library.inspect, "lab/both")["size"] == 0
+    assert anyio.run(library.inspect, build(CollectionQuery, project="lab/both")).size == 0

@@ -24,7 +24,9 @@ from doiget.cli.output import (
     runtime,
     wants_json,
 )
+from doiget.contract import build, plain
 from doiget.errors import DoigetError, ErrorCode
+from doiget.library import contracts as c
 from doiget.library.projects import (
     DEFAULT_CHUNK_OVERLAP,
     DEFAULT_CHUNK_TOKENS,
@@ -111,14 +113,14 @@ def list_(ctx: typer.Context, json_output: JsonFlag = False) -> None:
     """Every configured project."""
     result = _run(ctx, lambda library: library.list_projects())
     if wants_json(ctx, json_output):
-        emit_json(result)
+        emit_json(plain(result))
         return
-    if not result["projects"]:
+    if not result.projects:
         out.print("no projects yet: doiget projects add NAMESPACE/NAME")
         return
     table = Table("project", "collection", "model", "hybrid")
-    for row in result["projects"]:
-        table.add_row(row["id"], row["collection"], row["embed_model"], str(row["hybrid_enabled"]))
+    for row in result.projects:
+        table.add_row(row.id, row.collection, row.embed_model, str(row.hybrid_enabled))
     out.print(table)
 
 
@@ -131,7 +133,8 @@ def inspect(
     json_output: JsonFlag = False,
 ) -> None:
     """A project's collection: size, model, payload keys, indexes, samples."""
-    result = _run(ctx, lambda library: library.inspect(project_id, sample))
+    request = build(c.CollectionQuery, project=project_id, sample=sample)
+    result = plain(_run(ctx, lambda library: library.inspect(request)))
     if wants_json(ctx, json_output):
         emit_json(result)
         return
@@ -276,33 +279,31 @@ def query(
     json_output: JsonFlag = False,
 ) -> None:
     """Search a project's passages (find_chunks, or query_hybrid with --hybrid)."""
-    result = _run(
-        ctx,
-        lambda library: library.search(
-            project_id,
-            text,
-            top_k=top_k,
-            filters=_filters(filters or []),
-            full_text=full_text,
-            hybrid=hybrid,
-        ),
+    request = build(
+        c.ChunkSearch,
+        project=project_id,
+        query=text,
+        top_k=top_k,
+        filters=_filters(filters or []),
+        full_text=full_text,
     )
+    result = _run(ctx, lambda library: library.search(request, hybrid=hybrid))
     if wants_json(ctx, json_output):
-        emit_json(result)
+        emit_json(plain(result))
         return
-    if not result["items"]:
+    if not result.items:
         out.print("no passages found (is anything indexed? doiget index --project ...)")
-    for rank, item in enumerate(result["items"], 1):
-        pages = item["page_span"] or []
+    for rank, item in enumerate(result.items, 1):
+        pages = item.page_span or []
         where = (
             f"p. {pages[0]}-{pages[1]}"
             if pages and pages[0] != pages[1]
             else (f"p. {pages[0]}" if pages else "")
         )
         out.print(
-            f"[bold]{rank}. {item['citekey'] or item['title'] or ''}[/bold] {where} "
-            f"§ {item['section'] or '-'}  score {item['score']:.3f}",
+            f"[bold]{rank}. {item.citekey or item.title or ''}[/bold] {where} "
+            f"§ {item.section or '-'}  score {item.score:.3f}",
             highlight=False,
         )
-        out.print(item["full_text"] if full_text else item["render_text"], highlight=False)
+        out.print(item.full_text if full_text else item.render_text, highlight=False)
         out.print()

@@ -24,8 +24,46 @@ FilterValue = Scalar | Annotated[list[Scalar], Field(min_length=1, max_length=50
 
 
 class ChunkSearch(Request):
-    """A question to a project's passages (find_chunks and query_hybrid)."""
+    """A question to a project's passages (find_chunks and query_hybrid).
 
+    The core caps ``top_k`` by the project's top_k_max and checks the filters.
+    """
+
+    project: str
+    query: str
+    top_k: int = 6
+    filters: dict[str, Any] | None = None
+    full_text: bool = False
+
+
+class CollectionQuery(Request):
+    """A project to describe, with sample payloads (the core shows at most five)."""
+
+    project: str
+    sample: int = 0
+
+
+class ChunkIn(Request):
+    """One chunk to store; the same id overwrites."""
+
+    id: Annotated[str, Field(min_length=1, max_length=128)]
+    text: Annotated[str, Field(min_length=1, max_length=100_000)]
+    embedding: Annotated[list[float], Field(min_length=1, max_length=4096)]
+    metadata: dict[str, Any] | None = None
+
+
+class StoreChunks(Request):
+    """Chunks with their embeddings, for one project (the core checks the count)."""
+
+    project: str
+    items: list[ChunkIn]
+    force_rebuild: bool = False
+
+
+# -- what MCP tools accept: the same requests, bounded ---------------------------------
+
+
+class ChunkSearchArgs(ChunkSearch):
     project: ProjectId
     query: Annotated[str, Field(min_length=1, max_length=2000)]
     top_k: Annotated[int, Field(ge=1, le=20, description="Capped by the project's top_k_max.")] = 6
@@ -42,28 +80,14 @@ class ChunkSearch(Request):
     full_text: Annotated[bool, Field(description="Add each chunk's untrimmed text.")] = False
 
 
-class CollectionQuery(Request):
-    """A project to describe, with up to five sample payloads."""
-
+class CollectionQueryArgs(CollectionQuery):
     project: ProjectId
     sample: Annotated[int, Field(ge=0, le=5)] = 0
 
 
-class ChunkIn(Request):
-    """One chunk to store; the same id overwrites."""
-
-    id: Annotated[str, Field(min_length=1, max_length=128)]
-    text: Annotated[str, Field(min_length=1, max_length=100_000)]
-    embedding: Annotated[list[float], Field(min_length=1, max_length=4096)]
-    metadata: dict[str, Any] | None = None
-
-
-class StoreChunks(Request):
-    """Chunks with their embeddings, for one project."""
-
+class StoreChunksArgs(StoreChunks):
     project: ProjectId
     items: Annotated[list[ChunkIn], Field(min_length=1, max_length=500)]
-    force_rebuild: bool = False
 
 
 class IndexPapers(Request):
@@ -108,6 +132,9 @@ class Passage(Reply):
 
 
 class Passages(Reply):
+    """Passages best first; ``hybrid_enabled`` only in query_hybrid's result."""
+
+    sparse = True
     items: list[Passage]
     count: int
     hybrid_enabled: bool | None = None

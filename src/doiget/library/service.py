@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import anyio
 
 from doiget.errors import DoigetError, ErrorCode
+from doiget.library import contracts as c
 from doiget.library.fusion import fuse, unit_interval
 from doiget.library.index.base import (
     FILTER_KEYS,
@@ -43,6 +44,7 @@ IndexProgress = Callable[[int, int, str], Awaitable[None]]
 
 CANDIDATES: Final = 100  # per side, before fusion
 SAMPLE_MAX: Final = 5
+STORE_MAX: Final = 500  # chunks per store_chunks call
 ELLIPSIS: Final = "…"
 
 
@@ -217,29 +219,29 @@ class Library:
 
     # -- the five operations ----------------------------------------------------
 
-    async def list_projects(self) -> dict[str, Any]:
+    async def list_projects(self) -> c.Projects:
         """Every configured project."""
-        return {
-            "projects": [
-                {
-                    "id": project.id,
-                    "collection": project.collection,
-                    "embed_model": project.embed_model,
-                    "hybrid_enabled": project.hybrid_enabled,
-                }
+        return c.Projects(
+            projects=[
+                c.ProjectInfo(
+                    id=project.id,
+                    collection=project.collection,
+                    embed_model=project.embed_model,
+                    hybrid_enabled=project.hybrid_enabled,
+                )
                 for project in sorted(self.projects.values(), key=lambda p: p.id)
             ]
-        }
+        )
 
-    async def inspect(self, project_id: str, sample: int = 0) -> dict[str, Any]:
+    async def inspect(self, request: c.CollectionQuery) -> c.Collection:
         """A collection's size, model, payload keys, indexes and up to five sample payloads."""
-        project = self.project(project_id)
+        project = self.project(request.project)
 
-        def work() -> dict[str, Any]:
+        def work() -> c.Collection:
             info = self._collection(project)
             if info is None:
                 return self._describe(project, project.embed_model, 0, [], {}, [])
-            chunks = self.index.sample(project.collection, min(sample, SAMPLE_MAX))
+            chunks = self.index.sample(project.collection, min(request.sample, SAMPLE_MAX))
             return self._describe(
                 project,
                 info.embed_model,
@@ -261,18 +263,18 @@ class Library:
         indexes: dict[str, list[str]],
         sample: list[dict[str, Any]],
         dimension: int | None = None,
-    ) -> dict[str, Any]:
-        return {
-            "project": project.id,
-            "collection": project.collection,
-            "size": size,
-            "embed_model": model,
-            "dimension": dimension,
-            "hybrid_enabled": project.hybrid_enabled,
-            "payload_keys": keys,
-            "indexes": indexes,
-            "sample": sample,
-        }
+    ) -> c.Collection:
+        return c.Collection(
+            project=project.id,
+            collection=project.collection,
+            size=size,
+            embed_model=model,
+            dimension=dimension,
+            hybrid_enabled=project.hybrid_enabled,
+            payload_keys=keys,
+            indexes=indexes,
+            sample=sample,
+        )
 
     @staticmethod
     def _sample(project: Project, chunk: StoredChunk) -> dict[str, Any]:
@@ -282,17 +284,15 @@ class Library:
             "text": trim(chunk.text, project.max_chars_per_chunk),
         }
 
-    async def store_chunks(
-        self, project_id: str, items: Sequence[Mapping[str, Any]], force_rebuild: bool = False
-    ) -> dict[str, Any]:
+    async def store_chunks(self, request: c.StoreChunks) -> c.ChunksWritten:
         """Upsert caller-made chunks (ids, texts, vectors, payloads) into the project."""
-        project = self.project(project_id)
-        if not items:
-            raise DoigetError(ErrorCode.INVALID_REF, "store_chunks needs 1-500 items.")
-        dimensions = {len(item["embedding"]) for item in items}
+        project = self.project(request.project)
+        items = request.items
+        if not 1 <= len(items) <= STORE_MAX:
+            raise DoigetError(ErrorCode.INVALID_REF, f"store_chunks needs 1-{STORE_MAX} items.")
+        dimensions = {len(item.embedding) for item in items}
         models = {
-            str(item.get("metadata", {}).get("embed_model") or project.embed_model)
-            for item in items
+            str((item.metadata or {}).get("embed_model") or project.embed_model) for item in items
         }
         if len(dimensions) > 1 or len(models) > 1:
             raise DoigetError(
@@ -305,39 +305,26 @@ class Library:
         warnings: list[str] = []
         records = []
         for item in items:
-            metadata = dict(item.get("metadata") or {})
+            metadata = dict(item.metadata or {})
             if metadata.get("project") not in (None, project.id):
-                warnings.append(f"item {item['id']}: metadata.project replaced by {project.id}")
+                warnings.append(f"item {item.id}: metadata.project replaced by {project.id}")
             metadata["project"] = project.id
             metadata["embed_model"] = model
-            records.append(
-                ChunkRecord(str(item["id"]), str(item["text"]), item["embedding"], metadata)
-            )
+            records.append(ChunkRecord(item.id, item.text, list(item.embedding), metadata))
 
         def work() -> int:
-            self._ensure_collection(project, model, dimension, force_rebuild)
+            self._ensure_collection(project, model, dimension, request.force_rebuild)
             return self.index.upsert(project.collection, records)
 
         written = await self._bounded("store_chunks", work)
-        return {
-            "chunks_written": written,
-            "project": project.id,
-            "embed_model": model,
-            "warnings": warnings,
-        }
+        return c.ChunksWritten(
+            chunks_written=written, project=project.id, embed_model=model, warnings=warnings
+        )
 
-    async def search(
-        self,
-        project_id: str,
-        query: str,
-        *,
-        top_k: int | None = None,
-        filters: Mapping[str, Any] | None = None,
-        full_text: bool = False,
-        hybrid: bool = False,
-    ) -> dict[str, Any]:
+    async def search(self, request: c.ChunkSearch, *, hybrid: bool = False) -> c.Passages:
         """find_chunks (dense) or query_hybrid (dense + BM25 fused)."""
-        project = self.project(project_id)
+        project = self.project(request.project)
+        query, full_text = request.query, request.full_text
         tool = "query_hybrid" if hybrid else "find_chunks"
         if hybrid and not project.hybrid_enabled:
             raise DoigetError(
@@ -346,11 +333,11 @@ class Library:
                 f'hybrid_enabled = true under [projects."{project.id}"] in config.toml.',
                 details={"project_id": project.id},
             )
-        wanted = min(top_k or DEFAULT_TOP_K, project.top_k_max)
-        conditions = parse_filters(filters)
+        wanted = min(request.top_k or DEFAULT_TOP_K, project.top_k_max)
+        conditions = parse_filters(request.filters)
         info = await anyio.to_thread.run_sync(self._collection, project)
         if info is None:
-            items: list[dict[str, Any]] = []
+            items: list[c.Passage] = []
         else:
             embedder = await self._warm(info.embed_model)
             hits, chunks = await self._bounded(
@@ -362,10 +349,9 @@ class Library:
                 for hit in hits
                 if hit.id in chunks
             ]
-        result: dict[str, Any] = {"items": items, "count": len(items)}
         if hybrid:
-            result["hybrid_enabled"] = True
-        return result
+            return c.Passages(items=items, count=len(items), hybrid_enabled=True)
+        return c.Passages(items=items, count=len(items))
 
     def _ranked(
         self,
@@ -392,28 +378,29 @@ class Library:
         return hits, kept
 
     @staticmethod
-    def _item(
-        project: Project, chunk: StoredChunk, score: float, full_text: bool
-    ) -> dict[str, Any]:
-        """A search result; ``score`` is the fused score or, for find_chunks, the cosine."""
+    def _item(project: Project, chunk: StoredChunk, score: float, full_text: bool) -> c.Passage:
+        """A search result; ``score`` is the fused score or, for find_chunks, the cosine.
+
+        Built unchecked: the citing fields are the caller's payload as stored.
+        """
         payload = chunk.payload
         source = payload.get("source") or {}
         zotero = payload.get("zotero") or {}
         doc = payload.get("doc") or {}
         span = doc.get("page_span")
-        return {
-            "render_text": trim(chunk.text, project.max_chars_per_chunk),
-            "score": round(unit_interval(score), 6),
-            "citekey": zotero.get("citekey"),
-            "section": doc.get("section"),
-            "page_span": list(span) if isinstance(span, list) else None,
-            "section_path": list(doc.get("section_path") or []),
-            "doi": source.get("doi"),
-            "url": source.get("url"),
-            "title": source.get("title"),
-            "chunk_id": chunk.id,
-            "full_text": chunk.text if full_text else None,
-        }
+        return c.Passage.model_construct(
+            render_text=trim(chunk.text, project.max_chars_per_chunk),
+            score=round(unit_interval(score), 6),
+            citekey=zotero.get("citekey"),
+            section=doc.get("section"),
+            page_span=list(span) if isinstance(span, list) else None,
+            section_path=list(doc.get("section_path") or []),
+            doi=source.get("doi"),
+            url=source.get("url"),
+            title=source.get("title"),
+            chunk_id=chunk.id,
+            full_text=chunk.text if full_text else None,
+        )
 
     # -- ingestion --------------------------------------------------------------
 

@@ -38,31 +38,20 @@ class LibraryTools:
     def library(self) -> Library:
         return self._core.get()
 
-    async def list_projects(self, request: NoArguments, call: ToolCall) -> Any:
+    async def list_projects(self, request: NoArguments, call: ToolCall) -> c.Projects:
         return await self.library.list_projects()
 
-    async def inspect_collection(self, request: c.CollectionQuery, call: ToolCall) -> Any:
-        return await self.library.inspect(request.project, request.sample)
+    async def inspect_collection(self, request: c.CollectionQuery, call: ToolCall) -> c.Collection:
+        return await self.library.inspect(request)
 
-    async def store_chunks(self, request: c.StoreChunks, call: ToolCall) -> Any:
-        items = [item.model_dump(exclude_unset=True) for item in request.items]
-        return await self.library.store_chunks(request.project, items, request.force_rebuild)
+    async def store_chunks(self, request: c.StoreChunks, call: ToolCall) -> c.ChunksWritten:
+        return await self.library.store_chunks(request)
 
-    async def find_chunks(self, request: c.ChunkSearch, call: ToolCall) -> Any:
-        return await self._search(request, hybrid=False)
+    async def find_chunks(self, request: c.ChunkSearch, call: ToolCall) -> c.Passages:
+        return await self.library.search(request)
 
-    async def query_hybrid(self, request: c.ChunkSearch, call: ToolCall) -> Any:
-        return await self._search(request, hybrid=True)
-
-    async def _search(self, request: c.ChunkSearch, *, hybrid: bool) -> Any:
-        return await self.library.search(
-            request.project,
-            request.query,
-            top_k=request.top_k,
-            filters=request.filters,
-            full_text=request.full_text,
-            hybrid=hybrid,
-        )
+    async def query_hybrid(self, request: c.ChunkSearch, call: ToolCall) -> c.Passages:
+        return await self.library.search(request, hybrid=True)
 
     async def index_papers(self, request: c.IndexPapers, call: ToolCall) -> Any:
         from doiget.library.documents import select
@@ -113,7 +102,7 @@ def library_toolset(runtime: Runtime) -> Toolset:
                 side_effects="None.",
                 limits="8 s (TIMEOUT). Never returns another project's chunks.",
             ),
-            c.ChunkSearch,
+            c.ChunkSearchArgs,
             c.Passages,
             READS_LOCAL,
             tools.find_chunks,
@@ -131,7 +120,7 @@ def library_toolset(runtime: Runtime) -> Toolset:
                 side_effects="None.",
                 limits="15 s (TIMEOUT). Projects with hybrid_enabled only.",
             ),
-            c.ChunkSearch,
+            c.ChunkSearchArgs,
             c.Passages,
             READS_LOCAL,
             tools.query_hybrid,
@@ -147,7 +136,7 @@ def library_toolset(runtime: Runtime) -> Toolset:
                 side_effects="None.",
                 limits="5 s.",
             ),
-            c.CollectionQuery,
+            c.CollectionQueryArgs,
             c.Collection,
             READS_LOCAL,
             tools.inspect_collection,
@@ -166,7 +155,7 @@ def library_toolset(runtime: Runtime) -> Toolset:
                 side_effects="Writes the collection; force_rebuild deletes it first.",
                 limits="15 s (TIMEOUT: nothing is written).",
             ),
-            c.StoreChunks,
+            c.StoreChunksArgs,
             c.ChunksWritten,
             WRITES_LOCAL,
             tools.store_chunks,
