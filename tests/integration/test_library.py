@@ -77,7 +77,7 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
     sectioned = write_sectioned_pdf(tmp / "lake-ice.pdf")
     library = _library(tmp)
     paths = [*REAL_PDFS.values(), sectioned.path]
-    report = anyio.run(library.index_documents, "lab/ice", [from_file(p) for p in paths])
+    report = plain(anyio.run(library.index_documents, "lab/ice", [from_file(p) for p in paths]))
     yield {"library": library, "report": report, "sectioned": sectioned, "tmp": tmp}
     anyio.run(library.aclose)
 
@@ -176,9 +176,9 @@ async def test_reindexing_replaces_without_duplicates(tmp_path: Path) -> None:
     library = _library(tmp_path)
     document = from_file(REAL_PDFS["jose"])
     try:
-        first = await library.index_documents("lab/ice", [document])
+        first = plain(await library.index_documents("lab/ice", [document]))
         ids_before = sorted(c.id for c in _chunks(library, "proj-lab-ice"))
-        second = await library.index_documents("lab/ice", [document])
+        second = plain(await library.index_documents("lab/ice", [document]))
         ids_after = sorted(c.id for c in _chunks(library, "proj-lab-ice"))
     finally:
         await library.aclose()
@@ -195,7 +195,7 @@ async def test_broken_empty_and_scanned_pdfs_are_reported_not_fatal(tmp_path: Pa
     names = ["corrupt.pdf", "blank.pdf", "scan.pdf"]
     documents = [from_file(tmp_path / n) for n in names] + [from_file(REAL_PDFS["jose"])]
     try:
-        report = await library.index_documents("lab/ice", documents)
+        report = plain(await library.index_documents("lab/ice", documents))
     finally:
         await library.aclose()
     by_name = {Path(d["doc_id"]).name: d for d in report["documents"]}

@@ -54,7 +54,7 @@ async def test_sqlite_and_qdrant_agree(tmp_path: Path) -> None:
     qdrant = _library(tmp_path / "b", open_qdrant(location=":memory:"))
     try:
         for library in (embedded, qdrant):
-            report = await library.index_documents("lab/both", documents)
+            report = plain(await library.index_documents("lab/both", documents))
             assert report["indexed"] == 2
         both = build(CollectionQuery, project="lab/both")
         assert (await embedded.inspect(both)).size == (await qdrant.inspect(both)).size

@@ -218,7 +218,7 @@ def index(
         TimeElapsedColumn(),
     )
 
-    async def work(library: Library) -> dict[str, Any]:
+    async def work(library: Library) -> c.IndexReport:
         with Progress(*columns, console=Console(stderr=True), transient=as_json) as bar:
             task = bar.add_task("loading model", total=len(selection.documents))
 
@@ -235,23 +235,19 @@ def index(
 
     result = _run(ctx, work)
     if as_json:
-        emit_json(result)
+        emit_json(plain(result))
     else:
         table = Table("document", "status", "chunks", "pages", "note")
-        for row in result["documents"]:
+        for row in result.documents:
             table.add_row(
-                row["doc_id"],
-                row["status"],
-                str(row["chunks"]),
-                str(row["pages"]),
-                row["message"] or "",
+                row.doc_id, row.status, str(row.chunks), str(row.pages), row.message or ""
             )
         out.print(table)
         out.print(
-            f"{result['indexed']} indexed, {result['skipped']} skipped, "
-            f"{result['chunks_written']} chunks written into {project_id}"
+            f"{result.indexed} indexed, {result.skipped} skipped, "
+            f"{result.chunks_written} chunks written into {project_id}"
         )
-    if result["indexed"] == 0 and result["skipped"]:
+    if result.indexed == 0 and result.skipped:
         raise typer.Exit(1)
 
 

@@ -2,7 +2,7 @@
 
 # Annotations are evaluated as the classes are made: pydantic then has no strings to
 # compile, which keeps building the models cheap at start-up.
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field
 
@@ -171,10 +171,17 @@ class DocumentReport(Reply):
     reason: Annotated[str | None, NULLABLE] = None
     message: Annotated[str | None, NULLABLE] = None
 
+    @classmethod
+    def skipped(cls, doc_id: str, reason: str, message: str) -> Self:
+        """The report of a document that was not indexed, and why."""
+        return cls(
+            doc_id=doc_id, status="skipped", chunks=0, pages=0, reason=reason, message=message
+        )
+
 
 class IndexReport(Reply):
     project: str
+    documents: list[DocumentReport]
     indexed: int
     skipped: int
     chunks_written: int | None = None
-    documents: list[DocumentReport]

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from doiget.cite.citekey import citekey
 from doiget.errors import DoigetError
+from doiget.library.contracts import DocumentReport
 from doiget.library.ingest import SourceDocument
-from doiget.library.service import DocumentReport
 from doiget.papers.store import Entry, Store
 from doiget.refs import parse_ref
 
@@ -53,20 +53,18 @@ def from_file(path: Path) -> SourceDocument:
 def _add_entry(selection: Selection, label: str, entry: Entry | None) -> None:
     if entry is None:
         selection.problems.append(
-            DocumentReport(
+            DocumentReport.skipped(
                 label,
-                "skipped",
-                reason="not_stored",
-                message=f"{label} is not in the library; fetch it first (doiget fetch {label}).",
+                "not_stored",
+                f"{label} is not in the library; fetch it first (doiget fetch {label}).",
             )
         )
     elif not entry.has_pdf:
         selection.problems.append(
-            DocumentReport(
+            DocumentReport.skipped(
                 label,
-                "skipped",
-                reason="no_pdf",
-                message=f"{label} is stored without a PDF (no Open Access copy was found).",
+                "no_pdf",
+                f"{label} is stored without a PDF (no Open Access copy was found).",
             )
         )
     else:
@@ -86,9 +84,7 @@ def select(
         try:
             ref = parse_ref(raw)
         except DoigetError as error:
-            selection.problems.append(
-                DocumentReport(raw, "skipped", reason="invalid_ref", message=error.message)
-            )
+            selection.problems.append(DocumentReport.skipped(raw, "invalid_ref", error.message))
             continue
         _add_entry(selection, str(ref), store.entry(ref))
     for path in files:
@@ -96,8 +92,6 @@ def select(
             selection.documents.append(from_file(path))
         else:
             selection.problems.append(
-                DocumentReport(
-                    str(path), "skipped", reason="not_found", message=f"no file at {path}"
-                )
+                DocumentReport.skipped(str(path), "not_found", f"no file at {path}")
             )
     return selection

@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
@@ -46,21 +45,6 @@ CANDIDATES: Final = 100  # per side, before fusion
 SAMPLE_MAX: Final = 5
 STORE_MAX: Final = 500  # chunks per store_chunks call
 ELLIPSIS: Final = "…"
-
-
-@dataclass(frozen=True, slots=True)
-class DocumentReport:
-    """What indexing one document did."""
-
-    doc_id: str
-    status: str  # indexed, skipped
-    chunks: int = 0
-    pages: int = 0
-    reason: str | None = None
-    message: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def trim(text: str, limit: int) -> str:
@@ -411,8 +395,8 @@ class Library:
         progress: IndexProgress | None = None,
         *,
         force_rebuild: bool = False,
-        unusable: Sequence[DocumentReport] = (),
-    ) -> dict[str, Any]:
+        unusable: Sequence[c.DocumentReport] = (),
+    ) -> c.IndexReport:
         """Index PDFs into the project; a document that fails is reported and skipped.
 
         ``unusable`` are documents the caller already found it cannot index (a ref that
@@ -426,7 +410,7 @@ class Library:
         await anyio.to_thread.run_sync(
             self._ensure_collection, project, project.embed_model, embedder.dimension, force_rebuild
         )
-        reports: list[DocumentReport] = []
+        reports: list[c.DocumentReport] = []
         for done, document in enumerate(documents):
             if progress is not None:
                 await progress(done, len(documents), f"indexing {document.doc_id}")
@@ -440,23 +424,28 @@ class Library:
                         replace_docs=[document.doc_id],
                     )
                 )
-                reports.append(DocumentReport(document.doc_id, "indexed", written, prepared.pages))
+                reports.append(
+                    c.DocumentReport(
+                        doc_id=document.doc_id,
+                        status="indexed",
+                        chunks=written,
+                        pages=prepared.pages,
+                    )
+                )
             except UnusableDocument as problem:
                 reports.append(
-                    DocumentReport(
-                        document.doc_id, "skipped", reason=problem.reason, message=problem.message
-                    )
+                    c.DocumentReport.skipped(document.doc_id, problem.reason, problem.message)
                 )
         if progress is not None:
             await progress(len(documents), len(documents), "done")
         reports += unusable
-        return {
-            "project": project.id,
-            "documents": [report.to_dict() for report in reports],
-            "indexed": sum(1 for r in reports if r.status == "indexed"),
-            "skipped": sum(1 for r in reports if r.status == "skipped"),
-            "chunks_written": sum(r.chunks for r in reports),
-        }
+        return c.IndexReport(
+            project=project.id,
+            documents=reports,
+            indexed=sum(1 for r in reports if r.status == "indexed"),
+            skipped=sum(1 for r in reports if r.status == "skipped"),
+            chunks_written=sum(r.chunks for r in reports),
+        )
 
     async def aclose(self) -> None:
         """Close the index."""
