@@ -34,6 +34,7 @@ ACADEMIC_PROVIDERS: Final = get_args(AcademicProvider)
 AcademicSource = Literal["all", "arxiv", "pubmed", "openalex", "crossref", "semantic_scholar"]
 # Tried in this order when no provider is pinned: Lens first, as it honours every
 # filter natively (claims text, filing years); OPS reaches titles and abstracts only.
+# Every patent provider, in the order they are tried (declared preference).
 PATENT_PROVIDERS: Final = tuple(u.name for u in by_preference(Role.PATENT_SEARCH))
 SearchType = Literal["prior_art", "specific", "landscape"]
 SEARCH_TYPES: Final = get_args(SearchType)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from doiget.config import Settings
 from doiget.errors import DoigetError
-from doiget.upstreams import Role, by_preference, get
+from doiget.upstreams import get
 from doiget.web.failure import Kind, failure_of, web_error
 from doiget.web.outcome import TRUST
 from doiget.web.patents.base import (
@@ -28,6 +28,7 @@ from doiget.web.patents.base import (
 )
 from doiget.web.requests import (
     PATENT_OFFICES,
+    PATENT_PROVIDERS,
     SEARCH_TYPES,
 )
 from doiget.web.results import PatentRecord
@@ -43,22 +44,17 @@ LANDSCAPE_POOL: Final = 50
 FILTERS: Final = ("assignee", "inventor", "cpc_code", "year_from", "year_to", "patent_office")
 
 
-def patent_provider_names() -> tuple[str, ...]:
-    """Every patent provider, in the order they are tried (declared preference)."""
-    return tuple(upstream.name for upstream in by_preference(Role.PATENT_SEARCH))
-
-
 def _missing(name: str, settings: Settings) -> tuple[str, ...]:
     return tuple(env for env in get(name).required if settings.value(env) is None)
 
 
 def configured_patent_providers(settings: Settings) -> tuple[str, ...]:
     """The patent providers that can run with ``settings``, in ladder order."""
-    return tuple(name for name in patent_provider_names() if not _missing(name, settings))
+    return tuple(name for name in PATENT_PROVIDERS if not _missing(name, settings))
 
 
 def _none_configured(settings: Settings) -> DoigetError:
-    names = patent_provider_names()
+    names = PATENT_PROVIDERS
     options = ", ".join(f"{' + '.join(get(name).required)} ({get(name).label})" for name in names)
     partly = [
         f"{' and '.join(var for var in get(name).required if var not in missing)} is set but "
@@ -249,7 +245,7 @@ class Patents:
                 raise _none_configured(self._settings)
             return order
         name = str(pinned).strip().lower()
-        names = patent_provider_names()
+        names = PATENT_PROVIDERS
         if name not in names:
             raise web_error(
                 Kind.VALIDATION,
