@@ -172,7 +172,7 @@ class Settings:
             raise TypeError(f"{env} is not a credential; read it with text()")
         return value
 
-    # The attribute names code reads the most used upstream settings by.
+    # The attribute names other modules read these upstream settings by.
     @property
     def semantic_scholar_api_key(self) -> Secret | None:
         return self.secret("SEMANTIC_SCHOLAR_API_KEY")
@@ -196,38 +196,6 @@ class Settings:
     @property
     def redis_url(self) -> str | None:
         return self.text("REDIS_URL")
-
-    @property
-    def searxng_url(self) -> str | None:
-        return self.text("SEARXNG_URL")
-
-    @property
-    def brave_api_key(self) -> Secret | None:
-        return self.secret("BRAVE_API_KEY")
-
-    @property
-    def tavily_api_key(self) -> Secret | None:
-        return self.secret("TAVILY_API_KEY")
-
-    @property
-    def google_api_key(self) -> Secret | None:
-        return self.secret("GOOGLE_API_KEY")
-
-    @property
-    def google_cx(self) -> str | None:
-        return self.text("GOOGLE_CX")
-
-    @property
-    def lens_api_token(self) -> Secret | None:
-        return self.secret("LENS_API_TOKEN")
-
-    @property
-    def epo_ops_key(self) -> Secret | None:
-        return self.secret("EPO_OPS_KEY")
-
-    @property
-    def epo_ops_secret(self) -> Secret | None:
-        return self.secret("EPO_OPS_SECRET")
 
 
 def _read_config_file(path: Path) -> dict[str, Any]:

@@ -18,8 +18,8 @@ def _env(tmp_path: Path, **values: str) -> dict[str, str]:
 def test_secrets_are_wrapped_and_plain_settings_are_text(tmp_path: Path) -> None:
     settings = load_settings(_env(tmp_path, BRAVE_API_KEY="k-1", GOOGLE_CX="cx-1"))
     assert settings.secret("BRAVE_API_KEY") == Secret("k-1")
-    assert settings.brave_api_key == Secret("k-1")
-    assert settings.text("GOOGLE_CX") == "cx-1" == settings.google_cx
+    assert settings.secret("BRAVE_API_KEY") == Secret("k-1")
+    assert settings.text("GOOGLE_CX") == "cx-1"
     assert settings.value("TAVILY_API_KEY") is None
     assert "k-1" not in repr(settings)
     with pytest.raises(TypeError):
@@ -34,9 +34,9 @@ def test_plain_settings_fall_back_to_config_toml_but_secrets_do_not(tmp_path: Pa
         'BRAVE_API_KEY = "from-file"\n'
     )
     settings = load_settings(_env(tmp_path))
-    assert settings.searxng_url == "http://search.lan:8080"
+    assert settings.text("SEARXNG_URL") == "http://search.lan:8080"
     assert settings.pubmed_email == "me@example.org"
-    assert settings.brave_api_key is None
+    assert settings.secret("BRAVE_API_KEY") is None
     assert load_settings(_env(tmp_path, PUBMED_EMAIL="env@example.org")).pubmed_email == (
         "env@example.org"
     )
