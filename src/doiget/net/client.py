@@ -431,8 +431,9 @@ class SourceClient:
     def _ssrf_denial(self, exc: AddressRefused, hop: int) -> DoigetError:
         return denied(
             ErrorCode.CAPABILITY_DENIED,
-            f"{self.source}: {exc.host} is or resolves to {exc.address}, a private, loopback, "
-            "link-local or metadata address; doiget never connects there.",
+            f"{self.source}: {exc.host} is or resolves to {exc.address} ({exc.block}), a "
+            "private or special-purpose address that is not globally reachable; doiget never "
+            "connects there.",
             DenialReason.SSRF_PRIVATE_ADDRESS,
             source=self.source,
             attempted=exc.host,
