@@ -20,13 +20,13 @@ import anyio
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from doiget import __version__
 from doiget.errors import DoigetError, ErrorCode
 from doiget.runtime import Runtime
 from doiget.server.envelopes import PAPERS_ENVELOPE, Rendered
+from doiget.server.framing import checked_stdio
 from doiget.server.lifecycle import GRACE_SECONDS, draining
 from doiget.server.snapshot import listing
 from doiget.server.toolset import ServedTool, Toolset
@@ -300,9 +300,9 @@ async def serve_stdio(runtime: Runtime) -> None:
     server = app.build()
     sigterm = _Sigterm()
     try:
-        async with stdio_server() as (stdin, stdout):
+        async with checked_stdio() as (stdin, stdout, rejected):
             async with (
-                draining(stdin, stdout) as (read_stream, write_stream),
+                draining(stdin, stdout, rejected) as (read_stream, write_stream),
                 anyio.create_task_group() as tasks,
             ):
                 tasks.start_soon(sigterm.watch, tasks.cancel_scope)

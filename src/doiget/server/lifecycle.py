@@ -9,12 +9,13 @@ holds the end of input back until every request read so far has been answered, o
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Any, Final
 
 import anyio
 import mcp_types as types
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream
 from mcp.shared.message import SessionMessage
 
 GRACE_SECONDS: Final = 5.0
@@ -48,9 +49,15 @@ class _Pending:
 
 @asynccontextmanager
 async def draining(
-    read_stream: ObjectReceiveStream[Any], write_stream: ObjectSendStream[SessionMessage]
+    read_stream: ObjectReceiveStream[Any],
+    write_stream: ObjectSendStream[SessionMessage],
+    rejected: MemoryObjectReceiveStream[SessionMessage],
 ) -> AsyncIterator[tuple[ObjectReceiveStream[Any], ObjectSendStream[SessionMessage]]]:
-    """Relayed (read, write) streams whose end of input waits for pending answers."""
+    """Relayed (read, write) streams whose end of input waits for pending answers.
+
+    ``rejected`` carries answers to lines refused before the SDK saw them; they are
+    written out with the SDK's answers, and any still queued at the end are flushed.
+    """
     pending = _Pending()
     inbound_send, inbound_receive = anyio.create_memory_object_stream[Any](16)
     outbound_send, outbound_receive = anyio.create_memory_object_stream[SessionMessage](16)
@@ -71,11 +78,24 @@ async def draining(
                 await write_stream.send(message)
                 pending.closed(message)
 
+    relay_rejected_scope = anyio.CancelScope()
+
+    async def relay_rejected() -> None:
+        with relay_rejected_scope:
+            async for message in rejected:
+                with anyio.CancelScope(shield=True):
+                    await outbound_send.send(message)
+
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(relay_in)
         tasks.start_soon(relay_out)
+        tasks.start_soon(relay_rejected)
         try:
             yield inbound_receive, outbound_send
         finally:
+            relay_rejected_scope.cancel()
+            with suppress(anyio.WouldBlock, anyio.EndOfStream):
+                while True:
+                    await outbound_send.send(rejected.receive_nowait())
             await outbound_send.aclose()  # relay_out drains what is queued, then closes stdout
             relay_in_scope.cancel()
