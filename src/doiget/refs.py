@@ -162,24 +162,32 @@ def parse_ref(raw: str) -> Ref:
     raise _invalid(raw, "it is neither a DOI nor an arXiv id")
 
 
-def safekey(ref: Ref) -> str:
-    """The store key of ``ref``: ``doi_``/``arxiv_`` + the id made file-system safe.
-
-    Characters outside ``[A-Za-z0-9._-]`` and runs of dots become ``_``; runs of
-    ``_`` collapse and are trimmed. A key over 192 bytes keeps its first 192 bytes
-    plus ``_`` and 8 hex digits of the SHA-256 of the raw id, so long ids that differ
-    only in escaped characters still get distinct keys. Names never come from
-    server responses: only from the parsed ref.
-    """
-    raw_id = ref.canonical
-    body = re.sub(r"[^A-Za-z0-9._-]", "_", raw_id)
+def legacy_safekey(ref: Ref) -> str:
+    """The plain key of ``ref``: ``doi_``/``arxiv_`` + the id with every character
+    outside ``[A-Za-z0-9._-]`` and every run of dots made ``_``, runs of ``_``
+    collapsed and trimmed. Distinct ids can share it (``a(b`` and ``a_b``)."""
+    body = re.sub(r"[^A-Za-z0-9._-]", "_", ref.canonical)
     body = re.sub(r"\.{2,}", "_", body)
     body = re.sub(r"_+", "_", body).strip("_")
-    key = f"{ref.kind}_{body}"
-    if len(key) > SAFEKEY_MAX_BYTES:
-        digest = hashlib.sha256(raw_id.encode("utf-8")).hexdigest()[:8]
-        key = f"{key[:SAFEKEY_MAX_BYTES]}_{digest}"
-    return key
+    return f"{ref.kind}_{body}"
+
+
+def safekey(ref: Ref) -> str:
+    """The store key of ``ref``: unique to it, safe as a file name.
+
+    The plain key (:func:`legacy_safekey`) when it maps back to exactly this id
+    (its only change was ``/`` to ``_``); otherwise, and when it is over 192 bytes,
+    its first 192 bytes plus ``_`` and 8 hex digits of the SHA-256 of the id, so two
+    ids the plain mapping would merge get two keys. Names never come from server
+    responses: only from the parsed ref.
+    """
+    raw_id = ref.canonical
+    key = legacy_safekey(ref)
+    lossless = key.removeprefix(f"{ref.kind}_").replace("_", "/") == raw_id
+    if lossless and len(key) <= SAFEKEY_MAX_BYTES:
+        return key
+    digest = hashlib.sha256(raw_id.encode("utf-8")).hexdigest()[:8]
+    return f"{key[:SAFEKEY_MAX_BYTES]}_{digest}"
 
 
 def arxiv_ref_for(ref: Ref) -> Ref | None:

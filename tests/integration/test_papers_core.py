@@ -12,6 +12,7 @@ from doiget.errors import DenialReason, DoigetError, ErrorCode
 from doiget.net.client import SourceClient
 from doiget.papers import contracts as c
 from doiget.papers.provenance import read_rows, verify
+from doiget.papers.store import Store
 from doiget.refs import parse_ref
 
 from papersutil import (
@@ -173,7 +174,7 @@ async def test_closed_access_is_no_oa_available_with_metadata_stored(
         await papers.aclose()
     assert caught.value.code is ErrorCode.NO_OA_AVAILABLE
     document = read_toml(
-        Path(doiget_env["DOIGET_STORE_ROOT"]) / ".metadata" / "doi_10.1023_a_1007154515475.toml"
+        Store(Path(doiget_env["DOIGET_STORE_ROOT"])).metadata_path(parse_ref(CLOSED))
     )
     assert document["authors"][0] == "Adak, Subrata"
     assert document["year"] == 2001

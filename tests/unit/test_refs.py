@@ -84,10 +84,13 @@ def test_non_string_is_invalid_ref() -> None:
 
 def test_safekey_examples() -> None:
     assert parse_ref("10.1371/journal.pone.0033693").safekey == "doi_10.1371_journal.pone.0033693"
-    assert parse_ref("10.1023/A:1007154515475").safekey == "doi_10.1023_a_1007154515475"
+    # The plain mapping loses the ':' here, so the key carries a digest of the id.
+    colon = parse_ref("10.1023/A:1007154515475")
+    digest = hashlib.sha256(colon.canonical.encode()).hexdigest()[:8]
+    assert colon.safekey == f"doi_10.1023_a_1007154515475_{digest}"
     assert parse_ref("hep-th/9901001v2").safekey == "arxiv_hep-th_9901001v2"
     assert parse_ref("2104.12255").safekey == "arxiv_2104.12255"
-    assert parse_ref("10.1000/..__//x").safekey == "doi_10.1000_x"
+    assert parse_ref("10.1000/..__//x").safekey.startswith("doi_10.1000_x_")
 
 
 suffix_chars = st.characters(blacklist_categories=("Cs", "Zs", "Zl", "Zp", "Cc"))

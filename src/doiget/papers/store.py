@@ -31,7 +31,7 @@ from filelock import FileLock, Timeout
 from doiget.atomicfile import move_into_place, write_atomic
 from doiget.errors import DoigetError, ErrorCode
 from doiget.models import Author, Work
-from doiget.refs import Ref, parse_ref
+from doiget.refs import Ref, legacy_safekey, parse_ref
 
 logger = logging.getLogger("doiget.papers")
 
@@ -154,13 +154,25 @@ class Store:
 
     # -- paths ------------------------------------------------------------------
 
+    def key(self, ref: Ref) -> str:
+        """The key the files of ``ref`` live under: its safekey, or, for an entry
+        stored when the plain mapping was the key, that plain key while the TOML
+        there names this very ref."""
+        key = ref.safekey
+        plain = legacy_safekey(ref)
+        if plain != key and not self._metadata_file(key).exists():
+            document = self.read_document_at(self._metadata_file(plain))
+            if document is not None and stored_ref(document) == ref:
+                return plain
+        return key
+
     def pdf_path(self, ref: Ref) -> Path:
         """Where the PDF of ``ref`` lives (whether or not it exists)."""
-        return self._pdf_file(ref.safekey)
+        return self._pdf_file(self.key(ref))
 
     def metadata_path(self, ref: Ref) -> Path:
         """Where the TOML of ``ref`` lives."""
-        return self._metadata_file(ref.safekey)
+        return self._metadata_file(self.key(ref))
 
     def _pdf_file(self, key: str) -> Path:
         return self.root / f"{key}.pdf"
@@ -169,7 +181,7 @@ class Store:
         return self.metadata_dir / f"{key}.toml"
 
     def _lock_path(self, ref: Ref) -> Path:
-        return self.metadata_dir / f"{ref.safekey}.toml.lock"
+        return self.metadata_dir / f"{self.key(ref)}.toml.lock"
 
     # -- locking ----------------------------------------------------------------
 
@@ -216,8 +228,21 @@ class Store:
     # -- reading ----------------------------------------------------------------
 
     def read_document(self, ref: Ref) -> dict[str, Any] | None:
-        """The parsed TOML of ``ref``, or None when it is not stored."""
-        return self.read_document_at(self.metadata_path(ref))
+        """The parsed TOML of ``ref``, or None when it is not stored.
+
+        A TOML whose ``[doiget] ref`` names another ref is never taken for this
+        one (nor overwritten by it): that is a STORE_ERROR.
+        """
+        path = self.metadata_path(ref)
+        document = self.read_document_at(path)
+        owner = stored_ref(document) if document is not None else None
+        if owner is not None and owner != ref:
+            raise DoigetError(
+                ErrorCode.STORE_ERROR,
+                f"{path} holds {owner}, not {ref}; doiget will not read or replace another "
+                "paper's entry. Move that file aside if it was copied there by hand.",
+            )
+        return document
 
     def read_document_at(self, path: Path) -> dict[str, Any] | None:
         """Parse one TOML file, checking its schema version."""
@@ -248,7 +273,7 @@ class Store:
         document = self.read_document(ref)
         if document is None:
             return None
-        return Entry(ref, ref.safekey, self.metadata_path(ref), self.pdf_path(ref), document)
+        return Entry(ref, self.key(ref), self.metadata_path(ref), self.pdf_path(ref), document)
 
     def entry_at(self, path: Path) -> Entry | None:
         """The entry whose TOML is ``path`` (None when its ids no longer parse)."""
@@ -339,6 +364,7 @@ class Store:
 
     def place_pdf(self, ref: Ref, temp: Path) -> Path:
         """Move a checked, fsynced temp PDF into the entry's place. Hold the lock."""
+        self.read_document(ref)  # refuses a place that belongs to another ref
         target = self.pdf_path(ref)
         try:
             move_into_place(temp, target)
@@ -348,6 +374,7 @@ class Store:
 
     def delete(self, ref: Ref) -> list[Path]:
         """Remove the entry's PDF and TOML (metadata first). Hold the lock."""
+        self.read_document(ref)  # refuses to remove another ref's entry
         removed: list[Path] = []
         for path in (self.metadata_path(ref), self.pdf_path(ref)):
             try:
@@ -391,6 +418,18 @@ def _process_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def stored_ref(document: dict[str, Any]) -> Ref | None:
+    """The ref a document's ``[doiget] ref`` names (None when absent or unreadable)."""
+    meta = document.get("doiget")
+    value = meta.get("ref") if isinstance(meta, dict) else None
+    if not isinstance(value, str):
+        return None
+    try:
+        return parse_ref(value)
+    except DoigetError:
+        return None
 
 
 def ref_of_document(document: dict[str, Any]) -> Ref | None:
