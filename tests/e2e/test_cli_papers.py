@@ -9,6 +9,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from cliutil import clean_env, command, doiget
 from papersutil import JOSE_PDF, NATURE, read_toml, route_nature
 from replay import FIXTURES, ReplayUpstream, Reply
@@ -144,6 +146,30 @@ def test_tampered_provenance_row_is_reported_by_audit_log(
     report = json_lines(done.stdout)[0]
     assert report["ok"] is False
     assert report["first_broken"] == target
+
+
+@pytest.mark.parametrize("damage", ["cut", "empty", "delete"])
+def test_a_cut_emptied_or_deleted_log_fails_audit_log(
+    upstream: ReplayUpstream, doiget_env: dict[str, str], damage: str
+) -> None:
+    route_nature(upstream)
+    assert doiget("fetch", NATURE, env=doiget_env).returncode == 0
+    log = Path(doiget_env["DOIGET_LOG_PATH"])
+    lines = log.read_bytes().splitlines(keepends=True)
+    if damage == "cut":
+        log.write_bytes(b"".join(lines[:-2]))
+    elif damage == "empty":
+        log.write_bytes(b"")
+    else:
+        log.unlink()
+    done = doiget("audit-log", "--verify", "--json", env=doiget_env)
+    assert done.returncode == 4, done.stdout
+    report = json_lines(done.stdout)[0]
+    assert report["ok"] is False
+    assert report["head_rows"] == len(lines)
+    assert "missing" in report["reason"] or "empty" in report["reason"]
+    # The cut is not written over by the next command either.
+    assert doiget("fetch", NATURE, env=doiget_env).returncode == 4
 
 
 def test_exports_and_graph_from_the_command_line(

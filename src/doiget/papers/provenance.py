@@ -11,6 +11,12 @@ pass ``max_bytes`` it is renamed to ``<log>.<n>`` (n = 1, 2, ... oldest first) a
 the chain continues in a fresh file. A row that cannot be written raises LOG_ERROR:
 callers log before they act, so nothing happens unrecorded. One log may be written
 from several threads: its appends take turns.
+
+The chain alone cannot show rows cut from its end. So each append also replaces a
+small head file (``<log>.head``, written atomically) with the seq and hash of the
+row just written: :func:`verify` reports a log that ends before its head (a cut
+tail), an emptied or deleted log, and a head that names another row; and no row is
+appended to a log that ends before its head, so a cut never gets written over.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from typing import Any, Final
 
 from filelock import FileLock, Timeout
 
-from doiget.atomicfile import fsync_dir
+from doiget.atomicfile import fsync_dir, write_atomic
 from doiget.errors import DoigetError, ErrorCode
 
 GENESIS: Final = "GENESIS"
@@ -105,6 +111,46 @@ def _last_line(path: Path) -> tuple[bytes | None, bool]:
             window *= 4
 
 
+def head_path(path: Path) -> Path:
+    """The head file of the log at ``path``."""
+    return path.with_name(f"{path.name}.head")
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """The newest row a log has had: its seq and its hash."""
+
+    seq: int
+    this_hash: str
+
+
+def read_head(path: Path) -> Head | None:
+    """The head of the log at ``path`` (None when there is no head file).
+
+    Raises ValueError when the head file is unreadable.
+    """
+    try:
+        data = json.loads(head_path(path).read_bytes())
+        return Head(int(data["seq"]), str(data["this_hash"]))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"the head file {head_path(path)} is unreadable ({exc})") from exc
+
+
+def _write_head(path: Path, row: dict[str, Any]) -> None:
+    record = {"seq": row["seq"], "this_hash": row["this_hash"]}
+    write_atomic(head_path(path), json.dumps(record).encode() + b"\n")
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    names = [name for name, _ in pairs]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"the row repeats the key(s) {', '.join(repeated)}")
+    return dict(pairs)
+
+
 class ProvenanceLog:
     """Appends rows to the log at ``path`` for one session (one process)."""
 
@@ -173,8 +219,25 @@ class ProvenanceLog:
                 ) from exc
         return 0, GENESIS, torn
 
+    def _check_against_head(self, seq: int, prev_hash: str) -> None:
+        """Refuse to write after a cut: the log must reach the row its head names."""
+        try:
+            head = read_head(self.path)
+        except ValueError as exc:
+            raise OSError(0, f"{exc}; run audit-log --verify") from exc
+        if head is None or head.seq < seq - 1:
+            return  # no head yet, or the head write after the last row did not happen
+        if head.seq > seq - 1 or head.this_hash != prev_hash:
+            raise OSError(
+                0,
+                f"the log ends at row {seq - 1} but its head file records row {head.seq}: "
+                "rows are missing or were replaced. Run audit-log --verify; to start a "
+                "new chain, move the log and its .head file aside",
+            )
+
     def _append_locked(self, event: str, fields: dict[str, Any]) -> dict[str, Any]:
         seq, prev_hash, torn = self._head()
+        self._check_against_head(seq, prev_hash)
         row: dict[str, Any] = {name: None for name in ROW_FIELDS}
         row.update(fields)
         detail = row.get("detail")
@@ -204,6 +267,7 @@ class ProvenanceLog:
             os.close(descriptor)
         if created:
             fsync_dir(self.path.parent)
+        _write_head(self.path, row)
         return row
 
     def _rotate(self) -> None:
@@ -215,7 +279,8 @@ class ProvenanceLog:
 
 @dataclass(frozen=True, slots=True)
 class VerifyReport:
-    """The outcome of a chain check. ``first_broken`` counts rows from 0 across files."""
+    """The outcome of a chain check. ``first_broken`` counts rows from 0 across files;
+    ``head_rows`` is how many rows the head file says the log has had."""
 
     ok: bool
     rows: int
@@ -224,14 +289,17 @@ class VerifyReport:
     file: str | None = None
     line: int | None = None
     reason: str | None = None
+    head_rows: int | None = None
 
 
 def _check_row(
     raw: bytes, expected_prev: str, expected_seq: int
 ) -> tuple[dict[str, Any] | None, str | None]:
     try:
-        row = json.loads(raw)
-    except ValueError:
+        row = json.loads(raw, object_pairs_hook=_no_duplicate_keys)
+    except ValueError as exc:
+        if "repeats the key" in str(exc):
+            return None, str(exc)
         return None, "the row is not valid JSON"
     if not isinstance(row, dict):
         return None, "the row is not a JSON object"
@@ -248,15 +316,22 @@ def _check_row(
 
 
 def verify(path: Path) -> VerifyReport:
-    """Check the whole chain (rotated files, then the live log). Never raises on bad data."""
+    """Check the whole chain (rotated files, then the live log) and that it reaches
+    the row its head file records. Never raises on bad data."""
     files = log_files(path)
+    try:
+        head = read_head(path)
+    except ValueError as exc:
+        return VerifyReport(False, 0, len(files), None, str(head_path(path)), None, str(exc))
+    head_rows = head.seq + 1 if head is not None else None
     expected_prev, count = GENESIS, 0
+    head_hash: str | None = None
     for file in files:
         try:
             data = file.read_bytes()
         except OSError as exc:
             return VerifyReport(
-                False, count, len(files), count, str(file), None, f"unreadable: {exc}"
+                False, count, len(files), count, str(file), None, f"unreadable: {exc}", head_rows
             )
         lines = data.split(b"\n")
         if lines and lines[-1] == b"":
@@ -264,11 +339,42 @@ def verify(path: Path) -> VerifyReport:
         for number, raw in enumerate(lines, start=1):
             row, reason = _check_row(raw, expected_prev, count)
             if reason is not None:
-                return VerifyReport(False, count, len(files), count, str(file), number, reason)
+                return VerifyReport(
+                    False, count, len(files), count, str(file), number, reason, head_rows
+                )
             assert row is not None
             expected_prev = str(row["this_hash"])
+            if head is not None and count == head.seq:
+                head_hash = expected_prev
             count += 1
-    return VerifyReport(True, count, len(files))
+    reason = _short_of_head(path, files, count, head, head_hash)
+    if reason is not None:
+        return VerifyReport(False, count, len(files), count, str(path), None, reason, head_rows)
+    return VerifyReport(True, count, len(files), head_rows=head_rows)
+
+
+def _short_of_head(
+    path: Path, files: list[Path], count: int, head: Head | None, head_hash: str | None
+) -> str | None:
+    """Why the chain does not reach its head (None when it does)."""
+    if head is None:
+        if count:
+            return (
+                f"the head file {head_path(path)} is missing, so a cut at the end of the log "
+                "cannot be ruled out (it was deleted, or the log was written before head "
+                "files existed; the next row written restores it)"
+            )
+        return None
+    if not files:
+        return f"the log is missing: its head file records {head.seq + 1} rows"
+    if count == 0:
+        return f"the log is empty: its head file records {head.seq + 1} rows"
+    if count <= head.seq:
+        missing = f"row {head.seq} is" if count == head.seq else f"rows {count} to {head.seq} are"
+        return f"{missing} missing from the end of the log (its head file records them)"
+    if head_hash != head.this_hash:
+        return f"row {head.seq} is not the row the head file records (the log was rewritten)"
+    return None
 
 
 def read_rows(path: Path) -> Iterator[dict[str, Any]]:
