@@ -197,8 +197,9 @@ class ProvenanceLog:
     def _error(self, why: str) -> DoigetError:
         return DoigetError(
             ErrorCode.LOG_ERROR,
-            f"could not write the provenance log {self.path} ({why}); nothing was done. "
-            "Check the disk and permissions, or point DOIGET_LOG_PATH elsewhere.",
+            f"could not write the provenance log {self.path} ({why}); the step that row "
+            "records was not taken. Check the disk and permissions, or point "
+            "DOIGET_LOG_PATH elsewhere.",
         )
 
     def _head(self) -> tuple[int, str, bool]:

@@ -57,6 +57,14 @@ def failed_row(ref_text: str, error: DoigetError) -> c.BatchRow:
     )
 
 
+def _not_attempted(log_failure: DoigetError) -> DoigetError:
+    return DoigetError(
+        ErrorCode.LOG_ERROR,
+        "not attempted: the provenance log failed on another ref of this batch "
+        f"({log_failure.message})",
+    )
+
+
 def batch_row(fetched: c.Fetched) -> c.BatchRow:
     """A fetch result as a batch row, with the same fields."""
     return c.BatchRow(**{name: getattr(fetched, name) for name in fetched.model_fields_set})
@@ -112,13 +120,20 @@ class Papers:
     async def _log_failure(
         self, event: str, ref: Ref, error: DoigetError, source: str | None
     ) -> None:
+        """Record a failed step. A row that cannot be written stops the call (LOG_ERROR):
+        nothing that follows may happen unrecorded."""
         result = "denied" if error.denial is not None else "err"
-        try:
-            await self._log_async(
-                event, ref, source=source, result=result, error_code=error.code.value
-            )
-        except DoigetError as log_error:
-            logger.error("could not record a failure in the provenance log: %s", log_error)
+        await self._log_async(event, ref, source=source, result=result, error_code=error.code.value)
+
+    @staticmethod
+    def _stopped(ref: Ref, error: DoigetError, contacted: Sequence[str]) -> DoigetError:
+        """A LOG_ERROR that says what had already happened when the log failed."""
+        asked = ", ".join(dict.fromkeys(contacted)) or "no upstream"
+        return DoigetError(
+            ErrorCode.LOG_ERROR,
+            f"{ref}: {asked} had been contacted and nothing was stored when the provenance "
+            f"log failed: {error.message}",
+        )
 
     async def _write_entry(
         self,
@@ -159,16 +174,22 @@ class Papers:
         try:
             resolution = await self.resolver.resolve(ref)
         except DoigetError as error:
-            await self._log_failure("resolve", ref, error, None)
+            try:
+                await self._log_failure("resolve", ref, error, None)
+            except DoigetError as log_error:
+                raise self._stopped(ref, log_error, ["the metadata sources"]) from error
             raise
-        await self._log_async(
-            "resolve",
-            ref,
-            source=resolution.source,
-            result="ok",
-            license=resolution.license,
-            detail=",".join(resolution.consulted),
-        )
+        try:
+            await self._log_async(
+                "resolve",
+                ref,
+                source=resolution.source,
+                result="ok",
+                license=resolution.license,
+                detail=",".join(resolution.consulted),
+            )
+        except DoigetError as log_error:
+            raise self._stopped(ref, log_error, resolution.consulted) from None
         return resolution
 
     def _doiget_fields(self, resolution: Resolution, **more: Any) -> dict[str, Any]:
@@ -203,14 +224,17 @@ class Papers:
             return self._plan(ref, metadata_only=True)
         resolution = await self._resolve_logged(ref)
         async with self.store.locked_async(ref):
-            await self._log_async(
-                "metadata_only",
-                ref,
-                source=resolution.source,
-                result="ok",
-                license=resolution.license,
-                path=str(self.store.metadata_path(ref)),
-            )
+            try:
+                await self._log_async(
+                    "metadata_only",
+                    ref,
+                    source=resolution.source,
+                    result="ok",
+                    license=resolution.license,
+                    path=str(self.store.metadata_path(ref)),
+                )
+            except DoigetError as log_error:
+                raise self._stopped(ref, log_error, resolution.consulted) from None
             await self._write_entry(ref, resolution, self._doiget_fields(resolution))
         return self._metadata_result(resolution)
 
@@ -226,8 +250,22 @@ class Papers:
 
     async def _fetch(self, ref: Ref) -> c.Fetched:
         resolution = await self._resolve_logged(ref)
+        contacted = list(resolution.consulted)
+        try:
+            return await self._download_first(ref, resolution, contacted)
+        except DoigetError as error:
+            if error.code is ErrorCode.LOG_ERROR:
+                raise self._stopped(ref, error, contacted) from None
+            raise
+
+    async def _download_first(
+        self, ref: Ref, resolution: Resolution, contacted: list[str]
+    ) -> c.Fetched:
+        """Try the candidates in turn; each failure is recorded before the next is
+        asked. With no PDF, the metadata is stored (after its row) and the error raised."""
         failures: list[DoigetError] = []
         for candidate in resolution.candidates:
+            contacted.append(candidate.client)
             try:
                 return await self._try_candidate(ref, resolution, candidate)
             except DoigetError as error:
@@ -241,6 +279,15 @@ class Papers:
                 await self._log_failure("fetch", ref, error, candidate.client)
         # No PDF: keep what we learned, so the metadata is not lost.
         async with self.store.locked_async(ref):
+            await self._log_async(
+                "store_write",
+                ref,
+                source=resolution.source,
+                result="ok",
+                license=resolution.license,
+                path=str(self.store.metadata_path(ref)),
+                detail="metadata only: no candidate gave a PDF",
+            )
             await self._write_entry(ref, resolution, self._doiget_fields(resolution))
         raise self._no_pdf_error(ref, resolution, failures)
 
@@ -337,14 +384,19 @@ class Papers:
         results: list[c.BatchRow | None] = [None] * len(refs)
         done = 0
         first_index: dict[str, int] = {}
+        log_failure: DoigetError | None = None
 
         async def run(position: int, ref: Ref) -> None:
-            nonlocal done
+            nonlocal done, log_failure
             text = ref_texts[position]
             try:
                 row = batch_row(await self._fetch(ref))
             except DoigetError as error:
                 row = failed_row(text, error)
+                if error.code is ErrorCode.LOG_ERROR:
+                    # Nothing more may happen unrecorded: stop the other refs now.
+                    log_failure = error
+                    tasks.cancel_scope.cancel()
             except Exception as exc:  # one ref's bug must not sink the batch
                 logger.exception("unexpected failure fetching %s", ref)
                 unexpected = DoigetError(
@@ -365,7 +417,9 @@ class Papers:
                 first_index[ref.canonical] = position
                 tasks.start_soon(run, position, ref)
         for position, ref in enumerate(refs):
-            if results[position] is None:
+            if results[position] is None and log_failure is not None:
+                results[position] = failed_row(ref_texts[position], _not_attempted(log_failure))
+            elif results[position] is None:
                 twin = results[first_index[ref.canonical]]
                 results[position] = (
                     None if twin is None else twin.model_copy(update={"ref": ref_texts[position]})
