@@ -26,6 +26,10 @@ APP_NAME = "doiget"
 KNOWN_TOOLSETS = ("papers", "scholar", "library", "web")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 SCHOLAR_CACHE_TTL_DEFAULT = 600.0
+API_TIMEOUT_DEFAULT = 30.0
+PDF_TIMEOUT_DEFAULT = 300.0
+PAGE_TIMEOUT_DEFAULT = 30.0
+TIMEOUT_MAX = 86400.0
 SCHOLAR_CACHE_TTL_MAX = 86_400.0
 # The library tools' time limits in seconds.
 LIBRARY_TIMEOUTS: dict[str, float] = {
@@ -76,6 +80,24 @@ CORE_SETTINGS: tuple[Setting, ...] = (
         config_key="scholar_cache_ttl",
     ),
     Setting(
+        "DOIGET_API_TIMEOUT",
+        "seconds one metadata or search request may take (default 30); a call's retries "
+        "and fallbacks together get twice that",
+        config_key="api_timeout",
+    ),
+    Setting(
+        "DOIGET_PDF_TIMEOUT",
+        "seconds one PDF download may take (default 300); a fetch gets this plus twice "
+        "DOIGET_API_TIMEOUT across all its candidates",
+        config_key="pdf_timeout",
+    ),
+    Setting(
+        "DOIGET_PAGE_TIMEOUT",
+        "seconds one web page read by scrape_page may take (default 30); a call gets "
+        "twice that across its retries",
+        config_key="page_timeout",
+    ),
+    Setting(
         "DOIGET_HOST_MAP",
         "test seam: host=127.0.0.1:port,... sends those hosts to loopback",
     ),
@@ -113,9 +135,8 @@ CORE_SETTINGS: tuple[Setting, ...] = (
 
 
 def _refuse(message: str) -> DoigetError:
-    # A configuration that cannot be honoured refuses the start: the same gate as a
-    # TDM grant that is half set, hence the same code.
-    return DoigetError(ErrorCode.CAPABILITY_DENIED, message)
+    """A setting that cannot be honoured: doiget does not start with it."""
+    return DoigetError(ErrorCode.INVALID_CONFIG, message)
 
 
 @dataclass(frozen=True)
@@ -130,6 +151,10 @@ class Settings:
     toolsets: tuple[str, ...] = KNOWN_TOOLSETS
     log_level: str = "WARNING"
     scholar_cache_ttl: float = SCHOLAR_CACHE_TTL_DEFAULT
+    # Seconds one request of each kind may take (see net.client.Timeouts).
+    api_timeout: float = API_TIMEOUT_DEFAULT
+    pdf_timeout: float = PDF_TIMEOUT_DEFAULT
+    page_timeout: float = PAGE_TIMEOUT_DEFAULT
     host_map: HostMap = field(default_factory=HostMap)
     ca_bundle: Path | None = None
     embed_model_path: Path | None = None
@@ -268,6 +293,21 @@ def _cache_ttl(raw: Any) -> float:
     return seconds
 
 
+def _seconds(var: str, raw: Any, default: float) -> float:
+    """A positive number of seconds (at most a day), or the default when unset."""
+    if raw is None:
+        return default
+    try:
+        seconds = float(raw)
+    except (TypeError, ValueError):
+        seconds = 0.0
+    if not 0 < seconds <= TIMEOUT_MAX:
+        raise _refuse(
+            f"{var}={raw!r}; give a number of seconds above 0 and at most {TIMEOUT_MAX:.0f}."
+        )
+    return seconds
+
+
 def _library_timeouts(table: Any, where: str) -> dict[str, float]:
     library = table if isinstance(table, dict) else {}
     chosen = library.get("timeouts", {})
@@ -369,7 +409,8 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     try:
         host_map = parse_host_map(env.get("DOIGET_HOST_MAP", ""))
     except ValueError as exc:
-        raise _refuse(f"DOIGET_HOST_MAP refused: {exc}") from exc
+        # The seam may only point at loopback: a guard refusal, not a typo.
+        raise DoigetError(ErrorCode.CAPABILITY_DENIED, f"DOIGET_HOST_MAP refused: {exc}") from exc
 
     return Settings(
         store_root=store_root.expanduser(),
@@ -380,6 +421,15 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         toolsets=_toolsets(pick("DOIGET_TOOLSETS", "toolsets")),
         log_level=log_level,
         scholar_cache_ttl=_cache_ttl(pick("DOIGET_SCHOLAR_CACHE_TTL", "scholar_cache_ttl")),
+        api_timeout=_seconds(
+            "DOIGET_API_TIMEOUT", pick("DOIGET_API_TIMEOUT", "api_timeout"), API_TIMEOUT_DEFAULT
+        ),
+        pdf_timeout=_seconds(
+            "DOIGET_PDF_TIMEOUT", pick("DOIGET_PDF_TIMEOUT", "pdf_timeout"), PDF_TIMEOUT_DEFAULT
+        ),
+        page_timeout=_seconds(
+            "DOIGET_PAGE_TIMEOUT", pick("DOIGET_PAGE_TIMEOUT", "page_timeout"), PAGE_TIMEOUT_DEFAULT
+        ),
         host_map=host_map,
         ca_bundle=_ca_bundle(env.get("DOIGET_CA_BUNDLE")),
         embed_model_path=_model_path(pick("DOIGET_EMBED_MODEL_PATH", "embed_model_path")),

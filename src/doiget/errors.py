@@ -28,6 +28,8 @@ class ErrorCode(StrEnum):
     LOCK_TIMEOUT = "LOCK_TIMEOUT"
     SCHEMA_TOO_NEW = "SCHEMA_TOO_NEW"
     INTERNAL_ERROR = "INTERNAL_ERROR"
+    # A setting (environment, config.toml or a command-line flag) that cannot be used.
+    INVALID_CONFIG = "INVALID_CONFIG"
     # The library toolset's own codes.
     INVALID_PROJECT = "INVALID_PROJECT"
     EMBEDDING_MISMATCH = "EMBEDDING_MISMATCH"
@@ -82,6 +84,7 @@ class DenialContext:
 # 3 capability denied, 4 store or log I/O.
 _EXIT_STATUS: dict[ErrorCode, int] = {
     ErrorCode.INVALID_REF: 2,
+    ErrorCode.INVALID_CONFIG: 2,
     ErrorCode.CAPABILITY_DENIED: 3,
     ErrorCode.STORE_ERROR: 4,
     ErrorCode.LOG_ERROR: 4,

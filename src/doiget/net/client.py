@@ -34,6 +34,8 @@ from doiget import __version__
 from doiget.errors import DenialContext, DenialReason, DoigetError, ErrorCode, denied
 from doiget.net.addresses import AddressRefused, check_literal
 from doiget.net.allowlist import Allowlist, is_blocked
+from doiget.net.deadline import time_left
+from doiget.net.offline import Offline, offline_cause
 from doiget.net.ratelimit import RateLimiter
 from doiget.net.redact import redact_text, redact_url
 
@@ -52,15 +54,57 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class Timeouts:
-    """Seconds allowed to connect, between two reads, and for a whole attempt."""
+    """Seconds allowed to connect, between two reads, and for a whole request, and the
+    setting that sets them (named when a request runs out of time)."""
 
     connect: float
     read: float
     total: float
+    setting: str = ""
+
+    @classmethod
+    def within(cls, total: float, setting: str, *, read: float | None = None) -> Timeouts:
+        """At most ``total`` seconds in all; connecting gets at most 10 of them."""
+        return cls(
+            connect=min(CONNECT_SECONDS, total),
+            read=min(read if read is not None else total, total),
+            total=total,
+            setting=setting,
+        )
 
 
-API_TIMEOUTS: Final = Timeouts(connect=10.0, read=30.0, total=30.0)
-PDF_TIMEOUTS: Final = Timeouts(connect=10.0, read=60.0, total=300.0)
+@dataclass(frozen=True, slots=True)
+class RequestTimeouts:
+    """The time limits of each kind of request, from the settings."""
+
+    api: Timeouts
+    pdf: Timeouts
+    page: Timeouts
+
+    @classmethod
+    def of(cls, api: float, pdf: float, page: float) -> RequestTimeouts:
+        """Metadata/search requests, PDF downloads (60 s at most between two reads)
+        and web pages."""
+        return cls(
+            api=Timeouts.within(api, "DOIGET_API_TIMEOUT"),
+            pdf=Timeouts.within(pdf, "DOIGET_PDF_TIMEOUT", read=PDF_READ_SECONDS),
+            page=Timeouts.within(page, "DOIGET_PAGE_TIMEOUT"),
+        )
+
+    def call_seconds(self, *, api: bool = False, pdf: bool = False, page: bool = False) -> float:
+        """A call's overall budget across its retries, fallbacks and candidates: twice
+        the limit of each kind of metadata/search or page request it makes (so retries
+        and fallbacks have room) plus one PDF download's limit."""
+        return (
+            (2 * self.api.total if api else 0.0)
+            + (self.pdf.total if pdf else 0.0)
+            + (2 * self.page.total if page else 0.0)
+        )
+
+
+CONNECT_SECONDS: Final = 10.0
+PDF_READ_SECONDS: Final = 60.0
+DEFAULT_TIMEOUTS: Final = RequestTimeouts.of(api=30.0, pdf=300.0, page=30.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +180,6 @@ class _Failure:
     what: str
     status: int | None = None
     retry_after: float | None = None
-    timed_out: bool = False
     wait: float = 0.0
 
 
@@ -155,8 +198,10 @@ class SourceClient:
         retry: RetryPolicy,
         secrets: Collection[str] = (),
         trusted_hosts: Collection[str] = (),
+        timeouts: RequestTimeouts = DEFAULT_TIMEOUTS,
     ) -> None:
         self.source = source
+        self.timeouts = timeouts
         self.allowlist = allowlist
         self._http = http
         self._limiter = limiter
@@ -182,7 +227,7 @@ class SourceClient:
         max_bytes: int = JSON_CAP_BYTES,
         accept_status: Collection[int] = (),
         from_upstream: bool = False,
-        timeouts: Timeouts = API_TIMEOUTS,
+        timeouts: Timeouts | None = None,
         truncate: bool = False,
     ) -> Fetched:
         """GET ``url`` and read the body whole, under ``max_bytes`` (never above 100 MB).
@@ -192,10 +237,12 @@ class SourceClient:
         taken from upstream data: an ``http://`` link to an allowlisted host is then
         upgraded to https before the request. ``truncate`` keeps the first
         ``max_bytes`` of a longer body (and says so) instead of refusing it.
+        ``timeouts`` defaults to the metadata/search request limits.
         """
         read = self._reader(min(max_bytes, BODY_CAP_BYTES), truncate)
+        limits = timeouts or self.timeouts.api
         return await self._fetch(
-            "GET", url, params, headers, None, accept_status, from_upstream, timeouts, read
+            "GET", url, params, headers, None, accept_status, from_upstream, limits, read
         )
 
     async def post(
@@ -215,7 +262,7 @@ class SourceClient:
             body,
             accept_status,
             False,
-            API_TIMEOUTS,
+            self.timeouts.api,
             self._reader(JSON_CAP_BYTES, truncate=False),
         )
 
@@ -307,7 +354,7 @@ class SourceClient:
             return await self._save_pdf(response, hops, cap, dest_dir)
 
         downloaded = await self._fetch(
-            "GET", url, None, None, None, (), from_upstream, PDF_TIMEOUTS, save
+            "GET", url, None, None, None, (), from_upstream, self.timeouts.pdf, save
         )
         try:
             yield downloaded
@@ -448,15 +495,23 @@ class SourceClient:
         timeouts: Timeouts,
         consume: Callable[[httpx.Response, int], Awaitable[T]],
     ) -> T | _Redirect:
+        """Send ``request`` until it is answered, retrying only what may pass: a
+        dropped connection, 408/429/5xx. A request that ran out of time, a name that
+        does not resolve and a refused or unroutable connection are final."""
         url = request.url
         shown = redact_url(str(url))
         last = _Failure("did not answer")
         http_timeout = httpx.Timeout(
             connect=timeouts.connect, read=timeouts.read, write=timeouts.read, pool=None
         )
+        tries = 0
         for attempt in range(self._retry.max_retries + 1):
             if attempt:
+                if not _time_for(last.wait):
+                    break
                 await anyio.sleep(last.wait)
+            tries += 1
+            budget = self._request_budget(timeouts, shown)
             logger.debug(
                 "%s %s %s (hop %d, attempt %d)",
                 self.source,
@@ -467,7 +522,7 @@ class SourceClient:
             )
             try:
                 async with self._limiter.turn(self.source) as turn, self._limiter.slot():
-                    with anyio.fail_after(timeouts.total):
+                    with anyio.fail_after(budget.total):
                         async with self._http.stream(
                             request.method,
                             url,
@@ -493,18 +548,51 @@ class SourceClient:
                 raise self._ssrf_denial(exc, hop) from None
             except (httpx.InvalidURL, UnicodeError) as exc:
                 raise self._unusable_url(str(url), exc) from None
-            except TimeoutError:
-                last = _Failure(f"took longer than {timeouts.total:.0f} s", timed_out=True)
-            except httpx.TimeoutException:
-                last = _Failure("timed out", timed_out=True)
+            except (TimeoutError, httpx.TimeoutException):
+                raise self._timeout_error(shown, budget) from None
             except httpx.TransportError as exc:
+                offline = offline_cause(exc)
+                if offline is not None:
+                    raise self._offline_error(url.host, offline) from None
                 last = _Failure(f"failed ({type(exc).__name__})")
             last.wait = (
                 self._retry.backoff(attempt) if last.retry_after is None else last.retry_after
             )
             if last.retry_after is not None and last.retry_after > self._retry.max_wait:
                 break
-        raise self._exhausted_error(shown, last)
+        raise self._exhausted_error(shown, last, tries)
+
+    def _request_budget(self, timeouts: Timeouts, shown: str) -> Timeouts:
+        """This request's limits, cut to what is left of the call's deadline."""
+        left = time_left()
+        if left is None or left >= timeouts.total:
+            return timeouts
+        if left <= 0:
+            raise self._timeout_error(shown, None)
+        return Timeouts(min(timeouts.connect, left), min(timeouts.read, left), left, "")
+
+    def _timeout_error(self, shown: str, budget: Timeouts | None) -> DoigetError:
+        """A request or a call that ran out of time: final, never retried."""
+        if budget is None or not budget.setting:
+            what = "the call's overall time limit ran out"
+        else:
+            what = f"no answer within {budget.total:g} s ({budget.setting})"
+        return DoigetError(
+            ErrorCode.FETCH_TIMEOUT,
+            self._scrub(
+                f"{self.source}: {shown}: {what}; not retried. Try again later, or raise "
+                "the limit if the upstream is known to be slow."
+            ),
+            retry_after=None,
+        )
+
+    def _offline_error(self, host: str, cause: Offline) -> DoigetError:
+        """No connection could be made at all: said plainly, not retried."""
+        return DoigetError(
+            ErrorCode.NETWORK_ERROR,
+            f"{cause.describe(host)}; check the network connection (not retried).",
+            details={"offline": cause.value, "host": host},
+        )
 
     def _status_error(self, status: int, shown: str) -> DoigetError:
         if status in (404, 410):
@@ -519,7 +607,7 @@ class SourceClient:
             details={"status": status},
         )
 
-    def _exhausted_error(self, shown: str, last: _Failure) -> DoigetError:
+    def _exhausted_error(self, shown: str, last: _Failure, tries: int) -> DoigetError:
         if last.status == 429:
             wait = max(1, round(last.wait))
             return DoigetError(
@@ -532,12 +620,11 @@ class SourceClient:
                 retry_after=float(wait),
                 details={"status": 429},
             )
-        tries = self._retry.max_retries + 1
         return DoigetError(
-            ErrorCode.FETCH_TIMEOUT if last.timed_out else ErrorCode.NETWORK_ERROR,
+            ErrorCode.NETWORK_ERROR,
             self._scrub(
-                f"{self.source}: {shown} {last.what} (tried up to {tries} times); "
-                "the upstream may be down, try again later."
+                f"{self.source}: {shown} {last.what} (tried {tries} "
+                f"{'time' if tries == 1 else 'times'}); the upstream may be down, try again later."
             ),
         )
 
@@ -612,6 +699,12 @@ class SourceClient:
                 path.unlink()
             raise
         return DownloadedPdf(path, size, digest.hexdigest(), str(response.url))
+
+
+def _time_for(wait: float) -> bool:
+    """Whether the call's deadline leaves room to wait ``wait`` s and try again."""
+    left = time_left()
+    return left is None or left > wait
 
 
 def _temp_file(directory: Path) -> tuple[int, str]:

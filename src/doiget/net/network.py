@@ -10,7 +10,7 @@ import httpx
 
 from doiget.config import Settings
 from doiget.net.allowlist import Allowlist, allowlist_for
-from doiget.net.client import RetryPolicy, SourceClient, user_agent
+from doiget.net.client import RequestTimeouts, RetryPolicy, SourceClient, user_agent
 from doiget.net.ratelimit import RateLimiter
 from doiget.net.redact import scrub_library_logs
 from doiget.net.transport import GuardedBackend, GuardedTransport, build_ssl_context
@@ -66,6 +66,9 @@ class Network:
         self._secrets = secret_values(settings)
         scrub_library_logs(self._secrets)
         self._retry = retry or RetryPolicy()
+        self.timeouts = RequestTimeouts.of(
+            api=settings.api_timeout, pdf=settings.pdf_timeout, page=settings.page_timeout
+        )
         self._inner_backend = inner_backend
         self._ssl_context: ssl.SSLContext | None = None
         self._clients: dict[str, SourceClient] = {}
@@ -120,6 +123,7 @@ class Network:
             retry=self._retry,
             secrets=self._secrets,
             trusted_hosts=trusted,
+            timeouts=self.timeouts,
         )
         self._clients[source] = client
         return client

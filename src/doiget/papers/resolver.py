@@ -20,6 +20,7 @@ from doiget.config import Settings
 from doiget.errors import DoigetError, ErrorCode
 from doiget.models import OpenAccess, Work, merge_works
 from doiget.net.network import Network
+from doiget.net.offline import Offline
 from doiget.refs import Ref, arxiv_ref_for
 from doiget.secret import revealed
 from doiget.sources import arxiv, crossref, doaj, openalex, semantic_scholar, unpaywall
@@ -69,6 +70,46 @@ def _arxiv_id_in(url: str | None) -> str | None:
     return match.group(1) if match else None
 
 
+class _Failures:
+    """The metadata sources that failed during one resolution, and why.
+
+    A failure that means no connection could be made (see :mod:`doiget.net.offline`)
+    is logged at DEBUG: when every source fails that way the call's own error says
+    so once, instead of one warning per source.
+    """
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+        self.errors: list[DoigetError] = []
+
+    def add(self, name: str, error: DoigetError) -> None:
+        self.notes.append(f"{name}: {error.code.value}: {error.message}")
+        self.errors.append(error)
+        offline = bool(error.details and error.details.get("offline"))
+        level = logging.DEBUG if offline else logging.WARNING
+        logger.log(level, "%s lookup failed, continuing: %s", name, error.message)
+
+    def unanswered(self, doi: str) -> DoigetError:
+        """The error of a resolution no source answered."""
+        offline = [e for e in self.errors if e.details and e.details.get("offline")]
+        if offline and len(offline) == len(self.errors):
+            others = len(offline) - 1
+            more = f" (nor {others} other source{'s' if others != 1 else ''})" if others else ""
+            first = offline[0].details or {}
+            said = Offline(first["offline"]).describe(str(first.get("host")))
+            return DoigetError(
+                ErrorCode.NETWORK_ERROR,
+                f"{said}{more}, so {doi} could not be resolved; check the network connection.",
+                details=first,
+            )
+        codes = {error.code for error in self.errors}
+        code = ErrorCode.FETCH_TIMEOUT if codes == {ErrorCode.FETCH_TIMEOUT} else None
+        return DoigetError(
+            code or ErrorCode.NETWORK_ERROR,
+            f"no metadata source answered for {doi} ({'; '.join(self.notes)}); try again later.",
+        )
+
+
 class Resolver:
     """Resolves refs through the source clients of one Network."""
 
@@ -106,18 +147,18 @@ class Resolver:
         return Resolution(ref, work, "arxiv", None, (candidate,), ("arxiv",))
 
     async def _optional(
-        self, name: str, call: Callable[[], Awaitable[T]], notes: list[str]
+        self, name: str, call: Callable[[], Awaitable[T]], failed: _Failures
     ) -> T | None:
         try:
             return await call()
         except DoigetError as error:
-            notes.append(f"{name}: {error.code.value}: {error.message}")
-            logger.warning("%s lookup failed: %s", name, error.message)
+            failed.add(name, error)
             return None
 
     async def _resolve_doi(self, ref: Ref) -> Resolution:
         doi = ref.value
-        notes: list[str] = []
+        failed = _Failures()
+        notes = failed.notes
         consulted = ["crossref"]
         primary: Work | None = None
         try:
@@ -127,8 +168,7 @@ class Resolver:
         except DoigetError as error:
             if error.code is ErrorCode.NOT_FOUND:
                 raise
-            notes.append(f"crossref: {error.code.value}: {error.message}")
-            logger.warning("Crossref lookup failed, continuing: %s", error.message)
+            failed.add("crossref", error)
 
         record: tuple[OpenAccess, Work] | None = None
         if self.settings.email:
@@ -137,7 +177,7 @@ class Resolver:
             record = await self._optional(
                 "unpaywall",
                 lambda: unpaywall.get_record(self.network.client("unpaywall"), doi, email),
-                notes,
+                failed,
             )
         else:
             notes.append("unpaywall: skipped, DOIGET_EMAIL is not set")
@@ -154,7 +194,7 @@ class Resolver:
                 lambda: openalex.get_work(
                     self.network.client("openalex"), doi, self.settings.email
                 ),
-                notes,
+                failed,
             )
             extras += [found] if found else []
         if enabled.semantic_scholar:
@@ -163,21 +203,18 @@ class Resolver:
             found = await self._optional(
                 "s2",
                 lambda: semantic_scholar.get_work(self.network.client("s2"), f"DOI:{doi}", key),
-                notes,
+                failed,
             )
             extras += [found] if found else []
         if enabled.doaj:
             consulted.append("doaj")
             found_doaj = await self._optional(
-                "doaj", lambda: doaj.get_work(self.network.client("doaj"), doi), notes
+                "doaj", lambda: doaj.get_work(self.network.client("doaj"), doi), failed
             )
             extras += [found_doaj] if found_doaj else []
 
         if primary is None and not extras:
-            raise DoigetError(
-                ErrorCode.NETWORK_ERROR,
-                f"no metadata source answered for {doi} ({'; '.join(notes)}); try again later.",
-            )
+            raise failed.unanswered(doi)
         base = primary or extras[0]
         work = merge_works(base, *extras) if extras else base
         if work.doi is None:

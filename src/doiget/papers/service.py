@@ -21,6 +21,7 @@ from doiget.errors import DoigetError, ErrorCode
 from doiget.health import SCHEMA_VERSION
 from doiget.models import Work
 from doiget.net.allowlist import default_hosts
+from doiget.net.deadline import call_deadline
 from doiget.net.network import Network
 from doiget.papers import contracts as c
 from doiget.papers.index import PaperIndex
@@ -172,7 +173,8 @@ class Papers:
 
     async def _resolve_logged(self, ref: Ref) -> Resolution:
         try:
-            resolution = await self.resolver.resolve(ref)
+            with call_deadline(self.network.timeouts.call_seconds(api=True)):
+                resolution = await self.resolver.resolve(ref)
         except DoigetError as error:
             try:
                 await self._log_failure("resolve", ref, error, None)
@@ -249,14 +251,15 @@ class Papers:
         return await self._fetch(ref)
 
     async def _fetch(self, ref: Ref) -> c.Fetched:
-        resolution = await self._resolve_logged(ref)
-        contacted = list(resolution.consulted)
-        try:
-            return await self._download_first(ref, resolution, contacted)
-        except DoigetError as error:
-            if error.code is ErrorCode.LOG_ERROR:
-                raise self._stopped(ref, error, contacted) from None
-            raise
+        with call_deadline(self.network.timeouts.call_seconds(api=True, pdf=True)):
+            resolution = await self._resolve_logged(ref)
+            contacted = list(resolution.consulted)
+            try:
+                return await self._download_first(ref, resolution, contacted)
+            except DoigetError as error:
+                if error.code is ErrorCode.LOG_ERROR:
+                    raise self._stopped(ref, error, contacted) from None
+                raise
 
     async def _download_first(
         self, ref: Ref, resolution: Resolution, contacted: list[str]
@@ -313,6 +316,14 @@ class Papers:
                 f"every Open Access candidate for {ref} was refused ({tried}); its metadata "
                 "was stored.",
                 first.denial,
+            )
+        codes = {failure.code for failure in failures}
+        if len(codes) == 1 and codes <= {ErrorCode.FETCH_TIMEOUT, ErrorCode.RATE_LIMITED}:
+            # Every candidate failed the same passing way: say so, as its rows do.
+            return DoigetError(
+                codes.pop(),
+                f"no candidate for {ref} gave a PDF in time ({tried}); its metadata was stored.",
+                retry_after=failures[-1].retry_after,
             )
         return DoigetError(
             ErrorCode.NO_OA_AVAILABLE,

@@ -10,11 +10,13 @@ gate holds arXiv to 1 request per 3 s, Semantic Scholar to 1/s and PubMed to 3/s
 from __future__ import annotations
 
 import re
-from typing import Final
+from collections.abc import Awaitable, Callable, Hashable
+from typing import Final, TypeVar
 
 from doiget.cite.bibtex import to_bibtex
 from doiget.errors import DoigetError, ErrorCode
 from doiget.models import Work
+from doiget.net.deadline import call_deadline
 from doiget.net.network import Network
 from doiget.refs import parse_arxiv_id
 from doiget.runtime import Runtime
@@ -50,6 +52,9 @@ def check_pmid(pmid: str) -> str:
     return value
 
 
+T = TypeVar("T")
+
+
 class Scholar:
     """Search and lookup across arXiv, Semantic Scholar and PubMed for one process."""
 
@@ -61,6 +66,11 @@ class Scholar:
 
     async def aclose(self) -> None:
         """Nothing to release: the network belongs to whoever built it."""
+
+    async def _answer(self, key: tuple[Hashable, ...], fetch: Callable[[], Awaitable[T]]) -> T:
+        """The cached answer for ``key``, else ``fetch()`` within the call's time limit."""
+        with call_deadline(self.network.timeouts.call_seconds(api=True)):
+            return await self.cache.get_or_fetch(key, fetch)
 
     def _s2_key(self) -> str | None:
         return semantic_scholar.api_key_of(self.settings)
@@ -76,7 +86,7 @@ class Scholar:
         author = " ".join(request.author.split()) if request.author else None
         filters = arxiv.SearchFilters(author, request.start_year, request.end_year)
         client = self.network.client("arxiv")
-        works = await self.cache.get_or_fetch(
+        works = await self._answer(
             ("arxiv.search", request.query, filters, request.max_results, order),
             lambda: arxiv.search_filtered(
                 client, request.query, filters, request.max_results, order
@@ -87,7 +97,7 @@ class Scholar:
     async def _arxiv_work(self, arxiv_id: str) -> Work:
         ref = parse_arxiv_id(arxiv_id)
         client = self.network.client("arxiv")
-        return await self.cache.get_or_fetch(
+        return await self._answer(
             ("arxiv.get", ref.canonical), lambda: arxiv.get_work(client, ref.canonical)
         )
 
@@ -104,7 +114,7 @@ class Scholar:
     async def search_semantic_scholar(self, request: ScholarSearch) -> list[SemanticScholarPaper]:
         """Semantic Scholar relevance search results."""
         client = self.network.client("s2")
-        papers = await self.cache.get_or_fetch(
+        papers = await self._answer(
             ("s2.search", *request.key),
             lambda: semantic_scholar.search(
                 client,
@@ -119,7 +129,7 @@ class Scholar:
     async def _s2_paper(self, identifier: str) -> S2Paper:
         paper_id = semantic_scholar.api_paper_id(identifier)
         client = self.network.client("s2")
-        return await self.cache.get_or_fetch(
+        return await self._answer(
             ("s2.paper", paper_id),
             lambda: semantic_scholar.get_paper(client, paper_id, self._s2_key()),
         )
@@ -135,7 +145,7 @@ class Scholar:
         max_results = request.max_results
         api_id = semantic_scholar.api_paper_id(request.paper_id)
         client = self.network.client("s2")
-        papers = await self.cache.get_or_fetch(
+        papers = await self._answer(
             ("s2.citations", api_id, max_results),
             lambda: semantic_scholar.citations(client, api_id, max_results, self._s2_key()),
         )
@@ -163,7 +173,7 @@ class Scholar:
             )
             return await pubmed.fetch_articles(client, hits.ids[: request.max_results], identity)
 
-        articles = await self.cache.get_or_fetch(("pubmed.search", *request.key), run)
+        articles = await self._answer(("pubmed.search", *request.key), run)
         return [shapes.pubmed_paper(article) for article in articles]
 
     async def _pubmed_article(self, pmid: str) -> PubmedArticle:
@@ -177,7 +187,7 @@ class Scholar:
                 raise DoigetError(ErrorCode.NOT_FOUND, f"PubMed has no record {pmid}.")
             return found[0]
 
-        return await self.cache.get_or_fetch(("pubmed.paper", pmid), run)
+        return await self._answer(("pubmed.paper", pmid), run)
 
     async def get_pubmed_paper(self, request: PubmedLookup) -> PubmedPaper:
         """One PubMed record by PMID."""

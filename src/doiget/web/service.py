@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from doiget.config import Settings
 from doiget.errors import DoigetError
+from doiget.net.deadline import call_deadline
 from doiget.net.network import Network
 from doiget.web.artifacts import Artifacts
 from doiget.web.cache import Cache, open_cache
@@ -58,6 +59,8 @@ Meta = dict[str, Any] | None
 ResultT = TypeVar("ResultT", bound=WebResult)
 # Tools whose fresh (not cached) results also carry cache provenance.
 _FRESH_META = frozenset({"web_search"})
+# Tools whose requests read web pages (the page limit applies to them).
+_PAGE_TOOLS = frozenset({"scrape_page", "search_and_scrape"})
 
 
 class WebCore:
@@ -183,7 +186,11 @@ class WebCore:
         """
         if session_id:
             await self.research.require(session_id)
-        result, meta = await answer()
+        budget = self.network.timeouts.call_seconds(
+            api=tool != "scrape_page", page=tool in _PAGE_TOOLS
+        )
+        with call_deadline(budget):
+            result, meta = await answer()
         return await self._finish(result, await self._recorded(session_id, tool, result, meta))
 
     # -- research sessions ----------------------------------------------------------

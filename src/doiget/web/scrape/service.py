@@ -102,8 +102,13 @@ class Scraper:
     # -- fetching -----------------------------------------------------------------
 
     async def _raw(self, url: str, limit: int) -> dict[str, Any]:
-        fetched = await self._network.client("web", any_public_host=True).get(
-            url, max_bytes=limit, truncate=True, headers={"Accept": ACCEPT}
+        client = self._network.client("web", any_public_host=True)
+        fetched = await client.get(
+            url,
+            max_bytes=limit,
+            truncate=True,
+            headers={"Accept": ACCEPT},
+            timeouts=client.timeouts.page,
         )
         out = self._output(
             url,
@@ -129,8 +134,12 @@ class Scraper:
             return Extracted(
                 transcript.markdown, "youtube", f"YouTube video {video}", None, None, "YouTube"
             )
-        fetched = await self._network.client("web", any_public_host=True).get(
-            url, max_bytes=FETCH_CAP_BYTES, headers={"Accept": ACCEPT}
+        client = self._network.client("web", any_public_host=True)
+        fetched = await client.get(
+            url,
+            max_bytes=FETCH_CAP_BYTES,
+            headers={"Accept": ACCEPT},
+            timeouts=client.timeouts.page,
         )
         return await self._from_body(url, fetched)
 
