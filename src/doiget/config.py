@@ -14,11 +14,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import platformdirs
 
 from doiget.errors import DoigetError, ErrorCode
 from doiget.hostmap import HostMap, parse_host_map
+from doiget.redaction import remember_secrets
 from doiget.secret import Secret
 from doiget.upstreams import Redaction, Setting, Upstream, all_upstreams
 
@@ -328,7 +330,10 @@ def _url(raw: Any, var: str) -> str | None:
         return None
     value = str(raw).rstrip("/")
     if not value.startswith(("http://", "https://")):
-        raise _refuse(f"{var}={raw!r} is not an http(s) URL; give the service's base URL.")
+        scheme = urlsplit(value).scheme or "no scheme"
+        raise _refuse(
+            f"{var} is not an http(s) URL (it has {scheme}://...); give the service's base URL."
+        )
     return value
 
 
@@ -412,7 +417,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         # The seam may only point at loopback: a guard refusal, not a typo.
         raise DoigetError(ErrorCode.CAPABILITY_DENIED, f"DOIGET_HOST_MAP refused: {exc}") from exc
 
-    return Settings(
+    settings = Settings(
         store_root=store_root.expanduser(),
         log_path=log_path.expanduser(),
         data_dir=data_dir.expanduser(),
@@ -446,6 +451,27 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         extra_allowlist=extra_allowlist,
         blocked_hosts=tuple(host.lower() for host in blocked),
     )
+    remember_secrets(secret_values(settings))
+    return settings
+
+
+def secret_values(settings: Settings) -> list[str]:
+    """Every credential that must never show: each secret setting an upstream declares
+    that is set, the password inside a URL setting that carries one, and the web
+    cache's own key."""
+    found: list[str] = []
+    for upstream in all_upstreams():
+        for setting in upstream.settings:
+            value = settings.value(setting.env)
+            if isinstance(value, Secret):
+                found.append(value.reveal())
+            elif value is not None and setting.redaction is Redaction.USERINFO:
+                password = urlsplit(value).password
+                if password:
+                    found.extend((password, unquote(password)))
+    if settings.cache_key is not None:
+        found.append(settings.cache_key.reveal())
+    return list(dict.fromkeys(found))
 
 
 def settings_table_markdown() -> str:

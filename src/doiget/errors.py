@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from doiget.redaction import redact_known, redact_value
+
 
 class ErrorCode(StrEnum):
     """Closed set of error codes; the wire form is the member value."""
@@ -107,6 +109,8 @@ class DoigetError(Exception):
         retry_after: float | None = None,
         details: dict[str, Any] | None = None,
     ) -> None:
+        # Upstream text may echo a credential: no error ever carries one.
+        message = redact_known(message)
         super().__init__(message)
         self.code = code
         self.message = message
@@ -115,7 +119,7 @@ class DoigetError(Exception):
         self.retry_after = retry_after
         # Structured facts for the library envelope's ``details`` (e.g. the projects
         # that do exist), so an agent can recover without parsing the message.
-        self.details = details
+        self.details = redact_value(details) if details else details
 
     @property
     def exit_status(self) -> int:

@@ -17,10 +17,9 @@ import pytest
 from typer.testing import CliRunner
 
 from doiget.capability import CapabilityProfile
-from doiget.config import load_settings, settings_table_markdown
+from doiget.config import load_settings, secret_values, settings_table_markdown
 from doiget.errors import DoigetError
 from doiget.net.allowlist import DOI_RESOLVERS, allowlist_for, host_matches
-from doiget.net.network import secret_values
 from doiget.net.ratelimit import min_gap_seconds
 from doiget.net.redact import redact_url
 from doiget.papers.provenance import ProvenanceLog
@@ -53,8 +52,10 @@ def _canary(setting: Setting) -> str:
 
 
 def _env_value(setting: Setting, canary: str) -> str:
-    if setting.redaction is Redaction.USERINFO:
+    if setting.redaction is Redaction.USERINFO and setting.env == "REDIS_URL":
         return f"redis://:{canary}@127.0.0.1:6379/0"
+    if setting.redaction is Redaction.USERINFO:
+        return f"https://user:{canary}@127.0.0.1:9/"
     return canary
 
 

@@ -16,6 +16,7 @@ import typer
 
 from doiget.contract import Closable
 from doiget.errors import DoigetError, ErrorCode
+from doiget.redaction import redact_known
 from doiget.runtime import Runtime, load_runtime, start_logging
 
 P = ParamSpec("P")
@@ -63,13 +64,13 @@ def runtime(ctx: typer.Context, overrides: Mapping[str, str] | None = None) -> R
 
 def emit_json(payload: Any) -> None:
     """One JSON object on one line of stdout (the shape of the matching MCP tool result)."""
-    typer.echo(json.dumps(payload, ensure_ascii=False))
+    typer.echo(redact_known(json.dumps(payload, ensure_ascii=False)))
 
 
 def report_error(error: DoigetError, as_json: bool) -> None:
     """An error on stderr: JSON when asked for, else one readable line."""
     if as_json:
-        typer.echo(json.dumps({"ok": False, "error": error.to_dict()}), err=True)
+        typer.echo(redact_known(json.dumps({"ok": False, "error": error.to_dict()})), err=True)
     else:
         typer.echo(f"doiget: {error.code.value}: {error.message}", err=True)
 

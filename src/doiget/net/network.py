@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import ssl
-from urllib.parse import unquote, urlsplit
 
 import httpcore
 import httpx
 
-from doiget.config import Settings
+from doiget.config import Settings, secret_values
 from doiget.net.allowlist import Allowlist, allowlist_for
 from doiget.net.client import RequestTimeouts, RetryPolicy, SourceClient, user_agent
 from doiget.net.ratelimit import RateLimiter
-from doiget.net.redact import scrub_library_logs
 from doiget.net.transport import GuardedBackend, GuardedTransport, build_ssl_context
-from doiget.secret import Secret
-from doiget.upstreams import Redaction, all_upstreams, find
+from doiget.redaction import remember_secrets
+from doiget.upstreams import all_upstreams, find
 
 
 def keyed_sources(settings: Settings) -> frozenset[str]:
@@ -25,25 +23,6 @@ def keyed_sources(settings: Settings) -> frozenset[str]:
         for upstream in all_upstreams()
         if upstream.keyed_by is not None and settings.value(upstream.keyed_by) is not None
     )
-
-
-def secret_values(settings: Settings) -> list[str]:
-    """Every credential that must never show: each secret setting an upstream declares
-    that is set, the password inside a URL setting that carries one, and the web
-    cache's own key."""
-    found: list[str] = []
-    for upstream in all_upstreams():
-        for setting in upstream.settings:
-            value = settings.value(setting.env)
-            if isinstance(value, Secret):
-                found.append(value.reveal())
-            elif value is not None and setting.redaction is Redaction.USERINFO:
-                password = urlsplit(value).password
-                if password:
-                    found.extend((password, unquote(password)))
-    if settings.cache_key is not None:
-        found.append(settings.cache_key.reveal())
-    return list(dict.fromkeys(found))
 
 
 class Network:
@@ -64,7 +43,7 @@ class Network:
         self.settings = settings
         self.limiter = RateLimiter(keyed_sources(settings))
         self._secrets = secret_values(settings)
-        scrub_library_logs(self._secrets)
+        remember_secrets(self._secrets)
         self._retry = retry or RetryPolicy()
         self.timeouts = RequestTimeouts.of(
             api=settings.api_timeout, pdf=settings.pdf_timeout, page=settings.page_timeout

@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from functools import cached_property
 from typing import Any, Final
 
@@ -24,6 +25,7 @@ from mcp.shared.exceptions import MCPError
 
 from doiget import __version__
 from doiget.errors import DoigetError, ErrorCode
+from doiget.redaction import redact_known, redact_value
 from doiget.runtime import Runtime
 from doiget.server.envelopes import PAPERS_ENVELOPE, Rendered
 from doiget.server.framing import checked_stdio
@@ -85,6 +87,10 @@ class _Call:
 
 
 def _tool_result(rendered: Rendered) -> types.CallToolResult:
+    # The last gate before the wire: no tool output carries a known credential.
+    rendered = replace(
+        rendered, text=redact_known(rendered.text), structured=redact_value(rendered.structured)
+    )
     content: list[Any] = [types.TextContent(type="text", text=rendered.text)]
     if rendered.link is not None:
         link = rendered.link

@@ -19,9 +19,12 @@ QDRANT: Final = register(
         toolsets=("library",),
         url=Setting(
             "QDRANT_URL",
-            "use this Qdrant server instead of the embedded passage index",
+            "use this Qdrant server instead of the embedded passage index; a password in "
+            "it is redacted",
             config_key="qdrant_url",
             required=True,
+            redaction=Redaction.USERINFO,
+            carrier=Carrier.USERINFO,
         ),
         extra=(
             Setting(
