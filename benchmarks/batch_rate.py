@@ -28,7 +28,9 @@ import anyio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from doiget.contract import plain  # noqa: E402
 from doiget.net.network import Network  # noqa: E402
+from doiget.papers.contracts import BatchFetch  # noqa: E402
 from doiget.papers.service import Papers  # noqa: E402
 from doiget.runtime import load_runtime  # noqa: E402
 
@@ -113,9 +115,9 @@ def main() -> None:
         runtime = load_runtime(env)
         papers = Papers(runtime, Network(runtime.settings))
 
-        async def run() -> dict[str, object]:
+        async def run() -> object:
             try:
-                return await papers.batch(dois)
+                return await papers.batch(BatchFetch(refs=dois))
             finally:
                 await papers.aclose()
 
@@ -125,7 +127,7 @@ def main() -> None:
         requests = list(upstream.requests)
         max_in_flight = upstream.max_in_flight
 
-    summary = result["summary"]
+    summary = plain(result)["summary"]
     starts = [r.started for r in requests]
     floor = len(requests) / 5.0
     per_host = {}

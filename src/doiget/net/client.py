@@ -521,7 +521,10 @@ class SourceClient:
                 attempt + 1,
             )
             try:
-                async with self._limiter.turn(self.source) as turn, self._limiter.slot():
+                async with (
+                    self._limiter.turn(self._gate_key(url)) as turn,
+                    self._limiter.slot(url.host),
+                ):
                     with anyio.fail_after(budget.total):
                         async with self._http.stream(
                             request.method,
@@ -561,6 +564,11 @@ class SourceClient:
             if last.retry_after is not None and last.retry_after > self._retry.max_wait:
                 break
         raise self._exhausted_error(shown, last, tries)
+
+    def _gate_key(self, url: httpx.URL) -> str:
+        """What the per-source gap counts: the source, or for a client that may reach
+        any public host, each host on its own (one slow site never queues another)."""
+        return self.source if self.allowlist.patterns is not None else f"{self.source}:{url.host}"
 
     def _request_budget(self, timeouts: Timeouts, shown: str) -> Timeouts:
         """This request's limits, cut to what is left of the call's deadline."""

@@ -9,6 +9,7 @@ import httpx
 
 from doiget.config import Settings, secret_values
 from doiget.net.allowlist import Allowlist, allowlist_for
+from doiget.net.budget import FileBudget, RedisBudget
 from doiget.net.client import RequestTimeouts, RetryPolicy, SourceClient, user_agent
 from doiget.net.ratelimit import RateLimiter
 from doiget.net.transport import GuardedBackend, GuardedTransport, build_ssl_context
@@ -23,6 +24,14 @@ def keyed_sources(settings: Settings) -> frozenset[str]:
         for upstream in all_upstreams()
         if upstream.keyed_by is not None and settings.value(upstream.keyed_by) is not None
     )
+
+
+def shared_budget(settings: Settings) -> FileBudget | RedisBudget:
+    """The request budget every doiget process using these settings shares: in Redis
+    when REDIS_URL is set, else in a file in the data directory."""
+    if settings.redis_url:
+        return RedisBudget(settings.redis_url)
+    return FileBudget(settings.data_dir / "rate-budget.json")
 
 
 class Network:
@@ -41,7 +50,8 @@ class Network:
         inner_backend: httpcore.AsyncNetworkBackend | None = None,
     ) -> None:
         self.settings = settings
-        self.limiter = RateLimiter(keyed_sources(settings))
+        self._budget = shared_budget(settings)
+        self.limiter = RateLimiter(keyed_sources(settings), self._budget)
         self._secrets = secret_values(settings)
         remember_secrets(self._secrets)
         self._retry = retry or RetryPolicy()
@@ -112,3 +122,5 @@ class Network:
         clients, self._clients = list(self._clients.values()), {}
         for client in clients:
             await client.aclose()
+        if isinstance(self._budget, RedisBudget):
+            await self._budget.aclose()

@@ -1,5 +1,6 @@
-"""The request gate: at most 5 requests in flight, 5 per second in total, 200 ms
-between two requests to one source, and the stricter ceilings upstreams declare.
+"""The request gate: at most 5 requests in flight to one host, 5 per second in
+total, 200 ms between two requests to one source, and the stricter ceilings
+upstreams declare.
 
 The limits are constants (:data:`~doiget.upstreams.limits.HARD_CODED` and each
 upstream's declared ceiling); nothing a caller passes can loosen them.
@@ -7,18 +8,23 @@ A request waits for its turn; it is never dropped. The turn is taken at the mome
 the request's headers go on the wire (see :mod:`doiget.net.transport`), not when a
 connection starts to open, so the spacing an upstream sees is the spacing enforced
 here even when one request had to wait for a TLS handshake and another did not.
+
+In-flight places are counted per host, so a slow or hung host only ever delays
+requests to itself; the per-second and per-source limits count request starts and
+live in a :mod:`~doiget.net.budget` that every doiget process sharing a data
+directory (or a Redis server) shares.
 """
 
 from __future__ import annotations
 
 import time
-from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Final
 
 import anyio
 
+from doiget.net.budget import Budget, LocalBudget
 from doiget.upstreams import find
 from doiget.upstreams.limits import HARD_CODED
 
@@ -37,27 +43,33 @@ def min_gap_seconds(source: str, *, keyed: bool = False) -> float:
 
 
 class RateLimiter:
-    """One per process: every source client of the papers and scholar toolsets shares it.
+    """One per process: every source client shares it.
 
     A request passes in three steps (see :meth:`turn`): it queues behind the earlier
-    requests of its own source until that source's gap has passed, takes one of the
-    five in-flight places, and, as its headers are about to be sent, waits for the
-    one-second window to have room. Queuing per source first means a slow source
-    (arXiv's 3 s) never holds in-flight places that other sources could use.
+    requests of its own source until that source's gap has passed, takes one of its
+    host's five in-flight places, and, as its headers are about to be sent, waits
+    for the shared budget to allow a start. Queuing per source first means a slow
+    source (arXiv's 3 s) never holds places that other sources could use.
     """
 
-    def __init__(self, keyed_sources: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, keyed_sources: frozenset[str] = frozenset(), budget: Budget | None = None
+    ) -> None:
         self._keyed = keyed_sources
-        self._in_flight = anyio.Semaphore(HARD_CODED.max_concurrent_fetches)
+        self._budget: Budget = budget or LocalBudget()
+        self._in_flight: dict[str, anyio.Semaphore] = {}
         self._window_lock = anyio.Lock()
         self._source_locks: dict[str, anyio.Lock] = {}
-        self._recent_starts: deque[float] = deque()
         self._last_start: dict[str, float] = {}
 
     @asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
-        """Hold one of the in-flight places for the life of a request and its body."""
-        async with self._in_flight:
+    async def slot(self, host: str) -> AsyncIterator[None]:
+        """Hold one of ``host``'s in-flight places for the life of a request and its
+        body (a slow body holds a place of its own host only)."""
+        places = self._in_flight.setdefault(
+            host.lower(), anyio.Semaphore(HARD_CODED.max_concurrent_fetches)
+        )
+        async with places:
             yield
 
     @asynccontextmanager
@@ -81,19 +93,11 @@ class RateLimiter:
         async with self._window_lock:
             window = 1.0 + CLOCK_MARGIN_S
             limit = int(HARD_CODED.max_fetches_per_second)
-            while True:
-                now = time.monotonic()
-                while self._recent_starts and self._recent_starts[0] <= now - window:
-                    self._recent_starts.popleft()
-                last = self._last_start.get(source)
-                wait_until = last + self._gap(source) if last is not None else now
-                if len(self._recent_starts) >= limit:
-                    wait_until = max(wait_until, self._recent_starts[0] + window)
-                if wait_until <= now:
-                    break
-                await _sleep_until(wait_until)
-            self._recent_starts.append(now)
-            self._last_start[source] = now
+            while (
+                wait := await self._budget.try_start(source, self._gap(source), limit, window)
+            ) > 0:
+                await anyio.sleep(wait)
+            self._last_start[source] = time.monotonic()
 
 
 class Turn:

@@ -1,0 +1,168 @@
+"""A slow or hung host delays only requests to itself; the request budget is shared
+by every process (and, with Redis, every machine) using one data directory."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from redisutil import RedisServer, needs_redis, redis_server_fixture  # noqa: F401
+
+from doiget.contract import parse
+from doiget.net.budget import FileBudget, LocalBudget
+from doiget.web.requests import ScrapePageRequest
+from doiget.web.scrape.service import Scraper
+
+from netutil import breaches_of_window, make_network, min_gap
+from replay import ReplayUpstream, Reply
+
+PAGE = b"<html><body><h1>Fast</h1><p>" + b"word " * 200 + b"</p></body></html>"
+# 64 KiB, 4 KiB every 0.5 s: about 8 s a body.
+SLOW = Reply(200, b"<html><body>" + b"x" * 65536, {"Content-Type": "text/html"}, trickle=0.5)
+
+
+async def test_five_calls_stuck_on_one_host_do_not_delay_other_hosts(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    upstream.route("blog.example.org", "/slow", SLOW)
+    upstream.route("docs.example.org", "/fast", Reply(200, PAGE, {"Content-Type": "text/html"}))
+    upstream.json("api.crossref.org", "/works/fast", {"status": "ok"})
+    network = make_network(doiget_env)
+    scraper = Scraper(network)
+    slow_done = 0
+    fast_finished_while_stuck: list[str] = []
+
+    async def slow() -> None:
+        nonlocal slow_done
+        await scraper.scrape(parse(ScrapePageRequest, {"url": "https://blog.example.org/slow"}))
+        slow_done += 1
+
+    try:
+        async with anyio.create_task_group() as tasks:
+            for _ in range(5):
+                tasks.start_soon(slow)
+            # Wait until all five are on the wire (their bodies trickling).
+            with anyio.fail_after(10):
+                while upstream.max_in_flight < 5:
+                    await anyio.sleep(0.05)
+            await scraper.scrape(parse(ScrapePageRequest, {"url": "https://docs.example.org/fast"}))
+            if slow_done == 0:
+                fast_finished_while_stuck.append("scrape")
+            await network.client("crossref").get_json("https://api.crossref.org/works/fast")
+            if slow_done == 0:
+                fast_finished_while_stuck.append("crossref")
+    finally:
+        await network.aclose()
+    assert fast_finished_while_stuck == ["scrape", "crossref"]
+
+
+async def test_five_places_per_host_still_hold(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    upstream.route(
+        "blog.example.org", "/held", Reply(200, PAGE, {"Content-Type": "text/html"}, delay=0.4)
+    )
+    network = make_network(doiget_env)
+    client = network.client("web", any_public_host=True)
+    try:
+        async with anyio.create_task_group() as tasks:
+            for _ in range(8):
+                tasks.start_soon(client.get, "https://blog.example.org/held")
+    finally:
+        await network.aclose()
+    assert len(upstream.requests_to("blog.example.org")) == 8
+    assert upstream.max_in_flight <= 5
+
+
+async def _hammer(budget_a: object, budget_b: object) -> list[float]:
+    """Two budgets taking 12 starts each to one source: the start times."""
+    starts: list[float] = []
+
+    async def take(budget: object) -> None:
+        for _ in range(12):
+            while (wait := await budget.try_start("crossref", 0.2, 5, 1.0)) > 0:  # type: ignore[attr-defined]
+                await anyio.sleep(wait)
+            starts.append(time.time())
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(take, budget_a)
+        tasks.start_soon(take, budget_b)
+    return starts
+
+
+async def test_two_file_budgets_on_one_data_dir_are_one_budget(tmp_path: Path) -> None:
+    path = tmp_path / "rate-budget.json"
+    starts = await _hammer(FileBudget(path), FileBudget(path))
+    assert len(starts) == 24
+    assert min_gap(starts) >= 0.2 - 0.01
+    assert breaches_of_window(starts, 5, 1.0 - 0.01) == 0
+
+
+async def test_separate_local_budgets_are_not_shared(tmp_path: Path) -> None:
+    # The control: without sharing, the two would overlap.
+    starts = await _hammer(LocalBudget(), LocalBudget())
+    assert min_gap(starts) < 0.1
+
+
+async def test_an_unwritable_budget_file_falls_back_to_the_process(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    budget = FileBudget(blocker / "rate-budget.json")
+    assert await budget.try_start("crossref", 0.2, 5, 1.0) == 0
+    assert await budget.try_start("crossref", 0.2, 5, 1.0) > 0
+    assert "keeps its own limits" in caplog.text
+
+
+@needs_redis
+async def test_two_redis_budgets_are_one_budget(redis_server: RedisServer) -> None:
+    from doiget.net.budget import RedisBudget
+
+    first, second = RedisBudget(redis_server.url), RedisBudget(redis_server.url)
+    try:
+        starts = await _hammer(first, second)
+    finally:
+        await first.aclose()
+        await second.aclose()
+    assert min_gap(starts) >= 0.2 - 0.01
+    assert breaches_of_window(starts, 5, 1.0 - 0.01) == 0
+
+
+_PROCESS = """
+import anyio, sys
+from doiget.config import load_settings
+from doiget.net.network import Network
+
+async def main():
+    network = Network(load_settings())
+    client = network.client("crossref")
+    for n in range(int(sys.argv[1])):
+        await client.get_json(f"https://api.crossref.org/works/p{sys.argv[2]}-{n}")
+    await network.aclose()
+
+anyio.run(main)
+"""
+
+
+def test_three_processes_share_the_rate_limits(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    for process in range(3):
+        for n in range(4):
+            upstream.json("api.crossref.org", f"/works/p{process}-{n}", {"status": "ok"})
+    env = {**doiget_env, "PATH": "/usr/bin:/bin"}
+    running = [
+        subprocess.Popen([sys.executable, "-c", _PROCESS, "4", str(process)], env=env)
+        for process in range(3)
+    ]
+    for process in running:
+        assert process.wait(timeout=60) == 0
+    arrivals = [request.started for request in upstream.requests_to("api.crossref.org")]
+    assert len(arrivals) == 12
+    assert min_gap(arrivals) >= 0.2 - 0.01
+    assert breaches_of_window(arrivals, 5, 1.0 - 0.01) == 0
