@@ -245,7 +245,9 @@ def _string_list(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _toolsets(raw: str | list[str] | None) -> tuple[str, ...]:
+def parse_toolsets(raw: str | list[str] | None, named: str = "DOIGET_TOOLSETS") -> tuple[str, ...]:
+    """The toolsets a comma list names; an unknown name is refused, naming ``named``
+    (the variable, config key or flag the list came from)."""
     if raw is None:
         return KNOWN_TOOLSETS
     names = raw.split(",") if isinstance(raw, str) else raw
@@ -253,7 +255,7 @@ def _toolsets(raw: str | list[str] | None) -> tuple[str, ...]:
     unknown = [name for name in chosen if name not in KNOWN_TOOLSETS]
     if unknown or not chosen:
         raise _refuse(
-            f"DOIGET_TOOLSETS names {', '.join(unknown) or 'nothing'}; "
+            f"{named} names {', '.join(unknown) or 'nothing'}; "
             f"use a comma list of: {', '.join(KNOWN_TOOLSETS)}."
         )
     return chosen
@@ -423,7 +425,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         data_dir=data_dir.expanduser(),
         config_path=config_path,
         email=pick("DOIGET_EMAIL", "email") or None,
-        toolsets=_toolsets(pick("DOIGET_TOOLSETS", "toolsets")),
+        toolsets=parse_toolsets(pick("DOIGET_TOOLSETS", "toolsets")),
         log_level=log_level,
         scholar_cache_ttl=_cache_ttl(pick("DOIGET_SCHOLAR_CACHE_TTL", "scholar_cache_ttl")),
         api_timeout=_seconds(

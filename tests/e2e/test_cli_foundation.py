@@ -63,7 +63,7 @@ def test_key_without_agreement_refuses_start_and_never_echoes_the_key(
 ) -> None:
     done = doiget("--json", "health", env={**doiget_env, "DOIGET_KEY_APS": KEY})
     assert done.returncode == 3
-    error = json.loads(done.stderr.strip().splitlines()[-1])
+    error = json.loads(done.stdout.strip().splitlines()[-1])
     assert error["error"]["code"] == "CAPABILITY_DENIED"
     assert KEY not in done.stderr and KEY not in done.stdout
 
@@ -99,7 +99,8 @@ def test_health_fails_with_exit_4_when_the_store_is_not_a_directory(
 
 def test_unknown_toolset_is_refused_naming_the_known_ones(doiget_env: dict[str, str]) -> None:
     done = doiget("health", env={**doiget_env, "DOIGET_TOOLSETS": "papers,bogus"})
-    assert done.returncode == 3
+    assert done.returncode == 2  # a configuration error, not a capability refusal
+    assert "INVALID_CONFIG" in done.stderr and "DOIGET_TOOLSETS" in done.stderr
     assert "bogus" in done.stderr and "scholar" in done.stderr
 
 

@@ -185,11 +185,11 @@ def test_exports_and_graph_from_the_command_line(
     assert items[0]["DOI"] == NATURE and items[0]["type"] == "article-journal"
     missing = doiget("bib", NATURE, "10.1000/not-stored", "--json", env=doiget_env)
     assert missing.returncode != 0
-    assert json.loads(missing.stderr.strip().splitlines()[-1])["error"]["code"] == "NOT_FOUND"
+    assert json.loads(missing.stdout.strip().splitlines()[-1])["error"]["code"] == "NOT_FOUND"
 
     denied = doiget("graph", NATURE, "--json", env=doiget_env)
     assert (
-        json.loads(denied.stderr.strip().splitlines()[-1])["error"]["code"] == "CAPABILITY_DENIED"
+        json.loads(denied.stdout.strip().splitlines()[-1])["error"]["code"] == "CAPABILITY_DENIED"
     )
     upstream.fixture(
         "api.openalex.org", f"/works/doi:{NATURE}", "openalex/works-W2741809807-2026.json"

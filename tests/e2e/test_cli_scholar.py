@@ -79,7 +79,8 @@ def test_bad_input_and_upstream_failures_exit_with_their_status(
     assert swapped.returncode == 2 and "startYear (2024) is after endYear (2020)" in swapped.stderr
     not_pmid = doiget("scholar", "pubmed", "get", "PMC123", "--json", env=doiget_env)
     assert not_pmid.returncode == 2
-    assert json.loads(not_pmid.stderr.splitlines()[-1])["error"]["code"] == "INVALID_REF"
+    # The shape search_pubmed/get_pubmed_paper return: {"error": "<class>: <what>"}.
+    assert json.loads(not_pmid.stdout.splitlines()[-1])["error"].startswith("Invalid parameter")
     assert upstream.requests == []
     broken = doiget("scholar", "pubmed", "search", "cancer", env=doiget_env)
     assert broken.returncode == 1 and "NETWORK_ERROR" in broken.stderr

@@ -128,4 +128,4 @@ def test_index_and_query_from_the_cli(upstream: ReplayUpstream, doiget_env: dict
     removed = doiget("projects", "remove", "lab/papers", "--yes", env=doiget_env)
     assert removed.returncode == 0, removed.stderr
     gone = doiget("query", "lab/papers", "x", "--json", env=doiget_env)
-    assert gone.returncode == 2 and "INVALID_PROJECT" in gone.stderr
+    assert gone.returncode == 2 and "INVALID_PROJECT" in gone.stdout

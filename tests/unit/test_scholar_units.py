@@ -7,13 +7,13 @@ from typing import Any
 import pytest
 
 from doiget.contract import build
+from doiget.envelopes import scholar_error_text
 from doiget.errors import DenialContext, DenialReason, DoigetError, ErrorCode
 from doiget.refs import fetchable_ref, parse_arxiv_id
 from doiget.scholar import shapes
 from doiget.scholar.cache import AnswerCache
 from doiget.scholar.contracts import ScholarSearch
 from doiget.scholar.service import check_pmid
-from doiget.server.envelopes import scholar_error_text
 from doiget.sources import arxiv
 from doiget.sources.pubmed import parse_article_set, parse_search
 from doiget.sources.semantic_scholar import api_paper_id

@@ -19,12 +19,13 @@ from rich.table import Table
 from doiget.cli.output import (
     JsonFlag,
     emit_json,
-    handles_errors,
+    handles_errors_as,
     run_closing,
     runtime,
     wants_json,
 )
 from doiget.contract import build, plain
+from doiget.envelopes import LIBRARY_ENVELOPE
 from doiget.errors import DoigetError, ErrorCode
 from doiget.library import contracts as c
 from doiget.library.projects import (
@@ -40,9 +41,13 @@ from doiget.library.projects import (
     projects_from_config,
     save_project,
 )
+from doiget.surfaces import for_command_line
 
 if TYPE_CHECKING:
     from doiget.library.service import Library
+
+# Errors in the library tools' shape.
+handles_errors = handles_errors_as(LIBRARY_ENVELOPE)
 
 T = TypeVar("T")
 
@@ -240,7 +245,11 @@ def index(
         table = Table("document", "status", "chunks", "pages", "note")
         for row in result.documents:
             table.add_row(
-                row.doc_id, row.status, str(row.chunks), str(row.pages), row.message or ""
+                row.doc_id,
+                row.status,
+                str(row.chunks),
+                str(row.pages),
+                for_command_line(row.message or ""),
             )
         out.print(table)
         out.print(

@@ -15,9 +15,11 @@ import anyio
 import typer
 
 from doiget.contract import Closable
+from doiget.envelopes import PAPERS_ENVELOPE, Envelope
 from doiget.errors import DoigetError, ErrorCode
 from doiget.redaction import redact_known
 from doiget.runtime import Runtime, load_runtime, start_logging
+from doiget.surfaces import for_command_line
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -67,26 +69,45 @@ def emit_json(payload: Any) -> None:
     typer.echo(redact_known(json.dumps(payload, ensure_ascii=False)))
 
 
-def report_error(error: DoigetError, as_json: bool) -> None:
-    """An error on stderr: JSON when asked for, else one readable line."""
+def report_error(
+    error: DoigetError,
+    as_json: bool,
+    envelope: Envelope = PAPERS_ENVELOPE,
+    ref: str | None = None,
+) -> None:
+    """An error: with ``--json``, on stdout, the JSON the matching MCP tool returns
+    for it; else one readable line on stderr. Either way a tool named as the next
+    step is named as its command."""
     if as_json:
-        typer.echo(redact_known(json.dumps({"ok": False, "error": error.to_dict()})), err=True)
+        typer.echo(redact_known(for_command_line(envelope.failure(error, ref).text)))
     else:
-        typer.echo(f"doiget: {error.code.value}: {error.message}", err=True)
+        line = f"doiget: {error.code.value}: {error.message}"
+        typer.echo(redact_known(for_command_line(line)), err=True)
 
 
-def handles_errors(command: Callable[P, R]) -> Callable[P, R]:
-    """Turn DoigetError into its exit status; anything unexpected into INTERNAL_ERROR."""
+def handles_errors_as(envelope: Envelope) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """A decorator for the commands of one toolset: a DoigetError becomes its exit
+    status and is reported in that toolset's shape; anything unexpected becomes
+    INTERNAL_ERROR."""
 
+    def decorate(command: Callable[P, R]) -> Callable[P, R]:
+        return _handling_errors(command, envelope)
+
+    return decorate
+
+
+def _handling_errors(command: Callable[P, R], envelope: Envelope) -> Callable[P, R]:
     @functools.wraps(command)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         # Every command takes the context as ``ctx``; typer passes parameters by name.
         ctx = kwargs.get("ctx")
         as_json = bool(kwargs.get("json_output")) or (hasattr(ctx, "find_root") and state(ctx).json)
+        ref = kwargs.get("ref")
+        shown_ref = ref if isinstance(ref, str) else None
         try:
             return command(*args, **kwargs)
         except DoigetError as failure:
-            report_error(failure, as_json)
+            report_error(failure, as_json, envelope, shown_ref)
             raise typer.Exit(failure.exit_status) from None
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise
@@ -97,10 +118,14 @@ def handles_errors(command: Callable[P, R]) -> Callable[P, R]:
                 f"unexpected {type(exc).__name__}; the traceback above says where. "
                 "Please report it.",
             )
-            report_error(internal, as_json)
+            report_error(internal, as_json, envelope, shown_ref)
             raise typer.Exit(internal.exit_status) from None
 
     return wrapper
+
+
+# The papers commands' (and the system commands') error shape.
+handles_errors = handles_errors_as(PAPERS_ENVELOPE)
 
 
 def run_closing(

@@ -176,8 +176,7 @@ def batch(
 
     result = plain(_run(ctx, work))
     if as_json:
-        for row in result["results"]:
-            emit_json(row)
+        emit_json(result)  # the one document doiget_batch_fetch returns
     else:
         for row in result["results"]:
             if row["ok"]:

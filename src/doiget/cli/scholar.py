@@ -18,16 +18,20 @@ from rich.table import Table
 from doiget.cli.output import (
     JsonFlag,
     emit_json,
-    handles_errors,
+    handles_errors_as,
     run_closing,
     runtime,
     wants_json,
 )
 from doiget.contract import Request, build, plain
+from doiget.envelopes import SCHOLAR_ENVELOPE
 from doiget.scholar import contracts as c
 
 if TYPE_CHECKING:  # the scholar core (network) loads only when a command runs
     from doiget.scholar.service import Scholar
+
+# Errors in the scholar tools' shape.
+handles_errors = handles_errors_as(SCHOLAR_ENVELOPE)
 
 T = TypeVar("T")
 LookupT = TypeVar("LookupT", bound=Request)

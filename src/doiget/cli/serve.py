@@ -8,7 +8,7 @@ import anyio
 import typer
 
 from doiget.cli.output import handles_errors, runtime, state
-from doiget.config import KNOWN_TOOLSETS
+from doiget.config import KNOWN_TOOLSETS, parse_toolsets
 from doiget.errors import DoigetError, ErrorCode
 
 
@@ -28,5 +28,7 @@ def serve(
     serve_stdio = state(ctx).serve
     if serve_stdio is None:
         raise DoigetError(ErrorCode.INTERNAL_ERROR, "serve runs through the doiget program.")
+    if toolsets is not None:
+        parse_toolsets(toolsets, "--toolsets")
     overrides = {"DOIGET_TOOLSETS": toolsets} if toolsets is not None else None
     anyio.run(serve_stdio, runtime(ctx, overrides))

@@ -7,7 +7,14 @@ from rich.console import Console
 from rich.table import Table
 
 from doiget.capability import CapabilityProfile
-from doiget.cli.output import JsonFlag, emit_json, handles_errors, runtime, wants_json
+from doiget.cli.output import (
+    JsonFlag,
+    emit_json,
+    handles_errors,
+    report_error,
+    runtime,
+    wants_json,
+)
 from doiget.config import Settings
 from doiget.errors import DoigetError, ErrorCode
 from doiget.health import check_health
@@ -94,8 +101,11 @@ def health(ctx: typer.Context, json_output: JsonFlag = False) -> None:
             table.add_row(key, ", ".join(value) if isinstance(value, list) else str(value))
         Console().print(table)
     if not report["ok"]:
-        raise DoigetError(
+        problem = DoigetError(
             ErrorCode.STORE_ERROR,
             "; ".join(report.get("problems", [])) + ": fix permissions or point "
             "DOIGET_STORE_ROOT / DOIGET_LOG_PATH at writable places.",
         )
+        # The report printed above is what doiget_health returns: say why on stderr.
+        report_error(problem, as_json=False)
+        raise typer.Exit(problem.exit_status)

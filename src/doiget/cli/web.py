@@ -16,9 +16,10 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from doiget.cli.output import JsonFlag, emit_json, handles_errors, run_closing, runtime
+from doiget.cli.output import JsonFlag, emit_json, handles_errors_as, run_closing, runtime
 from doiget.cli.output import wants_json as _wants_json
 from doiget.contract import build
+from doiget.envelopes import WEB_ENVELOPE
 from doiget.web import requests as rq
 from doiget.web import results as rs
 
@@ -36,6 +37,10 @@ SessionOption = Annotated[
 ]
 out = Console()
 web_app = typer.Typer(help="Search the web and read pages (the web toolset).", no_args_is_help=True)
+
+
+# Errors in the web tools' shape.
+handles_errors = handles_errors_as(WEB_ENVELOPE)
 
 
 def _run(

@@ -56,7 +56,7 @@ def _add_entry(selection: Selection, label: str, entry: Entry | None) -> None:
             DocumentReport.skipped(
                 label,
                 "not_stored",
-                f"{label} is not in the library; fetch it first (doiget fetch {label}).",
+                f"{label} is not in the library; fetch it first with doiget_fetch_paper.",
             )
         )
     elif not entry.has_pdf:

@@ -24,10 +24,10 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from doiget import __version__
+from doiget.envelopes import PAPERS_ENVELOPE, Rendered
 from doiget.errors import DoigetError, ErrorCode
 from doiget.redaction import redact_known, redact_value
 from doiget.runtime import Runtime
-from doiget.server.envelopes import PAPERS_ENVELOPE, Rendered
 from doiget.server.framing import checked_stdio
 from doiget.server.lifecycle import GRACE_SECONDS, draining
 from doiget.server.snapshot import listing
@@ -84,6 +84,13 @@ class _Call:
             )
         except Exception:  # a closed client must not fail the work itself
             logger.debug("progress notification not delivered", exc_info=True)
+
+
+def _ref_of(spec: ServedTool | None, arguments: Any) -> str | None:
+    """The ref a papers tool was called with, echoed in its error."""
+    field = spec.ref_field if spec else None
+    ref = arguments.get(field) if field and isinstance(arguments, dict) else None
+    return ref if isinstance(ref, str) else None
 
 
 def _tool_result(rendered: Rendered) -> types.CallToolResult:
@@ -190,7 +197,7 @@ class DoigetServer:
                 )
             return _tool_result(envelope.success(await spec.call(arguments, _Call(ctx))))
         except DoigetError as error:
-            return _tool_result(envelope.failure(error, spec, arguments))
+            return _tool_result(envelope.failure(error, _ref_of(spec, arguments)))
         except Exception as exc:
             logger.exception("tool %s failed unexpectedly", params.name)
             internal = DoigetError(
@@ -198,7 +205,7 @@ class DoigetServer:
                 f"doiget failed unexpectedly ({type(exc).__name__}); the details are in its "
                 "log (stderr). Retry once; report it if it persists.",
             )
-            return _tool_result(envelope.failure(internal, spec, arguments))
+            return _tool_result(envelope.failure(internal, _ref_of(spec, arguments)))
 
     # -- resources ----------------------------------------------------------------
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from doiget.contract import NoArguments
+from doiget.envelopes import LIBRARY_ENVELOPE
 from doiget.library import contracts as c
 from doiget.runtime import Runtime
-from doiget.server.envelopes import LIBRARY_ENVELOPE
 from doiget.server.toolset import Hints, LazyCore, ServedTool, Tool, ToolCall, Toolset, describe
 
 if TYPE_CHECKING:

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, Final, cast
 from pydantic import Field, create_model
 
 from doiget.contract import LINK_SESSION, RequestT, SessionId, plain
+from doiget.envelopes import SCHOLAR_ENVELOPE
 from doiget.runtime import Runtime
 from doiget.scholar import contracts as c
-from doiget.server.envelopes import SCHOLAR_ENVELOPE
 from doiget.server.toolset import Hints, LazyCore, ServedTool, Tool, ToolCall, Toolset, describe
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from pydantic import BaseModel
 
 from doiget.contract import Closable, RequestT, parse
-from doiget.server.envelopes import PAPERS_ENVELOPE, Envelope
+from doiget.envelopes import PAPERS_ENVELOPE, Envelope
 from doiget.server.schema import input_schema, output_schema
 
 Result = dict[str, Any]

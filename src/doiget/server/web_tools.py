@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Final, Generic, TypeVar
 
 from pydantic import ConfigDict, RootModel
 
+from doiget.envelopes import WEB_ENVELOPE
 from doiget.runtime import Runtime
-from doiget.server.envelopes import WEB_ENVELOPE
 from doiget.server.toolset import (
     Hints,
     LazyCore,

@@ -1,7 +1,8 @@
-"""How each toolset's results and errors look on the wire.
+"""How each toolset's results and errors look, over MCP and from the command line.
 
 An envelope turns a handler's return value, or the :class:`DoigetError` it raised,
-into the structured content, the text and the isError flag of one MCP tool result.
+into the structured content, the text and the isError flag of one MCP tool result;
+the command line's ``--json`` prints the same text, so both faces say the same.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from doiget.contract import plain
 from doiget.errors import DenialReason, DoigetError, ErrorCode
 
 if TYPE_CHECKING:
-    from doiget.server.toolset import ServedTool
     from doiget.web.outcome import ResourceLink
 
 
@@ -42,7 +42,7 @@ class Envelope(Protocol):
     def success(self, value: Any) -> Rendered:
         """A handler's return value as a tool result."""
 
-    def failure(self, error: DoigetError, spec: ServedTool | None, arguments: Any) -> Rendered:
+    def failure(self, error: DoigetError, ref: str | None = None) -> Rendered:
         """A failure of the call as a tool result."""
 
 
@@ -53,11 +53,9 @@ class PapersEnvelope:
         value = plain(value)
         return Rendered(value, _json(value), value.get("ok") is False)
 
-    def failure(self, error: DoigetError, spec: ServedTool | None, arguments: Any) -> Rendered:
+    def failure(self, error: DoigetError, ref: str | None = None) -> Rendered:
         result: dict[str, Any] = {"ok": False}
-        field = spec.ref_field if spec else None
-        ref = arguments.get(field) if field and isinstance(arguments, dict) else None
-        if isinstance(ref, str):
+        if ref is not None:
             result["ref"] = ref
         result["error"] = error.to_dict()
         return Rendered(result, _json(result), True)
@@ -78,7 +76,7 @@ class ScholarEnvelope:
             return Rendered({"result": value}, _json(value), False)
         return Rendered(value, _json(value), False)
 
-    def failure(self, error: DoigetError, spec: ServedTool | None, arguments: Any) -> Rendered:
+    def failure(self, error: DoigetError, ref: str | None = None) -> Rendered:
         body = {"error": scholar_error_text(error)}
         return Rendered(body, _json(body), True)
 
@@ -107,9 +105,10 @@ class LibraryEnvelope:
         value = plain(value)
         return Rendered(value, _json(value), False)
 
-    def failure(self, error: DoigetError, spec: ServedTool | None, arguments: Any) -> Rendered:
+    def failure(self, error: DoigetError, ref: str | None = None) -> Rendered:
         code = "INVALID_ARGUMENT" if error.code is ErrorCode.INVALID_REF else error.code.value
-        body = {"error": {"code": code, "message": error.message, "details": error.details or {}}}
+        message = error.message
+        body = {"error": {"code": code, "message": message, "details": error.details or {}}}
         return Rendered(body, _json(body), True)
 
 
@@ -124,7 +123,7 @@ class WebEnvelope:
             return Rendered(value.body, _json(value.body), False, value.meta, value.link)
         return Rendered(value, _json(value), False)
 
-    def failure(self, error: DoigetError, spec: ServedTool | None, arguments: Any) -> Rendered:
+    def failure(self, error: DoigetError, ref: str | None = None) -> Rendered:
         from doiget.web.failure import failure_of
 
         body = {"error": failure_of(error).to_dict()}
