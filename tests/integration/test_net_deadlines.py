@@ -48,12 +48,20 @@ def short(env: dict[str, str], **limits: str) -> dict[str, str]:
     return {**env, **{f"DOIGET_{name.upper()}_TIMEOUT": value for name, value in limits.items()}}
 
 
-async def test_a_trickling_api_answer_is_one_request_then_fetch_timeout(
-    upstream: ReplayUpstream, doiget_env: dict[str, str]
+@pytest.mark.parametrize(
+    ("reply", "limit"),
+    [
+        (trickling("application/json"), "1"),  # a body that trickles
+        (Reply(200, b"{}", {"Content-Type": "application/json"}, delay=3.0), "0.5"),  # no headers
+    ],
+    ids=["trickling-body", "headers-never-come"],
+)
+async def test_a_slow_api_answer_is_one_request_then_fetch_timeout(
+    upstream: ReplayUpstream, doiget_env: dict[str, str], reply: Reply, limit: str
 ) -> None:
-    counted = Counted(trickling("application/json"))
+    counted = Counted(reply)
     upstream.responder("api.crossref.org", f"/works/{NATURE}", counted)
-    network = make_network(short(doiget_env, api="1"))
+    network = make_network(short(doiget_env, api=limit))
     try:
         with pytest.raises(DoigetError) as caught:
             await network.client("crossref").get_json(f"https://api.crossref.org/works/{NATURE}")
@@ -62,21 +70,6 @@ async def test_a_trickling_api_answer_is_one_request_then_fetch_timeout(
     assert caught.value.code is ErrorCode.FETCH_TIMEOUT
     assert "DOIGET_API_TIMEOUT" in caught.value.message
     assert "not retried" in caught.value.message
-    assert counted.count == 1
-
-
-async def test_headers_that_never_come_are_one_request_too(
-    upstream: ReplayUpstream, doiget_env: dict[str, str]
-) -> None:
-    counted = Counted(Reply(200, b"{}", {"Content-Type": "application/json"}, delay=3.0))
-    upstream.responder("api.crossref.org", f"/works/{NATURE}", counted)
-    network = make_network(short(doiget_env, api="0.5"))
-    try:
-        with pytest.raises(DoigetError) as caught:
-            await network.client("crossref").get_json(f"https://api.crossref.org/works/{NATURE}")
-    finally:
-        await network.aclose()
-    assert caught.value.code is ErrorCode.FETCH_TIMEOUT
     assert counted.count == 1
 
 
@@ -92,6 +85,16 @@ def _unpaywall_with(paths: list[str]) -> dict[str, Any]:
     return record
 
 
+async def _fetch_failure(env: dict[str, str]) -> DoigetError:
+    papers = make_papers(env)
+    try:
+        with pytest.raises(DoigetError) as caught:
+            await papers.fetch(c.PaperFetch(ref=NATURE))
+    finally:
+        await papers.aclose()
+    return caught.value
+
+
 async def test_a_trickling_pdf_ends_fetch_timeout_in_the_answer_and_the_row(
     upstream: ReplayUpstream, doiget_env: dict[str, str]
 ) -> None:
@@ -100,13 +103,7 @@ async def test_a_trickling_pdf_ends_fetch_timeout_in_the_answer_and_the_row(
     upstream.responder("europepmc.org", "/slow.pdf", counted)
     upstream.route("api.crossref.org", f"/works/{NATURE}", Reply(503, b""))
     env = short(doiget_env, pdf="1", api="2")
-    papers = make_papers(env)
-    try:
-        with pytest.raises(DoigetError) as caught:
-            await papers.fetch(c.PaperFetch(ref=NATURE))
-    finally:
-        await papers.aclose()
-    assert caught.value.code is ErrorCode.FETCH_TIMEOUT
+    assert (await _fetch_failure(env)).code is ErrorCode.FETCH_TIMEOUT
     assert counted.count == 1
     rows = [row for row in read_rows(Path(env["DOIGET_LOG_PATH"])) if row["event"] == "fetch"]
     assert [row["error_code"] for row in rows] == ["FETCH_TIMEOUT"]
@@ -126,13 +123,7 @@ async def test_the_call_deadline_spans_candidates(
     # The call gets 2 x 0.25 s + 1 s: the first candidate uses 1 s of it, the second
     # what is left, the third nothing.
     env = short(doiget_env, pdf="1", api="0.25")
-    papers = make_papers(env)
-    try:
-        with pytest.raises(DoigetError) as caught:
-            await papers.fetch(c.PaperFetch(ref=NATURE))
-    finally:
-        await papers.aclose()
-    assert caught.value.code is ErrorCode.FETCH_TIMEOUT
+    assert (await _fetch_failure(env)).code is ErrorCode.FETCH_TIMEOUT
     assert counters["/one.pdf"].count == 1
     assert counters["/three.pdf"].count == 0
 

@@ -225,20 +225,29 @@ class Papers:
         if request.dry_run:
             return self._plan(ref, metadata_only=True)
         resolution = await self._resolve_logged(ref)
-        async with self.store.locked_async(ref):
-            try:
-                await self._log_async(
-                    "metadata_only",
-                    ref,
-                    source=resolution.source,
-                    result="ok",
-                    license=resolution.license,
-                    path=str(self.store.metadata_path(ref)),
-                )
-            except DoigetError as log_error:
-                raise self._stopped(ref, log_error, resolution.consulted) from None
-            await self._write_entry(ref, resolution, self._doiget_fields(resolution))
+        try:
+            await self._store_metadata(ref, resolution, "metadata_only")
+        except DoigetError as error:
+            if error.code is ErrorCode.LOG_ERROR:
+                raise self._stopped(ref, error, resolution.consulted) from None
+            raise
         return self._metadata_result(resolution)
+
+    async def _store_metadata(
+        self, ref: Ref, resolution: Resolution, event: str, detail: str | None = None
+    ) -> None:
+        """Record, then write, the entry's metadata without a PDF (takes its lock)."""
+        async with self.store.locked_async(ref):
+            await self._log_async(
+                event,
+                ref,
+                source=resolution.source,
+                result="ok",
+                license=resolution.license,
+                path=str(self.store.metadata_path(ref)),
+                detail=detail,
+            )
+            await self._write_entry(ref, resolution, self._doiget_fields(resolution))
 
     async def fetch(self, request: c.PaperFetch) -> c.Fetched | c.FetchPlan:
         """Resolve, download the first candidate that is a real PDF, store it with its TOML.
@@ -281,17 +290,9 @@ class Papers:
                 failures.append(error)
                 await self._log_failure("fetch", ref, error, candidate.client)
         # No PDF: keep what we learned, so the metadata is not lost.
-        async with self.store.locked_async(ref):
-            await self._log_async(
-                "store_write",
-                ref,
-                source=resolution.source,
-                result="ok",
-                license=resolution.license,
-                path=str(self.store.metadata_path(ref)),
-                detail="metadata only: no candidate gave a PDF",
-            )
-            await self._write_entry(ref, resolution, self._doiget_fields(resolution))
+        await self._store_metadata(
+            ref, resolution, "store_write", "metadata only: no candidate gave a PDF"
+        )
         raise self._no_pdf_error(ref, resolution, failures)
 
     def _no_pdf_error(
