@@ -7,7 +7,17 @@ from pathlib import Path
 
 import pytest
 
+from doiget import redaction
 from replay import ReplayUpstream
+
+
+@pytest.fixture(autouse=True)
+def _secrets_of_this_test_only() -> Iterator[None]:
+    """Secrets a test configures in-process are forgotten when it ends."""
+    remembered = set(redaction._known)
+    yield
+    redaction._known.clear()
+    redaction._known.update(remembered)
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,9 @@
 
 Upstreams echo keys back in their error text, sometimes cut short or lower-cased,
 and libraries log full URLs. So a secret is matched case-insensitively, also
-percent-encoded, and any copy of its first 8 or more characters counts. Every
+percent-encoded, and any copy of its first 8 or more characters counts. A
+secret shorter than that counts only as a whole token (not inside a longer word),
+so a short test value like ``k`` cannot blank out every "k" of every message. Every
 configured secret is remembered here when the settings load; error messages,
 tool results, provenance details and every log record pass through
 :func:`redact_known`.
@@ -44,7 +46,10 @@ def _forms(secrets: Iterable[str]) -> list[str]:
 
 def _spans(lowered: str, form: str) -> Iterable[tuple[int, int]]:
     """Where ``form`` (or a copy of its first 8+ characters) occurs in ``lowered``."""
-    head = form[:PARTIAL_MIN_CHARS] if len(form) >= PARTIAL_MIN_CHARS else form
+    if len(form) < PARTIAL_MIN_CHARS:
+        yield from _whole_tokens(lowered, form)
+        return
+    head = form[:PARTIAL_MIN_CHARS]
     start = lowered.find(head)
     while start != -1:
         end = start + len(head)
@@ -52,6 +57,18 @@ def _spans(lowered: str, form: str) -> Iterable[tuple[int, int]]:
             end += 1
         yield start, end
         start = lowered.find(head, end)
+
+
+def _whole_tokens(lowered: str, form: str) -> Iterable[tuple[int, int]]:
+    """Where ``form`` occurs with no letter or digit right before or after it."""
+    start = lowered.find(form)
+    while start != -1:
+        end = start + len(form)
+        before = lowered[start - 1] if start else ""
+        after = lowered[end] if end < len(lowered) else ""
+        if not before.isalnum() and not after.isalnum():
+            yield start, end
+        start = lowered.find(form, start + 1)
 
 
 def redact_text(text: str, secrets: Iterable[str]) -> str:

@@ -35,6 +35,19 @@ def test_copies_shorter_than_eight_characters_are_left_alone() -> None:
     assert redact_text(f"a {SECRET[:7]} b", [SECRET]) == f"a {SECRET[:7]} b"
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("key=k&cx=1", f"key={REDACTED}&cx=1"),
+        ("check BRAVE_API_KEY and the key k.", f"check BRAVE_API_KEY and the key {REDACTED}."),
+        ("K", REDACTED),
+        ("Backend kind kk", "Backend kind kk"),
+    ],
+)
+def test_a_short_secret_counts_only_as_a_whole_token(text: str, expected: str) -> None:
+    assert redact_text(text, ["k"]) == expected
+
+
 def test_several_copies_and_overlapping_secrets() -> None:
     other = SECRET[:10] + "Different"
     text = f"{SECRET} and {other} and {SECRET[:9]}"
