@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from doiget import redaction
+
 from replay import ReplayUpstream
 
 

@@ -9,6 +9,9 @@ Rules:
   its key is set. Agreement without a key, or a key without agreement, refuses the
   start: a silent skip would hide a misconfiguration, and a key leaked from a parent
   shell must never enable a source nobody agreed to.
+- A granted TDM source is usable only when its code is installed: the sources are
+  the separate ``doiget-tdm`` distribution (the ``tdm`` extra), found through the
+  ``doiget.tdm`` entry points, so a default install holds no TDM code path at all.
 - Rate limits are the hard-coded ones of :mod:`doiget.upstreams.limits`.
 
 Which upstreams are opt-in and which are TDM publishers comes from their declarations
@@ -19,16 +22,29 @@ The profile is immutable; a changed environment takes effect only after a restar
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 from doiget.errors import DenialReason, DoigetError, ErrorCode, denied
 from doiget.secret import Secret
 from doiget.upstreams import Gate, Upstream, agree_var, all_upstreams, key_var
 from doiget.upstreams.limits import HARD_CODED, RateLimits
+
+# The entry-point group the TDM sources register under, and how to install them.
+TDM_ENTRY_POINTS: Final = "doiget.tdm"
+TDM_INSTALL: Final = "pip install -e '.[tdm]'"
+
+
+@functools.cache
+def installed_tdm_sources() -> frozenset[str]:
+    """The publishers whose TDM source is installed (read once: installs need a restart)."""
+    from importlib.metadata import entry_points
+
+    return frozenset(point.name for point in entry_points(group=TDM_ENTRY_POINTS))
 
 
 def opt_in_sources() -> tuple[Upstream, ...]:
@@ -139,11 +155,30 @@ class CapabilityProfile:
         """The TDM grants of this session."""
         return list(self.tdm)
 
+    def usable_tdm(self) -> list[TdmGrant]:
+        """The grants whose source is installed: the TDM sources a fetch may use."""
+        grants = self.grants()
+        if not grants:
+            return []
+        installed = installed_tdm_sources()
+        return [grant for grant in grants if grant.publisher in installed]
+
     def require_tdm(self, publisher: str) -> TdmGrant:
-        """The grant for ``publisher``, or a CAPABILITY_DENIED naming what to set."""
+        """The grant for ``publisher``, or a CAPABILITY_DENIED naming what to set or
+        install."""
         for grant in self.grants():
-            if grant.publisher == publisher:
+            if grant.publisher != publisher:
+                continue
+            if publisher in installed_tdm_sources():
                 return grant
+            raise denied(
+                ErrorCode.CAPABILITY_DENIED,
+                f"TDM access to {publisher} is granted, but the TDM sources are not "
+                f"installed: run {TDM_INSTALL} in the doiget checkout, then restart doiget.",
+                DenialReason.CAPABILITY_NOT_GRANTED,
+                source=f"tdm-{publisher}",
+                expected=sorted(installed_tdm_sources()),
+            )
         raise denied(
             ErrorCode.CAPABILITY_DENIED,
             f"TDM access to {publisher} is not granted in this session; set "
@@ -155,8 +190,10 @@ class CapabilityProfile:
 
     def banner(self) -> str:
         """The one-line stderr banner. It never holds any part of a key."""
+        usable = {grant.publisher for grant in self.usable_tdm()}
         tdm = ",".join(
-            f"{grant.publisher}(agreed={grant.agreed_at.isoformat().replace('+00:00', 'Z')})"
+            f"{grant.publisher}(agreed={_stamp(grant.agreed_at)}"
+            f"{'' if grant.publisher in usable else ',not installed'})"
             for grant in self.grants()
         )
         return (
@@ -164,16 +201,23 @@ class CapabilityProfile:
         )
 
     def to_redacted_dict(self) -> dict[str, Any]:
-        """The doiget_capability_profile payload: booleans, names and timestamps only."""
+        """The doiget_capability_profile payload: booleans, names and timestamps only.
+
+        ``tdm_<publisher>`` is true only when the grant is present *and* its source is
+        installed; ``tdm_not_installed`` names the granted ones that are not.
+        """
         grants = {grant.publisher: grant for grant in self.grants()}
+        usable = {grant.publisher for grant in self.usable_tdm()}
         return {
             "oa_enabled": True,
             "metadata_sources": self.metadata.enabled(),
-            "tdm_enabled": bool(grants),
-            **{f"tdm_{publisher}": publisher in grants for publisher in tdm_publishers()},
+            "tdm_enabled": bool(usable),
+            **{f"tdm_{publisher}": publisher in usable for publisher in tdm_publishers()},
+            "tdm_not_installed": sorted(set(grants) - usable),
             "rate_limit_per_sec": HARD_CODED.max_fetches_per_second,
-            "tdm_agreed_at": {
-                name: grant.agreed_at.isoformat().replace("+00:00", "Z")
-                for name, grant in grants.items()
-            },
+            "tdm_agreed_at": {name: _stamp(grant.agreed_at) for name, grant in grants.items()},
         }
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -361,3 +362,39 @@ async def test_404_is_not_found(upstream: ReplayUpstream, doiget_env: dict[str, 
         await network.aclose()
     assert caught.value.code is ErrorCode.NOT_FOUND
     assert len(upstream.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("https://link.springer.com/pdf/a", "https://www.nature.com/pdf/a"),
+        ("https://www.nature.com/articles/a.pdf", "https://link.springer.com/content/a.pdf"),
+    ],
+    ids=["springer-to-nature", "nature-to-springer"],
+)
+async def test_a_credential_header_never_follows_a_redirect_to_another_origin(
+    upstream: ReplayUpstream, doiget_env: dict[str, str], first: str, second: str
+) -> None:
+    """Only Accept headers cross origins; the key headers stay with the first host."""
+    start, target = urlsplit(first), urlsplit(second)
+    upstream.redirect(start.netloc, start.path, second)
+    upstream.fixture(target.netloc, target.path, STUB_PDF)
+    network = make_network(doiget_env)
+    headers = {
+        "Authorization": "Bearer hop-secret-0123456789",
+        "X-ELS-APIKey": "hop-secret-0123456789",
+        "x-api-key": "hop-secret-0123456789",
+        "Accept": "application/pdf",
+    }
+    try:
+        async with network.client("oa-publisher").download_pdf(
+            first, Path(doiget_env["DOIGET_DATA_DIR"]), headers=headers
+        ) as pdf:
+            assert pdf.size_bytes > 0
+    finally:
+        await network.aclose()
+    sent_first, sent_second = upstream.requests
+    assert sent_first.headers["authorization"] == "Bearer hop-secret-0123456789"
+    assert sent_second.headers["accept"] == "application/pdf"
+    assert not {"authorization", "x-els-apikey", "x-api-key"} & set(sent_second.headers)
+

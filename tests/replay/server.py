@@ -46,6 +46,10 @@ DEFAULT_HOSTS = (
     "link.aps.org",
     "www.sciencedirect.com",
     "linkinghub.elsevier.com",
+    # TDM publisher APIs.
+    "api.elsevier.com",
+    "harvest.aps.org",
+    "api.springernature.com",
     "www.ncbi.nlm.nih.gov",
     "evil.example",
     "cdn.example",

@@ -6,7 +6,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from doiget.capability import CapabilityProfile
+from doiget.capability import TDM_INSTALL, CapabilityProfile
 from doiget.cli.output import (
     JsonFlag,
     emit_json,
@@ -45,8 +45,13 @@ def _state(upstream: Upstream, profile: CapabilityProfile, settings: Settings) -
             return "enabled"
         return f"off (set {upstream.opt_in_var} to enable)"
     if upstream.gate is Gate.TDM:
-        agreed = profile.to_redacted_dict()["tdm_agreed_at"].get(upstream.name)
-        return f"granted (agreed {agreed})" if agreed else "not granted"
+        data = profile.to_redacted_dict()
+        agreed = data["tdm_agreed_at"].get(upstream.name)
+        if agreed is None:
+            return "not granted"
+        if upstream.name in data["tdm_not_installed"]:
+            return f"granted (agreed {agreed}) but not installed: run {TDM_INSTALL}"
+        return f"granted (agreed {agreed})"
     missing = [env for env in upstream.required if settings.value(env) is None]
     if missing:
         return f"not configured (set {' and '.join(missing)})"

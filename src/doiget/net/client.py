@@ -340,6 +340,7 @@ class SourceClient:
         *,
         max_bytes: int = BODY_CAP_BYTES,
         from_upstream: bool = True,
+        headers: Mapping[str, str] | None = None,
     ) -> AsyncIterator[DownloadedPdf]:
         """Download a PDF into a temp file in ``dest_dir`` and yield it.
 
@@ -354,7 +355,7 @@ class SourceClient:
             return await self._save_pdf(response, hops, cap, dest_dir)
 
         downloaded = await self._fetch(
-            "GET", url, None, None, None, (), from_upstream, self.timeouts.pdf, save
+            "GET", url, None, headers, None, (), from_upstream, self.timeouts.pdf, save
         )
         try:
             yield downloaded
@@ -398,12 +399,14 @@ class SourceClient:
         upgradable = from_upstream and self.allowlist.patterns is not None
         if upgradable and current.scheme == "http" and self.allowlist.allows(current.host):
             current = current.copy_with(scheme="https")
+        origin = (current.scheme, current.host, current.port)
         for hop in range(MAX_REDIRECTS + 1):
             try:
                 self._check_destination(current, hop)
             except (httpx.InvalidURL, UnicodeError) as exc:
                 raise self._unusable_url(str(current), exc) from None
-            request = _Request(method, current, headers, body)
+            same_origin = (current.scheme, current.host, current.port) == origin
+            request = _Request(method, current, _headers_for_hop(headers, same_origin), body)
             outcome = await self._attempts(request, hop, accept_status, timeouts, consume)
             if not isinstance(outcome, _Redirect):
                 return outcome
@@ -707,6 +710,19 @@ class SourceClient:
                 path.unlink()
             raise
         return DownloadedPdf(path, size, digest.hexdigest(), str(response.url))
+
+
+# The only request headers a redirect to another origin carries: a credential header
+# (Authorization, X-ELS-APIKey, x-api-key ...) never follows the request elsewhere.
+_PORTABLE_HEADERS: Final = frozenset({"accept", "accept-language"})
+
+
+def _headers_for_hop(
+    headers: Mapping[str, str] | None, same_origin: bool
+) -> Mapping[str, str] | None:
+    if headers is None or same_origin:
+        return headers
+    return {name: value for name, value in headers.items() if name.lower() in _PORTABLE_HEADERS}
 
 
 def _time_for(wait: float) -> bool:

@@ -304,6 +304,10 @@ class Capabilities(PapersReply):
     tdm_elsevier: bool | None = None
     tdm_aps: bool | None = None
     tdm_springer: bool | None = None
+    tdm_not_installed: Annotated[
+        list[str] | None,
+        Field(description="Granted TDM publishers whose source is not installed (the tdm extra)."),
+    ] = None
     rate_limit_per_sec: float | None = None
     tdm_agreed_at: dict[str, str] | None = None
 

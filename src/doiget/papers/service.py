@@ -21,6 +21,7 @@ from doiget.errors import DoigetError, ErrorCode
 from doiget.health import SCHEMA_VERSION
 from doiget.models import Work
 from doiget.net.allowlist import default_hosts
+from doiget.net.client import DownloadedPdf
 from doiget.net.deadline import call_deadline
 from doiget.net.network import Network
 from doiget.papers import contracts as c
@@ -28,6 +29,7 @@ from doiget.papers.index import PaperIndex
 from doiget.papers.provenance import ProvenanceLog
 from doiget.papers.resolver import PdfCandidate, Resolution, Resolver
 from doiget.papers.store import Entry, Store, work_to_fields
+from doiget.papers.tdm import grant_hint, load_source, publishers_for, source_name
 from doiget.refs import Ref, arxiv_ref_for, parse_ref
 from doiget.runtime import Runtime
 from doiget.upstreams.limits import HARD_CODED
@@ -86,7 +88,6 @@ class Papers:
         self.index = PaperIndex(self.store)
         self.log = ProvenanceLog(settings.log_path)
         self.resolver = Resolver(settings, runtime.profile, self.network)
-        self._capability = "oa"
         self._index_checked = False
 
     async def aclose(self) -> None:
@@ -107,7 +108,7 @@ class Papers:
         self.log.append(
             event,
             ref=ref.canonical if ref else None,
-            capability=self._capability,
+            capability=_capability_of(fields.get("source")),
             **fields,
         )
 
@@ -273,13 +274,26 @@ class Papers:
     async def _download_first(
         self, ref: Ref, resolution: Resolution, contacted: list[str]
     ) -> c.Fetched:
-        """Try the candidates in turn; each failure is recorded before the next is
-        asked. With no PDF, the metadata is stored (after its row) and the error raised."""
+        """Try the Open Access candidates in turn, then the granted TDM sources for the
+        ref's DOI prefix; each failure is recorded before the next is asked. With no
+        PDF, the metadata is stored (after its row) and the error raised."""
         failures: list[DoigetError] = []
-        for candidate in resolution.candidates:
-            contacted.append(candidate.client)
+        attempts = [
+            (candidate.client, functools.partial(self._try_candidate, ref, resolution, candidate))
+            for candidate in resolution.candidates
+        ]
+        granted = {grant.publisher for grant in self.runtime.profile.grants()}
+        ungranted = []
+        for publisher in publishers_for(ref):
+            if publisher.name in granted:
+                attempt = functools.partial(self._try_tdm, ref, resolution, publisher.name)
+                attempts.append((source_name(publisher.name), attempt))
+            else:
+                ungranted.append(publisher)
+        for source, attempt in attempts:
+            contacted.append(source)
             try:
-                return await self._try_candidate(ref, resolution, candidate)
+                return await attempt()
             except DoigetError as error:
                 if error.code in (
                     ErrorCode.LOG_ERROR,
@@ -288,22 +302,17 @@ class Papers:
                 ):
                     raise
                 failures.append(error)
-                await self._log_failure("fetch", ref, error, candidate.client)
+                await self._log_failure("fetch", ref, error, source)
         # No PDF: keep what we learned, so the metadata is not lost.
         await self._store_metadata(
             ref, resolution, "store_write", "metadata only: no candidate gave a PDF"
         )
-        raise self._no_pdf_error(ref, resolution, failures)
+        raise self._no_pdf_error(ref, failures, grant_hint(ungranted))
 
-    def _no_pdf_error(
-        self, ref: Ref, resolution: Resolution, failures: list[DoigetError]
-    ) -> DoigetError:
-        if not resolution.candidates:
-            hint = (
-                ""
-                if self.runtime.settings.email
-                else " Set DOIGET_EMAIL so Unpaywall can be asked."
-            )
+    def _no_pdf_error(self, ref: Ref, failures: list[DoigetError], hint: str) -> DoigetError:
+        if not failures:
+            if not self.runtime.settings.email:
+                hint += " Set DOIGET_EMAIL so Unpaywall can be asked."
             return DoigetError(
                 ErrorCode.NO_OA_AVAILABLE,
                 f"no Open Access copy of {ref} is known; its metadata was stored.{hint}",
@@ -314,8 +323,7 @@ class Papers:
             first = denials[0]
             return DoigetError(
                 first.code,
-                f"every Open Access candidate for {ref} was refused ({tried}); its metadata "
-                "was stored.",
+                f"every candidate for {ref} was refused ({tried}); its metadata was stored.{hint}",
                 first.denial,
             )
         codes = {failure.code for failure in failures}
@@ -328,7 +336,7 @@ class Papers:
             )
         return DoigetError(
             ErrorCode.NO_OA_AVAILABLE,
-            f"no candidate for {ref} gave a PDF ({tried}); its metadata was stored.",
+            f"no candidate for {ref} gave a PDF ({tried}); its metadata was stored.{hint}",
         )
 
     async def _try_candidate(
@@ -338,34 +346,40 @@ class Papers:
         async with client.download_pdf(candidate.url, self.store.root) as pdf:
             source = "arxiv" if candidate.client == "arxiv" else "oa-publisher"
             license_text = candidate.license or resolution.license
-            target = self.store.pdf_path(ref)
-            await self._log_async(
-                "fetch",
-                ref,
-                source=source,
-                result="ok",
-                license=license_text,
-                size=pdf.size_bytes,
-                detail=pdf.url,
+            return await self._keep(ref, resolution, pdf, source, license_text)
+
+    async def _try_tdm(self, ref: Ref, resolution: Resolution, publisher: str) -> c.Fetched:
+        """Fetch through a publisher's TDM API; the grant is the only way to its key."""
+        grant = self.runtime.profile.require_tdm(publisher)
+        source = load_source(publisher)
+        client = self.network.client(publisher)
+        async with source.download(ref.value, grant, client, self.store.root) as pdf:
+            return await self._keep(
+                ref, resolution, pdf, source_name(publisher), resolution.license
             )
-            async with self.store.locked_async(ref):
-                await self._log_async(
-                    "store_write",
-                    ref,
-                    source=source,
-                    result="ok",
-                    license=license_text,
-                    size=pdf.size_bytes,
-                    path=str(target),
-                )
-                fields = self._doiget_fields(
-                    resolution,
-                    size_bytes=pdf.size_bytes,
-                    sha256=pdf.sha256,
-                    pdf_source=source,
-                    license=license_text,
-                )
-                await self._write_entry(ref, resolution, fields, pdf.path)
+
+    async def _keep(
+        self,
+        ref: Ref,
+        resolution: Resolution,
+        pdf: DownloadedPdf,
+        source: str,
+        license_text: str | None,
+    ) -> c.Fetched:
+        """Record the download, then store the checked PDF and its TOML under the lock."""
+        target = self.store.pdf_path(ref)
+        logged = {"source": source, "result": "ok", "license": license_text, "size": pdf.size_bytes}
+        await self._log_async("fetch", ref, detail=pdf.url, **logged)
+        async with self.store.locked_async(ref):
+            await self._log_async("store_write", ref, path=str(target), **logged)
+            fields = self._doiget_fields(
+                resolution,
+                size_bytes=pdf.size_bytes,
+                sha256=pdf.sha256,
+                pdf_source=source,
+                license=license_text,
+            )
+            await self._write_entry(ref, resolution, fields, pdf.path)
         return c.Fetched(
             ok=True,
             ref=ref.canonical,
@@ -489,6 +503,12 @@ class Papers:
             pdf_sources.append(
                 c.PdfSource(key="arxiv", candidate_hosts=list(default_hosts("arxiv")))
             )
+            granted = {grant.publisher for grant in self.runtime.profile.usable_tdm()}
+            pdf_sources += [
+                c.PdfSource(key=source_name(u.name), candidate_hosts=list(u.hosts))
+                for u in publishers_for(ref)
+                if u.name in granted
+            ]
         loaded = list(dict.fromkeys([*metadata_sources, *(s.key for s in pdf_sources)]))
         return c.FetchPlan(
             ok=True,
@@ -609,6 +629,11 @@ class Papers:
 
         items = to_csl_many(self.works(request.refs))
         return c.CslExport(ok=True, count=len(items), items=items)
+
+
+def _capability_of(source: object) -> str:
+    """The capability a row's step used: ``tdm`` for a TDM source, else Open Access."""
+    return "tdm" if isinstance(source, str) and source.startswith("tdm-") else "oa"
 
 
 def _bounded_limit(limit: int) -> int:

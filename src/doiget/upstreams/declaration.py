@@ -105,6 +105,7 @@ class Upstream:
     opt-in source, and ``endpoint`` names the setting holding an operator's base URL.
     ``factory`` (``"module:function"``) builds the upstream's client object for a
     router; it is imported only when first needed, so a declaration stays cheap.
+    ``doi_prefixes`` scopes a TDM publisher: only DOIs under them are ever sent to it.
     """
 
     name: str
@@ -123,6 +124,11 @@ class Upstream:
     endpoint: str | None = None
     factory: str | None = None
     preference: int | None = None
+    doi_prefixes: tuple[str, ...] = ()
+
+    def serves_doi(self, doi: str) -> bool:
+        """Whether ``doi`` lies under one of the declared ``doi_prefixes``."""
+        return any(doi.lower().startswith(f"{prefix}/") for prefix in self.doi_prefixes)
 
     def setting(self, env: str) -> Setting:
         """The declared setting read from ``env`` (KeyError when not declared)."""

@@ -1,0 +1,1 @@
+"""doiget's TDM sources: one module per publisher, each reachable only with its grant."""
