@@ -1,17 +1,21 @@
 """Parsing and normalising paper references (DOIs, arXiv ids) and their store keys.
 
-The CLI accepts the wide forms people paste (``doi:``, resolver URLs, ``arXiv:``,
-arxiv.org links); MCP tools additionally apply a narrower input pattern.
-Everything that is not one of the accepted forms is an ``INVALID_REF`` whose
-message lists those forms, so the caller can correct the input in one step.
+The command line and the MCP tools accept the same wide forms people paste
+(``doi:``, resolver URLs, ``arXiv:``, arxiv.org links, old-style arXiv ids, DOIs with
+``:`` ``;`` ``<`` ``>``), all read by :func:`parse_ref`. Everything that is not one of
+them is an ``INVALID_REF`` whose message lists those forms, so the caller can correct
+the input in one step. What stays refused in every form: control characters and
+white space inside an id, ``.``/``..`` path parts, more than 256 characters.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
+import unicodedata
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
 from urllib.parse import unquote
 
 from doiget.errors import DoigetError, ErrorCode
@@ -20,11 +24,6 @@ RefKind = Literal["doi", "arxiv"]
 
 MAX_REF_LENGTH = 256
 SAFEKEY_MAX_BYTES = 192
-
-# The narrower ref form MCP tools accept: a DOI of plain characters or
-# an unversioned new-style arXiv id. Results that point an agent at doiget_fetch_paper
-# offer a ref only in this form.
-MCP_REF_PATTERN = r"^(10\.\d{4,9}/[A-Za-z0-9._/()-]+|arXiv:\d{4}\.\d{4,5}|\d{4}\.\d{4,5})$"
 
 ACCEPTED_FORMS = (
     "a DOI ('10.1234/abc', optionally prefixed 'doi:', 'https://doi.org/' or "
@@ -57,7 +56,6 @@ _ARXIV_NEW = re.compile(r"(?P<id>\d{4}\.\d{4,5})(?:v(?P<version>[1-9]\d{0,3}))?"
 _ARXIV_DOI = re.compile(r"10\.48550/arxiv\.(.+)", re.IGNORECASE)
 # "." and ".." path parts: ids become URL paths upstream, where these would move them.
 DOT_SEGMENT = re.compile(r"(?:^|[/:])\.{1,2}(?:/|$)")
-_MCP_REF = re.compile(MCP_REF_PATTERN)
 _ARXIV_OLD = re.compile(
     r"(?P<archive>[a-z]+(?:-[a-z]+)*)(?:\.(?P<subject>[a-z]{2}))?/(?P<number>\d{7})"
     r"(?:v(?P<version>[1-9]\d{0,3}))?",
@@ -106,6 +104,16 @@ def _invalid(raw: str, why: str) -> DoigetError:
     )
 
 
+_INVISIBLE: Final = "it holds a space, control or formatting character"
+
+
+def _has_invisible(text: str) -> bool:
+    """Whether ``text`` holds white space or a control, format (bidi, zero-width),
+    private-use or unassigned character: none belongs in an id, and some would make
+    the id read differently from what it is."""
+    return any(unicodedata.category(ch)[0] in "CZ" for ch in text)
+
+
 def _strip_prefix(text: str, prefixes: tuple[str, ...]) -> str | None:
     lowered = text.lower()
     for prefix in prefixes:
@@ -117,6 +125,8 @@ def _strip_prefix(text: str, prefixes: tuple[str, ...]) -> str | None:
 def _parse_doi(text: str, raw: str) -> Ref:
     # Resolver URLs may percent-encode the suffix; the bare forms are taken as typed.
     candidate = unquote(text) if "%" in text else text
+    if _has_invisible(candidate):
+        raise _invalid(raw, _INVISIBLE)
     if not _DOI.fullmatch(candidate):
         raise _invalid(raw, "a DOI is '10.' + 4-9 digits + '/' + a suffix without spaces")
     if DOT_SEGMENT.search(candidate):
@@ -149,6 +159,8 @@ def parse_ref(raw: str) -> Ref:
         raise _invalid(raw, "it is empty")
     if len(text) > MAX_REF_LENGTH:
         raise _invalid(raw, f"it is longer than {MAX_REF_LENGTH} characters")
+    if _has_invisible(text):
+        raise _invalid(raw, _INVISIBLE)
     doi_rest = _strip_prefix(text, _DOI_PREFIXES)
     if doi_rest is not None:
         return _parse_doi(doi_rest, raw)
@@ -222,16 +234,20 @@ def parse_arxiv_id(raw: str) -> Ref:
 
 
 def fetchable_ref(doi: str | None, arxiv_id: str | None, *, prefer: RefKind = "doi") -> str | None:
-    """A ref doiget_fetch_paper accepts for a work, or None when it has no such form.
+    """The ref to hand doiget_fetch_paper for a work, or None when it has neither id.
 
-    arXiv ids lose their version (the tool takes the latest); old-style arXiv ids and
-    DOIs with characters outside the MCP pattern have no such form.
+    arXiv ids (new and old style) lose their version: the tool takes the latest.
+    Whatever :func:`parse_ref` refuses is never offered.
     """
     candidates: list[str] = []
     if arxiv_id:
-        match = _ARXIV_NEW.fullmatch(arxiv_id.removeprefix("arXiv:"))
-        if match:
-            candidates.append(f"arXiv:{match.group('id')}")
+        with contextlib.suppress(DoigetError):
+            ref = parse_ref(arxiv_id if ":" in arxiv_id else f"arXiv:{arxiv_id}")
+            if ref.kind == "arxiv":
+                candidates.append(f"arXiv:{ref.value}")
     if doi:
-        candidates.insert(0 if prefer == "doi" else len(candidates), doi.lower())
-    return next((ref for ref in candidates if _MCP_REF.fullmatch(ref)), None)
+        with contextlib.suppress(DoigetError):
+            ref = parse_ref(doi)
+            if ref.kind == "doi":
+                candidates.insert(0 if prefer == "doi" else len(candidates), ref.value)
+    return candidates[0] if candidates else None

@@ -132,7 +132,8 @@ async def test_every_scholar_tool_end_to_end(
         pubmed_record = await scholar_call(session, "get_pubmed_paper", {"pmid": "38147649"})
         pubmed_bib = await scholar_call(session, "pubmed_to_bibtex", {"pmid": "38147649"})
     assert len(arxiv_hits) == 10 and arxiv_hits[0]["id"] == "2202.12139v1"
-    assert arxiv_paper["id"] == "quant-ph/0201082v1" and arxiv_paper["ref"] is None
+    assert arxiv_paper["id"] == "quant-ph/0201082v1"
+    assert arxiv_paper["ref"] == "arXiv:quant-ph/0201082"
     assert arxiv_paper["categories"] and arxiv_paper["primaryCategory"] == "quant-ph"
     assert "eprint = {quant-ph/0201082v1}" in arxiv_bib
     assert [hit["title"] for hit in s2_hits][1] == (

@@ -397,4 +397,3 @@ async def test_a_credential_header_never_follows_a_redirect_to_another_origin(
     assert sent_first.headers["authorization"] == "Bearer hop-secret-0123456789"
     assert sent_second.headers["accept"] == "application/pdf"
     assert not {"authorization", "x-els-apikey", "x-api-key"} & set(sent_second.headers)
-

@@ -252,13 +252,14 @@ async def test_metadata_only_and_dry_runs_never_reach_the_pdf_download(
     assert "metadata_only" in [row["event"] for row in rows]
 
 
-async def test_batch_validates_every_ref_before_any_work(
+async def test_a_batch_plan_names_every_bad_ref_before_any_work(
     upstream: ReplayUpstream, doiget_env: dict[str, str]
 ) -> None:
     papers = make_papers(doiget_env)
+    refs = [NATURE, "not a ref", "2104.12255", "also bad"]
     try:
         with pytest.raises(DoigetError) as caught:
-            await papers.batch(c.BatchFetch(refs=[NATURE, "not a ref", "2104.12255", "also bad"]))
+            await papers.batch(c.BatchFetch(refs=refs, dry_run=True))
     finally:
         await papers.aclose()
     assert caught.value.code is ErrorCode.INVALID_REF

@@ -57,7 +57,8 @@ CASES = [
 
 
 def test_there_are_patterned_fields_to_check() -> None:
-    assert len(CASES) >= 8
+    # Refs are read by the ref parser, not a pattern (tests/e2e/test_mcp_refs.py).
+    assert len(CASES) >= 4
 
 
 @pytest.mark.parametrize(("model", "field"), CASES, ids=[f"{m.__name__}.{f}" for m, f in CASES])

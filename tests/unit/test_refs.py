@@ -8,8 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from doiget.contract import parse
 from doiget.errors import DoigetError, ErrorCode
-from doiget.refs import SAFEKEY_MAX_BYTES, Ref, parse_ref, safekey
+from doiget.papers.contracts import PaperFetchArgs
+from doiget.refs import DOT_SEGMENT, SAFEKEY_MAX_BYTES, Ref, parse_ref, safekey
 
 
 @pytest.mark.parametrize(
@@ -136,3 +138,17 @@ def test_dois_with_dot_path_parts_are_refused(raw: str) -> None:
     with pytest.raises(DoigetError) as caught:
         parse_ref(raw)
     assert caught.value.code is ErrorCode.INVALID_REF and "path parts" in caught.value.message
+
+
+# The papers spec's narrow ref pattern: every ref it matches is still taken, except
+# '.'/'..' path parts, which no form may hold.
+SPEC_REF_PATTERN = r"^(10\.\d{4,9}/[A-Za-z0-9._/()-]+|arXiv:\d{4}\.\d{4,5}|\d{4}\.\d{4,5})$"
+
+
+@given(st.from_regex(SPEC_REF_PATTERN, fullmatch=True))
+def test_every_ref_of_the_spec_pattern_is_taken_by_the_mcp_tools(ref: str) -> None:
+    if DOT_SEGMENT.search(ref) or len(ref) > 256:
+        with pytest.raises(DoigetError):
+            parse(PaperFetchArgs, {"ref": ref})
+    else:
+        assert parse(PaperFetchArgs, {"ref": ref}).ref == ref

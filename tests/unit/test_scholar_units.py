@@ -110,13 +110,18 @@ def test_ids_that_would_move_the_url_path_are_refused(given: str) -> None:
     assert caught.value.code is ErrorCode.INVALID_REF and "path part" in caught.value.message
 
 
-def test_fetchable_ref_takes_only_forms_doiget_fetch_paper_accepts() -> None:
+def test_fetchable_ref_offers_every_id_doiget_fetch_paper_reads() -> None:
     assert fetchable_ref(None, "2202.12139v1", prefer="arxiv") == "arXiv:2202.12139"
     assert fetchable_ref("10.1109/x.1", "2202.12139v1", prefer="arxiv") == "arXiv:2202.12139"
     assert fetchable_ref("10.1109/x.1", "2202.12139v1") == "10.1109/x.1"
-    assert fetchable_ref("10.1023/a:1007154515475", None) is None  # ':' is outside the pattern
-    assert fetchable_ref("10.1023/a:1007154515475", "2202.12139") == "arXiv:2202.12139"
-    assert fetchable_ref(None, "astro-ph/0601001v1") is None
+    assert fetchable_ref("10.1023/A:1007154515475", None) == "10.1023/a:1007154515475"
+    assert fetchable_ref("10.1023/a:1007154515475", "2202.12139") == "10.1023/a:1007154515475"
+    assert fetchable_ref(None, "hep-th/9901001v2") == "arXiv:hep-th/9901001"
+    assert fetchable_ref(None, "math.GT/0309136") == "arXiv:math.GT/0309136"
+    assert fetchable_ref("10.1234/has space", "not-an-id") is None
+    assert fetchable_ref("10.1234/../etc", None) is None
+    assert fetchable_ref(None, None) is None
+    assert fetchable_ref(None, "astro-ph/0601001v1") == "arXiv:astro-ph/0601001"
 
 
 # -- input checks --------------------------------------------------------------------

@@ -164,7 +164,7 @@ def batch(
         return
 
     async def work(papers: Papers) -> c.BatchFetched | c.BatchPlans:
-        papers.validate_batch(refs)
+        papers.read_batch(refs)
         columns = (TextColumn("fetching"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=Console(stderr=True), transient=as_json) as bar:
             task = bar.add_task("batch", total=len(refs))

@@ -1,9 +1,11 @@
 """The papers tools' contracts: each tool's request model and the shape of its result.
 
 The core's requests take a ref as text in any form :func:`doiget.refs.parse_ref`
-reads (the command line's); each MCP tool parses its arguments into a subclass that
-first holds refs to the narrow form MCP tools accept (a DOI of plain characters or a
-new-style arXiv id). Results are ``{ok: true, ...}`` or ``{ok: false, ref?, error}``,
+reads; each MCP tool parses its arguments into a subclass that checks a single ref
+through that same parser (so both faces take the same forms, and the spec's narrow
+pattern is a subset of them). A batch's refs are checked one by one in the core, so
+one bad ref is its own ``INVALID_REF`` row and the others are still fetched.
+Results are ``{ok: true, ...}`` or ``{ok: false, ref?, error}``,
 with only the fields that apply.
 """
 
@@ -11,17 +13,33 @@ with only the fields that apply.
 # compile, which keeps building the models cheap at start-up.
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
-from doiget.contract import NULLABLE, Hint, NoArguments, Reply, Request
-from doiget.refs import MCP_REF_PATTERN
+from doiget.contract import NULLABLE, NoArguments, Reply, Request
+from doiget.errors import DoigetError
+from doiget.refs import ACCEPTED_FORMS, MAX_REF_LENGTH, parse_ref
+
+_REF_DESCRIPTION = f"The paper: {ACCEPTED_FORMS}."
+
+
+def _readable_ref(text: str) -> str:
+    """``text`` when :func:`parse_ref` reads it; its INVALID_REF message otherwise."""
+    try:
+        parse_ref(text)
+    except DoigetError as error:
+        raise ValueError(error.message) from None
+    return text
+
 
 PaperRef = Annotated[
     str,
-    Field(min_length=7, max_length=256, pattern=MCP_REF_PATTERN),
-    Hint("must be a DOI ('10.1234/abc') or an arXiv id ('2401.12345', 'arXiv:2401.12345')"),
+    Field(max_length=MAX_REF_LENGTH, description=_REF_DESCRIPTION),
+    AfterValidator(_readable_ref),
 ]
+# A batch's refs: each is read in the core, so a bad one fails alone, in its row.
+BatchRef = Annotated[str, Field(max_length=4 * MAX_REF_LENGTH, description=_REF_DESCRIPTION)]
 PaperRefs = Annotated[list[PaperRef], Field(min_length=1, max_length=100)]
+BatchRefs = Annotated[list[BatchRef], Field(min_length=1, max_length=100)]
 # Any ref the core reads; the core says what is wrong with one it cannot read.
 AnyRef = str
 DryRun = Annotated[bool, Field(description="Return the plan only: no network, file or log.")]
@@ -98,7 +116,7 @@ class PaperFetchArgs(PaperFetch):
 
 
 class BatchFetchArgs(BatchFetch):
-    refs: PaperRefs
+    refs: BatchRefs
 
 
 class PaperExportArgs(PaperExport):

@@ -395,20 +395,23 @@ class Papers:
         self, request: c.BatchFetch, *, progress: BatchProgress | None = None
     ) -> c.BatchFetched | c.BatchPlans:
         """Fetch up to 100 refs concurrently under the rate gate; one result row per ref.
+        A ref that cannot be read is its own INVALID_REF row; the others still run.
 
         With ``dry_run``, every ref's plan instead, after validating them all.
         """
         ref_texts = request.refs
-        refs = self.validate_batch(ref_texts)
         if request.dry_run:
+            plans = [self._plan(ref, metadata_only=False) for ref in self.validate_batch(ref_texts)]
             return c.BatchPlans(
-                ok=True,
-                dry_run=True,
-                results=[self._plan(ref, metadata_only=False) for ref in refs],
-                rate_limit_budget=self._budget(),
+                ok=True, dry_run=True, results=plans, rate_limit_budget=self._budget()
             )
-        results: list[c.BatchRow | None] = [None] * len(refs)
-        done = 0
+        readings = self.read_batch(ref_texts)
+        results: list[c.BatchRow | None] = [
+            failed_row(text, reading) if isinstance(reading, DoigetError) else None
+            for text, reading in zip(ref_texts, readings, strict=True)
+        ]
+        refs = {position: ref for position, ref in enumerate(readings) if isinstance(ref, Ref)}
+        done = len(ref_texts) - len(refs)
         first_index: dict[str, int] = {}
         log_failure: DoigetError | None = None
 
@@ -432,17 +435,17 @@ class Papers:
             results[position] = row
             done += 1
             if progress is not None:
-                maybe = progress(done, len(refs), row)
+                maybe = progress(done, len(ref_texts), row)
                 if maybe is not None:
                     await maybe
 
         async with anyio.create_task_group() as tasks:
-            for position, ref in enumerate(refs):
+            for position, ref in refs.items():
                 if ref.canonical in first_index:
                     continue
                 first_index[ref.canonical] = position
                 tasks.start_soon(run, position, ref)
-        for position, ref in enumerate(refs):
+        for position, ref in refs.items():
             if results[position] is None and log_failure is not None:
                 results[position] = failed_row(ref_texts[position], _not_attempted(log_failure))
             elif results[position] is None:
@@ -458,8 +461,8 @@ class Papers:
             summary=c.BatchSummary(total=len(rows), ok=succeeded, failed=len(rows) - succeeded),
         )
 
-    def validate_batch(self, ref_texts: Sequence[str]) -> list[Ref]:
-        """Parse every ref before any work; name all the bad ones at once."""
+    def read_batch(self, ref_texts: Sequence[str]) -> list[Ref | DoigetError]:
+        """Each ref parsed, or the INVALID_REF it is; refuses a batch of no or too many refs."""
         if not ref_texts:
             raise DoigetError(ErrorCode.INVALID_REF, "the batch is empty; give 1-100 refs.")
         if len(ref_texts) > BATCH_MAX:
@@ -467,20 +470,29 @@ class Papers:
                 ErrorCode.INVALID_REF,
                 f"{len(ref_texts)} refs given; a batch takes at most {BATCH_MAX}. Split it.",
             )
-        refs: list[Ref] = []
-        bad: list[str] = []
+        readings: list[Ref | DoigetError] = []
         for text in ref_texts:
             try:
-                refs.append(parse_ref(text))
-            except DoigetError:
-                bad.append(repr(text)[:80])
+                readings.append(parse_ref(text))
+            except DoigetError as error:
+                readings.append(error)
+        return readings
+
+    def validate_batch(self, ref_texts: Sequence[str]) -> list[Ref]:
+        """Every ref parsed, or one INVALID_REF naming all the bad ones (for plans)."""
+        readings = self.read_batch(ref_texts)
+        bad = [
+            repr(text)[:80]
+            for text, reading in zip(ref_texts, readings, strict=True)
+            if isinstance(reading, DoigetError)
+        ]
         if bad:
             raise DoigetError(
                 ErrorCode.INVALID_REF,
                 f"{len(bad)} ref(s) are not DOIs or arXiv ids: {', '.join(bad[:10])}; "
-                "nothing was fetched. Fix or remove them and retry.",
+                "nothing was planned. Fix or remove them and retry.",
             )
-        return refs
+        return [reading for reading in readings if isinstance(reading, Ref)]
 
     @staticmethod
     def _budget() -> c.Budget:
