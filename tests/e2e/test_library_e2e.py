@@ -59,7 +59,8 @@ async def test_index_and_search_over_mcp(
         names = {tool.name for tool in (await session.list_tools()).tools}
         assert names == LIBRARY_TOOLS
         failed, listed = await _call(session, "list_projects", {})
-        assert not failed and [p["id"] for p in listed["projects"]] == ["lab/papers"]
+        assert not failed
+        assert [p["id"] for p in listed["projects"]] == ["doiget/papers", "lab/papers"]
 
         result = await session.call_tool(
             "index_papers",
@@ -98,7 +99,10 @@ async def test_index_and_search_over_mcp(
 
         failed, unknown = await _call(session, "find_chunks", {"project": "x/y", "query": "q"})
         assert failed and unknown["error"]["code"] == "INVALID_PROJECT"
-        assert unknown["error"]["details"]["available_projects"] == ["lab/papers"]
+        assert unknown["error"]["details"]["available_projects"] == [
+            "doiget/papers",
+            "lab/papers",
+        ]
         failed, bad = await _call(
             session, "query_hybrid", {"project": "lab/papers", "query": "q", "top_k": 0}
         )
@@ -122,7 +126,8 @@ def test_index_and_query_from_the_cli(upstream: ReplayUpstream, doiget_env: dict
     assert text.returncode == 0 and "p. 3" in text.stdout
 
     listed = doiget("projects", "list", "--json", env=doiget_env)
-    assert json.loads(listed.stdout)["projects"][0]["collection"] == "proj-lab-papers"
+    collections = [p["collection"] for p in json.loads(listed.stdout)["projects"]]
+    assert collections == ["proj-doiget-papers", "proj-lab-papers"]
     refused = doiget("projects", "remove", "lab/papers", env=doiget_env, stdin="n\n")
     assert refused.returncode == 1
     removed = doiget("projects", "remove", "lab/papers", "--yes", env=doiget_env)

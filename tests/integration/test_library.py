@@ -272,7 +272,7 @@ async def test_unknown_project_lists_the_available_ones(tmp_path: Path) -> None:
     assert error.code is ErrorCode.INVALID_PROJECT
     assert error.details == {
         "project_id": "lab/nope",
-        "available_projects": ["lab/dense-only", "lab/ice", "lab/other"],
+        "available_projects": ["doiget/papers", "lab/dense-only", "lab/ice", "lab/other"],
     }
     assert "lab/ice" in error.message
 

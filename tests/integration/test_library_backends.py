@@ -73,5 +73,5 @@ async def test_sqlite_and_qdrant_agree(tmp_path: Path) -> None:
 def test_qdrant_local_mode_opens_through_the_service(tmp_path: Path) -> None:
     library = _library(tmp_path, open_qdrant(location=":memory:"))
     listed = plain(anyio.run(library.list_projects))
-    assert listed["projects"][0]["collection"] == "proj-lab-both"
+    assert [p["collection"] for p in listed["projects"]] == ["proj-doiget-papers", "proj-lab-both"]
     assert anyio.run(library.inspect, build(CollectionQuery, project="lab/both")).size == 0

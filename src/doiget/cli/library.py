@@ -33,6 +33,7 @@ from doiget.library.projects import (
     DEFAULT_CHUNK_TOKENS,
     DEFAULT_EMBED_MODEL,
     DEFAULT_MAX_CHARS,
+    DEFAULT_PROJECT_ID,
     TOP_K_CEILING,
     Project,
     check_project_id,
@@ -189,7 +190,12 @@ def index(
     refs: Annotated[
         list[str] | None, typer.Argument(help="Stored refs (DOIs, arXiv ids) or PDF files.")
     ] = None,
-    project_id: Annotated[str, typer.Option("--project", "-p", help="Project to index into.")] = "",
+    project_id: Annotated[
+        str, typer.Option("--project", "-p", help="Project to index into.")
+    ] = DEFAULT_PROJECT_ID,
+    create: Annotated[
+        bool, typer.Option("--create", help="Create the project when it does not exist.")
+    ] = False,
     everything: Annotated[
         bool, typer.Option("--all", help="Every stored paper that has a PDF.")
     ] = False,
@@ -202,8 +208,6 @@ def index(
     from doiget.library.documents import select
     from doiget.papers.store import Store
 
-    if not project_id:
-        raise DoigetError(ErrorCode.INVALID_REF, "name the project: --project NAMESPACE/NAME")
     names = refs or []
     if not names and not everything:
         raise DoigetError(ErrorCode.INVALID_REF, "give refs or PDF files to index, or --all")
@@ -224,6 +228,7 @@ def index(
     )
 
     async def work(library: Library) -> c.IndexReport:
+        library.project(project_id, create=create)  # before any work
         with Progress(*columns, console=Console(stderr=True), transient=as_json) as bar:
             task = bar.add_task("loading model", total=len(selection.documents))
 

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import Field
 
 from doiget.contract import NULLABLE, Reply, Request
+from doiget.library.projects import DEFAULT_PROJECT_ID
 
 ProjectId = Annotated[
     str,
@@ -91,14 +92,28 @@ class StoreChunksArgs(StoreChunks):
 
 
 class IndexPapers(Request):
-    """Stored papers to index into a project."""
+    """Stored papers to index into a project (the default project unless named)."""
 
-    project: ProjectId
+    project: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=200,
+            description=f"'namespace/name'; default {DEFAULT_PROJECT_ID!r}, which always exists.",
+        ),
+    ] = DEFAULT_PROJECT_ID
     refs: Annotated[
         list[Annotated[str, Field(min_length=1, max_length=300)]],
         Field(min_length=1, max_length=100),
     ]
     force_rebuild: bool = False
+    create: Annotated[
+        bool,
+        Field(
+            description="Create the project (default settings, hybrid on) when it does not "
+            "exist; without it an unknown project is INVALID_PROJECT."
+        ),
+    ] = False
 
 
 # -- results ---------------------------------------------------------------------------

@@ -1,5 +1,10 @@
 """Projects: named passage collections, configured in config.toml's ``[projects]`` table.
 
+One project always exists: ``doiget/papers`` (:data:`DEFAULT_PROJECT_ID`), for the
+papers in the store, with the default settings (hybrid on), so an agent can index
+and query with no one configuring anything. Configuring it in ``[projects]``
+replaces those settings.
+
 ``[projects."ns/name"]`` holds collection, embed_model, hybrid_enabled,
 max_chars_per_chunk, top_k_max, chunk_tokens and chunk_overlap; every key but the
 table name is optional. ``doiget projects add|remove`` rewrite the file atomically
@@ -15,6 +20,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from filelock import FileLock
+
 from doiget.errors import DoigetError, ErrorCode
 
 DEFAULT_EMBED_MODEL: Final = "sentence-transformers/all-MiniLM-L6-v2"
@@ -28,6 +35,7 @@ DEFAULT_CHUNK_OVERLAP: Final = 32
 CHUNK_TOKENS_RANGE: Final = (32, 512)
 PROJECT_ID: Final = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}/[a-z0-9][a-z0-9._-]{0,63}$")
 PROJECT_ID_HINT: Final = "'namespace/name': lower-case letters, digits, '.', '_' or '-'"
+DEFAULT_PROJECT_ID: Final = "doiget/papers"
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,13 +119,20 @@ def project_from_table(project_id: str, table: Any, where: str) -> Project:
     )
 
 
+def new_project(project_id: str) -> Project:
+    """A project with the default settings (check the id first)."""
+    return Project(id=project_id, collection=default_collection(project_id))
+
+
 def projects_from_config(table: Any, where: str) -> dict[str, Project]:
-    """Every project of a config file's ``[projects]`` table, by id."""
+    """Every project of a config file's ``[projects]`` table, by id, plus the default
+    project when the file does not configure it."""
     if table is None:
-        return {}
+        table = {}
     if not isinstance(table, dict):
         raise _invalid(f'[projects] in {where} must hold tables like [projects."ns/name"].')
     projects = {pid: project_from_table(pid, body, where) for pid, body in table.items()}
+    projects.setdefault(DEFAULT_PROJECT_ID, new_project(DEFAULT_PROJECT_ID))
     collections = [project.collection for project in projects.values()]
     duplicates = sorted({name for name in collections if collections.count(name) > 1})
     if duplicates:
@@ -143,17 +158,30 @@ def _write(config_path: Path, document: dict[str, Any]) -> None:
     write_atomic(config_path, tomli_w.dumps(document).encode("utf-8"))
 
 
+def _editing(config_path: Path) -> FileLock:
+    """The lock that makes read-modify-write of the config file one step across
+    processes (two servers creating projects at once both keep theirs)."""
+    config_path.parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(f"{config_path}.lock")
+
+
 def save_project(config_path: Path, project: Project) -> None:
     """Add or replace ``project`` in the config file."""
-    document = _read(config_path)
-    table = document.setdefault("projects", {})
-    projects_from_config(table | {project.id: project.to_table()}, str(config_path))
-    table[project.id] = project.to_table()
-    _write(config_path, document)
+    with _editing(config_path):
+        document = _read(config_path)
+        table = document.setdefault("projects", {})
+        projects_from_config(table | {project.id: project.to_table()}, str(config_path))
+        table[project.id] = project.to_table()
+        _write(config_path, document)
 
 
 def delete_project(config_path: Path, project_id: str) -> bool:
     """Remove ``project_id`` from the config file; False when it was not there."""
+    with _editing(config_path):
+        return _delete(config_path, project_id)
+
+
+def _delete(config_path: Path, project_id: str) -> bool:
     document = _read(config_path)
     table = document.get("projects")
     if not isinstance(table, dict) or project_id not in table:

@@ -28,7 +28,14 @@ from doiget.library.index.base import (
     PassageIndex,
     StoredChunk,
 )
-from doiget.library.projects import DEFAULT_TOP_K, Project, projects_from_config
+from doiget.library.projects import (
+    DEFAULT_TOP_K,
+    Project,
+    check_project_id,
+    new_project,
+    projects_from_config,
+    save_project,
+)
 
 if TYPE_CHECKING:
     from doiget.config import Settings
@@ -87,7 +94,7 @@ class Library:
 
     def __init__(self, settings: Settings, index: PassageIndex | None = None) -> None:
         self.settings = settings
-        self.projects: Mapping[str, Project] = projects_from_config(
+        self.projects: dict[str, Project] = projects_from_config(
             settings.projects_table, str(settings.config_path)
         )
         self._index = index
@@ -126,22 +133,25 @@ class Library:
 
         return embedder_for(model, self.settings.embed_model_path)
 
-    def project(self, project_id: str) -> Project:
-        """The configured project, or INVALID_PROJECT naming the ones that exist."""
+    def project(self, project_id: str, *, create: bool = False) -> Project:
+        """The project, or INVALID_PROJECT naming the ones that exist. With ``create``,
+        an unknown (well-formed) id becomes a new project with the default settings,
+        saved in config.toml."""
         project = self.projects.get(project_id)
-        if project is None:
-            available = sorted(self.projects)
-            hint = (
-                f"Available projects: {available}."
-                if available
-                else "No project is configured yet: add one with `doiget projects add NS/NAME`."
-            )
-            raise DoigetError(
-                ErrorCode.INVALID_PROJECT,
-                f"Project {project_id[:80]!r} not found. {hint}",
-                details={"project_id": project_id, "available_projects": available},
-            )
-        return project
+        if project is not None:
+            return project
+        if create:
+            project = new_project(check_project_id(project_id))
+            save_project(self.settings.config_path, project)
+            self.projects[project.id] = project
+            return project
+        available = sorted(self.projects)
+        raise DoigetError(
+            ErrorCode.INVALID_PROJECT,
+            f"Project {project_id[:80]!r} not found. Available projects: {available}; "
+            "pass create to make a new one.",
+            details={"project_id": project_id, "available_projects": available},
+        )
 
     async def _bounded(self, tool: str, work: Callable[[], T]) -> T:
         """Run blocking ``work`` in a thread within the tool's time limit."""

@@ -58,7 +58,8 @@ class LibraryTools:
         from doiget.papers.store import Store
 
         library = self.library
-        library.project(request.project)  # an unknown project fails before any work
+        # An unknown project fails before any work, unless the call asks to create it.
+        library.project(request.project, create=request.create)
         selection = select(Store(self.runtime.settings.store_root), refs=request.refs)
         return await library.index_documents(
             request.project,
@@ -81,7 +82,7 @@ def library_toolset(runtime: Runtime) -> Toolset:
                 outputs="projects.",
                 costs="Reads the configuration.",
                 side_effects="None.",
-                limits="Projects are added with 'doiget projects add'.",
+                limits="'doiget/papers' always exists; index_papers with create adds one.",
             ),
             NoArguments,
             c.Projects,
@@ -166,11 +167,15 @@ def library_toolset(runtime: Runtime) -> Toolset:
             describe(
                 when="Make stored papers (doiget_fetch_paper) searchable with find_chunks / "
                 "query_hybrid.",
-                inputs="project; refs of stored papers; force_rebuild.",
+                inputs="refs of stored papers; project (default 'doiget/papers', which "
+                "always exists); create: make the project if it does not exist; "
+                "force_rebuild.",
                 outputs="One report per paper: indexed, or skipped with its reason (not "
-                "stored, no PDF, no text). Also EMBEDDING_MISMATCH.",
+                "stored, no PDF, no text). Also INVALID_PROJECT (an unknown project without "
+                "create), EMBEDDING_MISMATCH.",
                 costs="Seconds per paper (CPU). Progress notifications with a progressToken.",
-                side_effects="Replaces each indexed paper's chunks in the project.",
+                side_effects="Replaces each indexed paper's chunks in the project; with "
+                "create, adds the project to config.toml.",
                 limits="No time limit.",
             ),
             c.IndexPapers,
