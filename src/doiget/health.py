@@ -38,6 +38,11 @@ def check_health(settings: Settings) -> dict[str, Any]:
         "log_path": str(settings.log_path),
         "log_writable": log_problem is None,
         "toolsets": list(settings.toolsets),
+        "data_dir": str(settings.data_dir),
+        "config_path": str(settings.config_path),
+        "config_exists": settings.config_path.is_file(),
+        # Without a contact address Unpaywall, the main source of OA links, is skipped.
+        "email_set": bool(settings.email),
     }
     problems = [p for p in (store_problem, log_problem) if p is not None]
     if problems:

@@ -356,3 +356,25 @@ async def test_a_slow_search_times_out_and_the_index_keeps_serving(tmp_path: Pat
         assert again["count"] == 5
     finally:
         await library.aclose()
+
+
+@pytest.mark.parametrize("dim", [4, 768])
+async def test_the_project_model_fixes_the_vector_size_from_the_first_store(
+    tmp_path: Path, dim: int
+) -> None:
+    """An empty MiniLM collection refuses vectors of another size said to be MiniLM's;
+    nothing is created, and MiniLM-sized vectors are then taken."""
+    library = _library(tmp_path)
+    try:
+        with pytest.raises(DoigetError) as refused:
+            await _store(library, "lab/ice", _items(2, dim=dim))
+        assert refused.value.code is ErrorCode.EMBEDDING_MISMATCH
+        assert refused.value.details == {
+            "project_model": "sentence-transformers/all-MiniLM-L6-v2",
+            "model_dimension": 384,
+            "given_dimension": dim,
+        }
+        assert (await _inspect(library, "lab/ice"))["size"] == 0
+        assert (await _store(library, "lab/ice", _items(2)))["chunks_written"] == 2
+    finally:
+        await library.aclose()

@@ -358,3 +358,33 @@ async def test_unwritable_provenance_log_stops_the_fetch_before_any_pdf_request(
     assert failed.value.code is ErrorCode.LOG_ERROR
     assert upstream.requests_to("europepmc.org") == []
     assert not list(Path(doiget_env["DOIGET_STORE_ROOT"]).glob("*.pdf"))
+
+
+async def test_a_plan_without_a_contact_address_does_not_list_unpaywall(
+    doiget_env: dict[str, str],
+) -> None:
+    env = {k: v for k, v in doiget_env.items() if k != "DOIGET_EMAIL"}
+    for environment, expected in ((doiget_env, ["crossref", "unpaywall"]), (env, ["crossref"])):
+        papers = make_papers(environment)
+        try:
+            plan = plain(await papers.fetch(c.PaperFetch(ref=NATURE, dry_run=True)))
+        finally:
+            await papers.aclose()
+        assert plan["plan"]["metadata_sources"] == expected
+
+
+async def test_a_drifted_crossref_answer_keeps_its_denial_when_nothing_else_answers(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    upstream.json("api.crossref.org", f"/works/{NATURE}", {"status": "ok"})  # no message
+    upstream.route("api.unpaywall.org", f"/v2/{NATURE}", Reply(503, b"down"))
+    papers = make_papers(doiget_env)
+    try:
+        with pytest.raises(DoigetError) as caught:
+            await papers.resolve(c.PaperLookup(ref=NATURE))
+    finally:
+        await papers.aclose()
+    assert caught.value.code is ErrorCode.NETWORK_ERROR
+    assert caught.value.denial is not None
+    assert caught.value.denial.reason is DenialReason.SCHEMA_DRIFT
+    assert caught.value.denial.source == "crossref"

@@ -24,7 +24,11 @@ def serve(
         ),
     ] = None,
 ) -> None:
-    """Run the MCP server over stdio (stdout carries JSON-RPC frames only)."""
+    """Run the MCP server over stdio (stdout carries JSON-RPC frames only).
+
+    It waits for an MCP client on stdin: an MCP host (Claude Desktop, an IDE) starts it
+    itself. Started by hand it shows the banner and waits; Ctrl-D ends it.
+    """
     serve_stdio = state(ctx).serve
     if serve_stdio is None:
         raise DoigetError(ErrorCode.INTERNAL_ERROR, "serve runs through the doiget program.")

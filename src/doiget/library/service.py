@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import anyio
 
 from doiget.errors import DoigetError, ErrorCode
+from doiget.installed import LIBRARY_INSTALL
 from doiget.library import contracts as c
 from doiget.library.fusion import fuse, unit_interval
 from doiget.library.index.base import (
@@ -110,8 +111,8 @@ class Library:
             except ImportError as exc:
                 raise DoigetError(
                     ErrorCode.INDEX_UNAVAILABLE,
-                    f"the passage index needs {exc.name or 'a library dependency'}; install the "
-                    "library extra: pip install 'doiget[library]'.",
+                    f"the passage index needs {exc.name or 'a library dependency'}: "
+                    f"{LIBRARY_INSTALL}.",
                 ) from exc
         return self._index
 
@@ -296,6 +297,7 @@ class Library:
                 details={"models": sorted(models), "dimensions": sorted(dimensions)},
             )
         model, dimension = models.pop(), dimensions.pop()
+        self._check_model_dimension(project, model, dimension)
         warnings: list[str] = []
         records = []
         for item in items:
@@ -314,6 +316,29 @@ class Library:
         return c.ChunksWritten(
             chunks_written=written, project=project.id, embed_model=model, warnings=warnings
         )
+
+    def _check_model_dimension(self, project: Project, model: str, dimension: int) -> None:
+        """Vectors said to be the project's model must have that model's size, even in
+        an empty collection: queries are embedded with it, so any other size could
+        never be searched."""
+        if model != project.embed_model:
+            return
+        from doiget.library.embedding import declared_dimension
+
+        expected = declared_dimension(model, self.settings.embed_model_path)
+        if expected is not None and expected != dimension:
+            raise DoigetError(
+                ErrorCode.EMBEDDING_MISMATCH,
+                f"project {project.id!r} embeds with {model}, whose vectors have size "
+                f"{expected}; these have size {dimension}. Embed the chunks with {model}, or "
+                "name the model they were made with in metadata.embed_model (with "
+                "force_rebuild, which drops the collection).",
+                details={
+                    "project_model": model,
+                    "model_dimension": expected,
+                    "given_dimension": dimension,
+                },
+            )
 
     async def search(self, request: c.ChunkSearch, *, hybrid: bool = False) -> c.Passages:
         """find_chunks (dense) or query_hybrid (dense + BM25 fused)."""

@@ -301,8 +301,12 @@ class LocalHit(PapersModel):
     doi: Annotated[str | None, NULLABLE] = None
     arxiv_id: Annotated[str | None, NULLABLE] = None
     fetched_at: Annotated[str | None, NULLABLE] = None
-    has_pdf: bool
-    path: Annotated[str | None, NULLABLE] = None
+    has_pdf: Annotated[bool, Field(description="Whether the entry has a stored PDF.")]
+    path: Annotated[
+        str | None,
+        NULLABLE,
+        Field(description="The stored PDF's local path; null for a metadata-only entry."),
+    ] = None
 
 
 class Listing(PapersReply):
@@ -340,6 +344,13 @@ class Health(PapersReply):
     log_path: str | None = None
     log_writable: bool | None = None
     toolsets: list[str] | None = None
+    data_dir: str | None = None
+    config_path: str | None = None
+    config_exists: bool | None = None
+    email_set: Annotated[
+        bool | None,
+        Field(description="Whether DOIGET_EMAIL is set; without it Unpaywall is skipped."),
+    ] = None
     problems: list[str] | None = None
 
 

@@ -104,9 +104,13 @@ class _Failures:
             )
         codes = {error.code for error in self.errors}
         code = ErrorCode.FETCH_TIMEOUT if codes == {ErrorCode.FETCH_TIMEOUT} else None
+        # A source that was refused or answered out of shape keeps its denial, so the
+        # agent sees why (schema_drift, a redirect off the allowlist ...).
+        denial = next((error.denial for error in self.errors if error.denial), None)
         return DoigetError(
             code or ErrorCode.NETWORK_ERROR,
             f"no metadata source answered for {doi} ({'; '.join(self.notes)}); try again later.",
+            denial,
         )
 
 
@@ -122,7 +126,8 @@ class Resolver:
         """The upstreams a resolution of ``ref`` consults, in order (for plans too)."""
         if arxiv_ref_for(ref) is not None:
             return ["arxiv"]
-        sources = ["crossref", "unpaywall"]
+        # Unpaywall is asked only with a contact address (its terms require one).
+        sources = ["crossref", "unpaywall"] if self.settings.email else ["crossref"]
         enabled = self.profile.metadata
         sources += [
             name

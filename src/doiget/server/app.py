@@ -12,7 +12,8 @@ import base64
 import logging
 import os
 import signal
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import cached_property
 from typing import Any, Final
@@ -26,6 +27,7 @@ from mcp.shared.exceptions import MCPError
 from doiget import __version__
 from doiget.envelopes import PAPERS_ENVELOPE, Rendered
 from doiget.errors import DoigetError, ErrorCode
+from doiget.installed import servable
 from doiget.redaction import redact_known, redact_value
 from doiget.runtime import Runtime
 from doiget.server.framing import checked_stdio
@@ -35,14 +37,27 @@ from doiget.server.toolset import ServedTool, Toolset
 
 logger = logging.getLogger("doiget.server")
 
+WAITING_NOTE: Final = (
+    "doiget serve: waiting for an MCP client on stdin (JSON-RPC); this is not an interactive "
+    "shell. Add doiget to your MCP client's configuration instead (see the README); "
+    "Ctrl-D ends it."
+)
 INSTRUCTIONS: Final = "doiget finds, resolves, fetches and cites scholarly papers."
 RESOURCE_PAGE: Final = 500
 RESOURCE_NOT_FOUND: Final = -32002
 
 
-def build_toolsets(runtime: Runtime) -> list[Toolset]:
-    """The toolsets the settings select; a toolset not selected is not even imported."""
-    return [_factory(name)(runtime) for name in runtime.settings.toolsets]
+def served_toolsets(runtime: Runtime) -> tuple[str, ...]:
+    """The selected toolsets this install can run; each one left out is said on stderr."""
+    served, off = servable(runtime.settings.toolsets)
+    for name, reason in off.items():
+        logger.warning("the %s toolset is off: it %s", name, reason)
+    return served
+
+
+def build_toolsets(runtime: Runtime, names: Sequence[str]) -> list[Toolset]:
+    """The toolsets ``names``; a toolset not named is not even imported."""
+    return [_factory(name)(runtime) for name in names]
 
 
 def _factory(name: str) -> Callable[[Runtime], Toolset]:
@@ -128,14 +143,15 @@ class DoigetServer:
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        self.listing = listing(runtime.settings.toolsets)
+        self.served = served_toolsets(runtime)
+        self.listing = listing(self.served)
         self._toolsets: list[Toolset] | None = None
 
     @property
     def toolsets(self) -> list[Toolset]:
         """The selected toolsets, built on first use."""
         if self._toolsets is None:
-            self._toolsets = build_toolsets(self.runtime)
+            self._toolsets = build_toolsets(self.runtime, self.served)
         return self._toolsets
 
     @cached_property
@@ -312,6 +328,9 @@ async def serve_stdio(runtime: Runtime) -> None:
     app = DoigetServer(runtime)
     server = app.build()
     sigterm = _Sigterm()
+    if sys.stdin.isatty():
+        # Started by hand: say what it is waiting for (stderr; stdout is JSON-RPC only).
+        print(WAITING_NOTE, file=sys.stderr, flush=True)
     try:
         async with checked_stdio() as (stdin, stdout, rejected):
             async with (

@@ -234,7 +234,9 @@ def papers_toolset(runtime: Runtime) -> Toolset:
             describe(
                 when="Find stored papers by words of title, authors, venue, abstract or year.",
                 inputs="query (the last word may be a prefix); limit.",
-                outputs="count and results, best first.",
+                outputs="count and results, best first: each {ref, key, title, authors, year, "
+                "venue, doi, arxiv_id, fetched_at, has_pdf, path (the stored PDF's path, null "
+                "without one)}.",
                 costs=_LOCAL,
                 side_effects="May rebuild a stale local index.",
                 limits="Only the local library.",
@@ -249,7 +251,7 @@ def papers_toolset(runtime: Runtime) -> Toolset:
             describe(
                 when="The papers most recently added to the library.",
                 inputs="limit.",
-                outputs="count and results, newest first.",
+                outputs="count and results, newest first, rows as doiget_search_local's.",
                 costs=_LOCAL,
                 side_effects="May rebuild a stale local index.",
                 limits="Only the local library.",

@@ -74,7 +74,7 @@ def generated() -> Manifest:
                     for tool in toolset.tools
                 ],
             }
-            for toolset in build_toolsets(runtime)
+            for toolset in build_toolsets(runtime, KNOWN_TOOLSETS)
         }
 
 
