@@ -15,10 +15,15 @@ SqliteIndex.upsert in batches. The index is closed, then measured:
 
 Query embedding is left out everywhere (it is the same model call for every size).
 Then ingestion: the PDF fixtures through ingest.prepare (read, section, chunk,
-embed), next to the model's raw encode rate on the same chunk texts.
+embed), next to the model's raw encode rate on the same chunk texts. Last, the
+first query of a fresh process, as a person and an agent meet it: one fixture PDF
+indexed into the default project, then `doiget query` run as a new process, and a
+spawned `doiget serve` answering its first find_chunks (time from the call to the
+answer, after initialize).
 
     python benchmarks/library_latency.py                        # 10,000 and 100,000
     python benchmarks/library_latency.py --sizes 10000 --no-ingest
+    python benchmarks/library_latency.py --sizes "" --no-ingest  # first query only
 
 Targets at 100,000 chunks: open <= 0.5 s, find_chunks p50 <= 60 ms,
 query_hybrid p50 <= 120 ms.
@@ -381,7 +386,7 @@ def measure_ingest(folders: Sequence[Path], rounds: int) -> None:
     embedder = embedder_for(DEFAULT_EMBED_MODEL, Path(configured) if configured else None)
     project = Project(id=PROJECT_ID, collection=default_collection(PROJECT_ID))
     started = time.perf_counter()
-    embedder.embed(["warm up"])
+    embedder.warm(queries=False)
     embedder.count_tokens("warm up")
     load_s = time.perf_counter() - started
 
@@ -466,6 +471,81 @@ def measure_ingest(folders: Sequence[Path], rounds: int) -> None:
     )
 
 
+# -- the first query of a fresh process ---------------------------------------------
+
+FIRST_QUESTION = "reports exported as HTML with interactive charts"
+FIRST_TARGET_S = 1.5
+
+
+def _fresh_env(data: Path) -> dict[str, str]:
+    keep = {k: v for k, v in os.environ.items() if not k.startswith("DOIGET_")}
+    return keep | {
+        "DOIGET_DATA_DIR": str(data / "data"),
+        "DOIGET_CONFIG": str(data / "config.toml"),
+        "DOIGET_STORE_ROOT": str(data / "papers"),
+        "DOIGET_LOG_PATH": str(data / "provenance.jsonl"),
+    }
+
+
+def _doiget(env: dict[str, str], *args: str) -> float:
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "doiget", *args], env=env, check=True, capture_output=True
+    )
+    return time.perf_counter() - started
+
+
+async def _first_mcp_query(env: dict[str, str]) -> tuple[float, float]:
+    """(seconds to initialize, seconds for the first find_chunks) of a spawned server."""
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "doiget", "serve", "--toolsets", "library"], env=env
+    )
+    started = time.perf_counter()
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        ready = time.perf_counter()
+        result = await session.call_tool(
+            "find_chunks", {"project": "doiget/papers", "query": FIRST_QUESTION}
+        )
+        answered = time.perf_counter()
+    assert not result.is_error, result
+    return ready - started, answered - ready
+
+
+def measure_first_query(folders: Sequence[Path], rounds: int) -> None:
+    import anyio
+
+    pdf = next(p for p in fixture_pdfs(folders) if "jose" in p.name)
+    with tempfile.TemporaryDirectory() as scratch:
+        env = _fresh_env(Path(scratch))
+        _doiget(env, "index", str(pdf))
+        cli = [
+            _doiget(env, "query", "doiget/papers", FIRST_QUESTION, "--json") for _ in range(rounds)
+        ]
+        hybrid = [
+            _doiget(env, "query", "doiget/papers", FIRST_QUESTION, "--hybrid", "--json")
+            for _ in range(rounds)
+        ]
+        baseline = [_doiget(env, "--version") for _ in range(rounds)]
+        mcp = [anyio.run(_first_mcp_query, env) for _ in range(rounds)]
+    print(f"## first query of a fresh process (median of {rounds}; target {FIRST_TARGET_S} s)")
+    print()
+    print("| what | seconds |")
+    print("|---|---|")
+    for label, seconds in (
+        ("`doiget --version` (interpreter + CLI start, for scale)", statistics.median(baseline)),
+        ("`doiget query` (find_chunks), whole process", statistics.median(cli)),
+        ("`doiget query --hybrid` (query_hybrid), whole process", statistics.median(hybrid)),
+        ("MCP server start to initialize", statistics.median(m[0] for m in mcp)),
+        ("MCP first find_chunks call to its answer", statistics.median(m[1] for m in mcp)),
+    ):
+        print(f"| {label} | {seconds:.2f} |")
+    print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000", help="comma list of chunk counts")
@@ -475,6 +555,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="ingestion repeats")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--no-ingest", action="store_true")
+    parser.add_argument("--no-first-query", action="store_true")
     parser.add_argument("--pdfs", type=Path, action="append", help="PDF folder (repeatable)")
     args = parser.parse_args()
 
@@ -487,6 +568,8 @@ def main() -> None:
         measure_size(size, args)
     if not args.no_ingest:
         measure_ingest(args.pdfs or FIXTURE_PDFS, args.rounds)
+    if not args.no_first_query:
+        measure_first_query(args.pdfs or FIXTURE_PDFS, args.rounds)
 
 
 if __name__ == "__main__":

@@ -304,7 +304,7 @@ async def test_embedding_mismatch_by_name_and_dimension_and_force_rebuild(tmp_pa
             await _store(library, "lab/ice", _items(3, dim=8))
         assert by_dimension.value.code is ErrorCode.EMBEDDING_MISMATCH
         assert by_dimension.value.details is not None
-        assert by_dimension.value.details["collection_dimension"] == 384
+        assert by_dimension.value.details["model_dimension"] == 384
         with pytest.raises(DoigetError) as by_name:
             await _store(library, "lab/ice", _items(3, model="other/model"))
         assert by_name.value.code is ErrorCode.EMBEDDING_MISMATCH

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger("doiget.library.embedding")
 
 BATCH_SIZE: Final = 64
+# Up to this many texts go to the light query encoder (see SentenceTransformerEmbedder).
+LIGHT_MAX_TEXTS: Final = 8
 INSTALL_HINT: Final = f"install the library extra: {LIBRARY_INSTALL}"
 
 
@@ -44,6 +46,9 @@ class Embedder(Protocol):
 
     def count_tokens(self, text: str) -> int:
         """Model tokens in ``text`` (without the special tokens)."""
+
+    def warm(self, *, queries: bool) -> None:
+        """Load what embedding needs (for a few queries, or for documents)."""
 
 
 def _unavailable(model: str, why: str) -> DoigetError:
@@ -79,15 +84,10 @@ def model_folder(model: str, configured: Path | None) -> Path:
         ) from exc
 
 
-def declared_dimension(model: str, configured: Path | None) -> int | None:
-    """The vector size ``model``'s own files declare (read without loading it), or
-    None when its files are not on this machine."""
+def _declared_size(folder: Path) -> int | None:
+    """The vector size the model files in ``folder`` declare, or None."""
     import json
 
-    try:
-        folder = model_folder(model, configured)
-    except DoigetError:
-        return None
     for name, key in (
         ("1_Pooling/config.json", "word_embedding_dimension"),
         ("config.json", "hidden_size"),
@@ -101,13 +101,30 @@ def declared_dimension(model: str, configured: Path | None) -> int | None:
     return None
 
 
+def declared_dimension(model: str, configured: Path | None) -> int | None:
+    """The vector size ``model``'s own files declare (read without loading it), or
+    None when its files are not on this machine."""
+    try:
+        folder = model_folder(model, configured)
+    except DoigetError:
+        return None
+    return _declared_size(folder)
+
+
 class SentenceTransformerEmbedder:
-    """A sentence-transformers model, loaded on first use from a local folder."""
+    """A sentence-transformers model, loaded on first use from a local folder.
+
+    A few texts at a time (a query) are embedded by :mod:`doiget.library.bert` when
+    it computes this model exactly and the full model is not loaded yet: the same
+    vectors without importing torch, so a fresh process answers its first query
+    fast. Larger batches (indexing) load sentence-transformers.
+    """
 
     def __init__(self, model_id: str, folder: Path) -> None:
         self.model_id = model_id
         self.folder = folder
         self._model: Any = None
+        self._light: Any = None  # a BertEncoder, False when it cannot run this model
         self._tokenizer: Any = None
         self._lock = threading.Lock()
 
@@ -130,8 +147,32 @@ class SentenceTransformerEmbedder:
                 logger.info("embedding model %s loaded from %s", self.model_id, self.folder)
         return self._model
 
+    def _light_encoder(self) -> Any:
+        """The NumPy encoder of this model, or None when it cannot compute it."""
+        with self._lock:
+            if self._light is None:
+                self._light = False
+                try:
+                    from doiget.library.bert import BertEncoder, supported
+
+                    if supported(self.folder):
+                        self._light = BertEncoder(self.folder)
+                except Exception:  # any trouble: the full model answers instead
+                    logger.debug("query encoder unavailable for %s", self.model_id, exc_info=True)
+        return self._light or None
+
+    def warm(self, *, queries: bool) -> None:
+        """Load what embedding needs now, outside any tool's time limit: for queries
+        the light encoder when it can run this model, else (and for indexing) the
+        full model."""
+        if not (queries and self._model is None and self._light_encoder() is not None):
+            self._load()
+
     @property
     def dimension(self) -> int:
+        declared = _declared_size(self.folder)
+        if declared is not None:
+            return declared
         model = self._load()
         size = (
             model.get_embedding_dimension()
@@ -143,15 +184,22 @@ class SentenceTransformerEmbedder:
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         import numpy as np
 
-        model = self._load()
+        light = (
+            self._light_encoder() if self._model is None and len(texts) <= LIGHT_MAX_TEXTS else None
+        )
         try:
-            vectors = model.encode(
-                list(texts),
-                batch_size=BATCH_SIZE,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
+            if light is not None:
+                vectors = light.encode(texts)
+            else:
+                vectors = self._load().encode(
+                    list(texts),
+                    batch_size=BATCH_SIZE,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                )
+        except DoigetError:
+            raise
         except Exception as exc:
             raise _unavailable(self.model_id, f"encoding failed: {exc}") from exc
         array = np.asarray(vectors, dtype=np.float32)

@@ -171,10 +171,11 @@ class Library:
                 details={"tool": tool, "timeout_seconds": limit},
             ) from None
 
-    async def _warm(self, model: str) -> Embedder:
-        """The model loaded outside any time limit (its first load takes seconds)."""
+    async def _warm(self, model: str, *, queries: bool) -> Embedder:
+        """What embedding needs, loaded outside any time limit (the full model takes
+        seconds; the query encoder a fraction of one)."""
         embedder = self.embedder(model)
-        await anyio.to_thread.run_sync(lambda: embedder.dimension)
+        await anyio.to_thread.run_sync(functools.partial(embedder.warm, queries=queries))
         return embedder
 
     def _collection(self, project: Project) -> CollectionInfo | None:
@@ -358,7 +359,7 @@ class Library:
         if info is None:
             items: list[c.Passage] = []
         else:
-            embedder = await self._warm(info.embed_model)
+            embedder = await self._warm(info.embed_model, queries=True)
             hits, chunks = await self._bounded(
                 tool,
                 lambda: self._ranked(project, embedder, query, wanted, conditions, hybrid),
@@ -441,7 +442,7 @@ class Library:
         from doiget.library.pdftext import UnusableDocument
 
         project = self.project(project_id)
-        embedder = await self._warm(project.embed_model)
+        embedder = await self._warm(project.embed_model, queries=False)
         await anyio.to_thread.run_sync(
             self._ensure_collection, project, project.embed_model, embedder.dimension, force_rebuild
         )
