@@ -14,9 +14,8 @@ from typing import Final
 from urllib.parse import quote
 
 from doiget.capability import TdmGrant
-from doiget.errors import DoigetError
 from doiget.net.client import DownloadedPdf, SourceClient
-from doiget_tdm.grant import key_of, not_entitled, refused_key
+from doiget_tdm.grant import key_of, key_refusals
 
 API: Final = "https://harvest.aps.org/v2/journals/articles"
 
@@ -36,15 +35,11 @@ class ApsTdm:
             "Accept": "application/pdf",
         }
         url = f"{API}/{quote(doi, safe='/')}"
-        try:
+        with key_refusals(self.publisher, doi, "APS Harvest"):
             async with client.download_pdf(
                 url, dest_dir, headers=headers, from_upstream=False
             ) as pdf:
                 yield pdf
-        except DoigetError as error:
-            if refused_key(error):
-                raise not_entitled(self.publisher, doi, "APS Harvest refused the key") from None
-            raise
 
 
 SOURCE: Final = ApsTdm()

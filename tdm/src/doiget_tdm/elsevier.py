@@ -16,9 +16,8 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from doiget.capability import TdmGrant
-from doiget.errors import DoigetError
 from doiget.net.client import DownloadedPdf, SourceClient
-from doiget_tdm.grant import key_of, not_entitled, refused_key
+from doiget_tdm.grant import key_of, key_refusals, not_entitled
 
 API: Final = "https://api.elsevier.com/content/article"
 
@@ -48,12 +47,8 @@ class ElsevierTdm:
         """The article's PDF, after Elsevier confirmed the key is entitled to it."""
         key = {"X-ELS-APIKey": key_of(grant, self.publisher)}
         path = quote(doi, safe="/")
-        try:
+        with key_refusals(self.publisher, doi, "Elsevier"):
             document = await client.get_json(f"{API}/entitlement/doi/{path}", headers=key)
-        except DoigetError as error:
-            if refused_key(error):
-                raise not_entitled(self.publisher, doi, "Elsevier refused the key") from None
-            raise
         try:
             entitled, message = _entitled(document)
         except ValueError:
@@ -62,15 +57,11 @@ class ElsevierTdm:
             why = f"Elsevier says the key is not entitled ({message or 'no reason given'})"
             raise not_entitled(self.publisher, doi, why)
         headers = {**key, "Accept": "application/pdf"}
-        try:
+        with key_refusals(self.publisher, doi, "Elsevier"):
             async with client.download_pdf(
                 f"{API}/doi/{path}", dest_dir, headers=headers, from_upstream=False
             ) as pdf:
                 yield pdf
-        except DoigetError as error:
-            if refused_key(error):
-                raise not_entitled(self.publisher, doi, "Elsevier refused the key") from None
-            raise
 
 
 SOURCE: Final = ElsevierTdm()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from doiget.capability import TdmGrant
 from doiget.errors import DenialReason, DoigetError, ErrorCode, denied
 
@@ -31,6 +34,13 @@ def not_entitled(publisher: str, doi: str, why: str) -> DoigetError:
     )
 
 
-def refused_key(error: DoigetError) -> bool:
-    """Whether ``error`` is the publisher turning the key away (HTTP 401 or 403)."""
-    return (error.details or {}).get("status") in (401, 403)
+@contextmanager
+def key_refusals(publisher: str, doi: str, who: str) -> Iterator[None]:
+    """Within the block, the publisher turning the key away (HTTP 401 or 403) is an
+    entitlement denial; every other error passes as it is."""
+    try:
+        yield
+    except DoigetError as error:
+        if (error.details or {}).get("status") in (401, 403):
+            raise not_entitled(publisher, doi, f"{who} refused the key") from None
+        raise

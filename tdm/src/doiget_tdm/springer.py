@@ -16,9 +16,8 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from doiget.capability import TdmGrant
-from doiget.errors import DoigetError
 from doiget.net.client import DownloadedPdf, SourceClient
-from doiget_tdm.grant import key_of, not_entitled, refused_key
+from doiget_tdm.grant import key_of, key_refusals, not_entitled
 
 API: Final = "https://api.springernature.com/openaccess/json"
 PDF_HOST: Final = "link.springer.com"
@@ -59,12 +58,8 @@ class SpringerTdm:
     ) -> AsyncIterator[DownloadedPdf]:
         """The article's PDF, once Springer Nature's Open Access API lists it as open."""
         params = {"q": f"doi:{doi}", "api_key": key_of(grant, self.publisher)}
-        try:
+        with key_refusals(self.publisher, doi, "Springer Nature"):
             document = await client.get_json(API, params=params)
-        except DoigetError as error:
-            if refused_key(error):
-                raise not_entitled(self.publisher, doi, "Springer Nature refused the key") from None
-            raise
         try:
             record = _record(document, doi)
         except ValueError:
