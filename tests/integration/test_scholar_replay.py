@@ -134,7 +134,12 @@ async def test_arxiv_date_orders_are_sent_as_asked(
 @pytest.mark.parametrize(
     ("given", "id_list", "fixture", "expected"),
     [
-        ("astro-ph/0601001", "astro-ph/0601001", "id_list-astro-ph_0601001.atom", None),
+        (
+            "astro-ph/0601001",
+            "astro-ph/0601001",
+            "id_list-astro-ph_0601001.atom",
+            "arXiv:astro-ph/0601001",
+        ),
         ("arXiv:2104.12255v1", "2104.12255v1", "id_list-2104.12255v1.atom", "arXiv:2104.12255"),
     ],
 )
