@@ -20,6 +20,7 @@ import platformdirs
 
 from doiget.errors import DoigetError, ErrorCode
 from doiget.hostmap import HostMap, parse_host_map
+from doiget.httpconfig import HttpSettings, http_settings
 from doiget.redaction import remember_secrets
 from doiget.secret import Secret
 from doiget.upstreams import Redaction, Setting, Upstream, all_upstreams
@@ -133,6 +134,52 @@ CORE_SETTINGS: tuple[Setting, ...] = (
         "=0 turns the web cache off (large results then come back inline)",
         config_key="web_cache",
     ),
+    Setting(
+        "DOIGET_HTTP_HOST",
+        "serve --http: address to bind (default 127.0.0.1)",
+        config_key="http_host",
+    ),
+    Setting("DOIGET_HTTP_PORT", "serve --http: port (default 8765)", config_key="http_port"),
+    Setting(
+        "DOIGET_HTTP_TOKENS_FILE",
+        "serve --http: file of bearer tokens, one per line (16+ characters each)",
+        config_key="http_tokens_file",
+    ),
+    Setting(
+        "DOIGET_HTTP_TOKENS",
+        "serve --http: bearer tokens as a comma list (besides or instead of the file)",
+        redaction=Redaction.VALUE,
+    ),
+    Setting(
+        "DOIGET_HTTP_INSECURE_NO_AUTH",
+        "=1 serves without authentication; refused unless the bind address is loopback",
+    ),
+    Setting(
+        "DOIGET_HTTP_ALLOWED_HOSTS",
+        "serve --http: Host header names clients use (name or name:port, comma list); "
+        "loopback names are allowed on a loopback bind",
+        config_key="http_allowed_hosts",
+    ),
+    Setting(
+        "DOIGET_HTTP_ALLOWED_ORIGINS",
+        "serve --http: browser origins allowed (and CORS on for them); default none",
+        config_key="http_allowed_origins",
+    ),
+    Setting(
+        "DOIGET_HTTP_RATE",
+        "serve --http: requests a minute per token (default 600)",
+        config_key="http_rate",
+    ),
+    Setting(
+        "DOIGET_HTTP_MAX_BODY",
+        "serve --http: largest request body in bytes (default 4 MiB)",
+        config_key="http_max_body",
+    ),
+    Setting(
+        "DOIGET_HTTP_SHUTDOWN_GRACE",
+        "serve --http: seconds in-flight calls get to finish after SIGTERM (default 30)",
+        config_key="http_shutdown_grace",
+    ),
 )
 
 
@@ -171,6 +218,8 @@ class Settings:
     projects_table: Any = None
     # Per-tool time limits of the library toolset; [library.timeouts] may lower them.
     library_timeouts: Mapping[str, float] = field(default_factory=lambda: dict(LIBRARY_TIMEOUTS))
+    # serve --http: where it listens, its tokens and guards.
+    http: HttpSettings = field(default_factory=HttpSettings)
     # Extra hosts a user allows per source, from config.toml's [allowlist] table.
     extra_allowlist: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # Hosts that are refused whatever list allows them, from [blocklist] hosts.
@@ -452,6 +501,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         library_timeouts=_library_timeouts(file.get("library"), str(config_path)),
         extra_allowlist=extra_allowlist,
         blocked_hosts=tuple(host.lower() for host in blocked),
+        http=http_settings(pick),
     )
     remember_secrets(secret_values(settings))
     return settings
@@ -459,8 +509,8 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
 
 def secret_values(settings: Settings) -> list[str]:
     """Every credential that must never show: each secret setting an upstream declares
-    that is set, the password inside a URL setting that carries one, and the web
-    cache's own key."""
+    that is set, the password inside a URL setting that carries one, the web cache's
+    own key and the HTTP server's tokens."""
     found: list[str] = []
     for upstream in all_upstreams():
         for setting in upstream.settings:
@@ -473,6 +523,7 @@ def secret_values(settings: Settings) -> list[str]:
                     found.extend((password, unquote(password)))
     if settings.cache_key is not None:
         found.append(settings.cache_key.reveal())
+    found += settings.http.token_values()
     return list(dict.fromkeys(found))
 
 

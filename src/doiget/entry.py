@@ -37,7 +37,7 @@ def main() -> None:
     from doiget.cli.main import app
     from doiget.cli.output import CliState
 
-    app(obj=CliState(serve=_serve_stdio))
+    app(obj=CliState(serve=_serve_stdio, serve_http=_serve_http))
 
 
 async def _serve_stdio(runtime: Runtime) -> None:
@@ -45,3 +45,10 @@ async def _serve_stdio(runtime: Runtime) -> None:
     from doiget.server.app import serve_stdio
 
     await serve_stdio(runtime)
+
+
+def _serve_http(runtime: Runtime) -> None:
+    """The HTTP server for the command line's ``serve --http``."""
+    from doiget.server.http import serve_http
+
+    serve_http(runtime)

@@ -35,8 +35,10 @@ class CliState:
 
     json: bool = False
     runtime: Runtime | None = None
-    # Starts the MCP server; given by the program's entry point, which sees both faces.
+    # Start the MCP server (stdio, HTTP); given by the program's entry point, which
+    # sees both faces.
     serve: Callable[[Runtime], Awaitable[None]] | None = None
+    serve_http: Callable[[Runtime], None] | None = None
 
 
 def state(ctx: Any) -> CliState:

@@ -1,0 +1,120 @@
+"""The HTTP server's settings (``doiget serve --http``), read with the others."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from doiget.errors import DoigetError, ErrorCode
+from doiget.secret import Secret
+
+DEFAULT_HOST: Final = "127.0.0.1"
+DEFAULT_PORT: Final = 8765
+DEFAULT_RATE: Final = 600  # requests a minute per token
+DEFAULT_MAX_BODY: Final = 4 * 1024 * 1024
+DEFAULT_GRACE: Final = 30.0
+
+
+@dataclass(frozen=True)
+class HttpSettings:
+    """Where and how the HTTP server listens; see the README's team section."""
+
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    tokens_file: Path | None = None
+    tokens: Secret | None = None
+    insecure_no_auth: bool = False
+    allowed_origins: tuple[str, ...] = ()
+    allowed_hosts: tuple[str, ...] = ()
+    rate_per_minute: int = DEFAULT_RATE
+    max_body_bytes: int = DEFAULT_MAX_BODY
+    metrics: bool = False
+    shutdown_grace: float = DEFAULT_GRACE
+
+    @property
+    def loopback(self) -> bool:
+        """Whether the bind address only takes connections from this machine."""
+        if self.host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return False
+
+    def host_headers(self) -> list[str]:
+        """The Host header values requests may carry (DNS-rebinding protection): the
+        configured names, and on loopback the loopback names with this port."""
+        names = [f"{name}:{self.port}" if ":" not in name else name for name in self.allowed_hosts]
+        if self.loopback:
+            names += [f"{name}:{self.port}" for name in ("127.0.0.1", "localhost", "[::1]")]
+        elif self.host not in ("0.0.0.0", "::"):  # noqa: S104 (naming, not binding)
+            names.append(f"{self.host}:{self.port}")
+        return names
+
+    def token_values(self) -> list[str]:
+        """The tokens given in DOIGET_HTTP_TOKENS (the file is read by the server)."""
+        raw = self.tokens.reveal() if self.tokens is not None else ""
+        return [token.strip() for token in raw.split(",") if token.strip()]
+
+
+def _refuse(message: str) -> DoigetError:
+    return DoigetError(ErrorCode.INVALID_CONFIG, message)
+
+
+def _whole(name: str, raw: Any, default: int, low: int, high: int) -> int:
+    if raw in (None, ""):
+        return default
+    try:
+        value = int(str(raw))
+    except ValueError:
+        value = low - 1
+    if not low <= value <= high:
+        raise _refuse(f"{name}={raw!r}; use a whole number from {low} to {high}.")
+    return value
+
+
+def _names(raw: Any) -> list[str]:
+    """A comma list (or a TOML list) of names, trimmed, blanks dropped."""
+    items = raw if isinstance(raw, list) else str(raw or "").split(",")
+    return [str(item).strip() for item in items if str(item).strip()]
+
+
+def http_settings(pick: Callable[[str, str], Any]) -> HttpSettings:
+    """The HTTP settings from the environment / config.toml (``pick(var, key)``)."""
+    listed = _names(pick("DOIGET_HTTP_ALLOWED_ORIGINS", "http_allowed_origins"))
+    hosts = _names(pick("DOIGET_HTTP_ALLOWED_HOSTS", "http_allowed_hosts"))
+    tokens_file = pick("DOIGET_HTTP_TOKENS_FILE", "http_tokens_file")
+    tokens = pick("DOIGET_HTTP_TOKENS", "")
+    grace = pick("DOIGET_HTTP_SHUTDOWN_GRACE", "http_shutdown_grace")
+    try:
+        shutdown_grace = DEFAULT_GRACE if grace in (None, "") else float(grace)
+    except ValueError:
+        shutdown_grace = -1.0
+    if not 0 < shutdown_grace <= 3600:
+        raise _refuse(f"DOIGET_HTTP_SHUTDOWN_GRACE={grace!r}; use seconds from 1 to 3600.")
+    return HttpSettings(
+        host=str(pick("DOIGET_HTTP_HOST", "http_host") or DEFAULT_HOST),
+        port=_whole(
+            "DOIGET_HTTP_PORT", pick("DOIGET_HTTP_PORT", "http_port"), DEFAULT_PORT, 1, 65535
+        ),
+        tokens_file=Path(str(tokens_file)).expanduser() if tokens_file else None,
+        tokens=Secret(str(tokens)) if tokens else None,
+        insecure_no_auth=str(pick("DOIGET_HTTP_INSECURE_NO_AUTH", "") or "") == "1",
+        allowed_origins=tuple(origin.rstrip("/") for origin in listed),
+        allowed_hosts=tuple(hosts),
+        rate_per_minute=_whole(
+            "DOIGET_HTTP_RATE", pick("DOIGET_HTTP_RATE", "http_rate"), DEFAULT_RATE, 1, 1_000_000
+        ),
+        max_body_bytes=_whole(
+            "DOIGET_HTTP_MAX_BODY",
+            pick("DOIGET_HTTP_MAX_BODY", "http_max_body"),
+            DEFAULT_MAX_BODY,
+            1024,
+            100 * 1024 * 1024,
+        ),
+        metrics=str(pick("DOIGET_HTTP_METRICS", "http_metrics") or "") in ("1", "true", "True"),
+        shutdown_grace=shutdown_grace,
+    )

@@ -1,0 +1,385 @@
+"""doiget for a team: the MCP Streamable HTTP transport of the official SDK at
+``/mcp``, under uvicorn, with bearer-token authentication on by default.
+
+Every tool behaves as over stdio (the same :class:`~doiget.server.app.DoigetServer`):
+structured results, progress notifications, resources and resource links,
+cancellation. Around it:
+
+- ``/mcp`` needs a valid bearer token (401 with ``WWW-Authenticate`` otherwise, and
+  nothing else); each token has a request rate (429 with ``Retry-After`` above it).
+- Host and Origin are checked against the allowed names (DNS-rebinding protection as
+  the MCP transport spec requires); request bodies are capped; CORS is off unless
+  origins are configured.
+- ``/healthz`` (liveness) and ``/readyz`` (store, log, Redis, Qdrant reachable) are
+  open and say nothing beyond that.
+- One JSON line per request on stderr: token id (never the token), JSON-RPC method,
+  tool, status, duration.
+- SIGTERM stops accepting, lets in-flight calls finish within the grace period, then
+  closes the toolsets (ending the provenance session) and exits 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import math
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
+from typing import Any, Final
+
+from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from doiget.errors import DoigetError, ErrorCode
+from doiget.health import check_health
+from doiget.httpconfig import HttpSettings
+from doiget.runtime import Runtime
+from doiget.server.app import DoigetServer
+from doiget.server.tokens import StaticTokens, read_token_file
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+access_log = logging.getLogger("doiget.http")
+MCP_PATH: Final = "/mcp"
+# How much of a request body is read to name the JSON-RPC method and tool in the log.
+PEEK_BYTES: Final = 64 * 1024
+SETTLE_SECONDS: Final = 0.5
+
+
+def token_verifier(settings: HttpSettings) -> StaticTokens | None:
+    """The verifier of the configured tokens; None only for a loopback server started
+    with --insecure-no-auth. Anything else without tokens refuses the start."""
+    tokens = settings.token_values()
+    if settings.tokens_file is not None:
+        tokens += read_token_file(settings.tokens_file)
+    if settings.insecure_no_auth:
+        if not settings.loopback:
+            raise DoigetError(
+                ErrorCode.INVALID_CONFIG,
+                f"--insecure-no-auth is only allowed on a loopback address, not {settings.host}; "
+                "configure DOIGET_HTTP_TOKENS_FILE instead.",
+            )
+        if tokens:
+            raise DoigetError(
+                ErrorCode.INVALID_CONFIG,
+                "--insecure-no-auth was given while tokens are configured; drop one of them.",
+            )
+        return None
+    return StaticTokens(tokens)
+
+
+class _Tokens:
+    """Per-token request budget: a bucket of ``rate`` a minute, refilled continuously."""
+
+    def __init__(self, per_minute: int) -> None:
+        self.capacity = float(per_minute)
+        self.per_second = per_minute / 60.0
+        self._buckets: dict[str, tuple[float, float]] = {}
+
+    def wait_for(self, holder: str) -> float:
+        """0 when ``holder`` may go now (and spends one), else seconds until it may."""
+        now = time.monotonic()
+        level, then = self._buckets.get(holder, (self.capacity, now))
+        level = min(self.capacity, level + (now - then) * self.per_second)
+        if level >= 1.0:
+            self._buckets[holder] = (level - 1.0, now)
+            return 0.0
+        self._buckets[holder] = (level, now)
+        return (1.0 - level) / self.per_second
+
+
+def _holder(scope: Scope) -> str:
+    user = scope.get("user")
+    token = getattr(user, "access_token", None)
+    return str(getattr(token, "client_id", "")) or "anonymous"
+
+
+def _jsonrpc_names(body: bytes) -> tuple[str | None, str | None]:
+    """(method, tool name) of a JSON-RPC request body, when it is one."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None, None
+    if not isinstance(message, dict):
+        return None, None
+    params = message.get("params")
+    tool = params.get("name") if isinstance(params, dict) else None
+    method = message.get("method")
+    return (
+        method if isinstance(method, str) else None,
+        tool if isinstance(tool, str) and method == "tools/call" else None,
+    )
+
+
+class Drain:
+    """What a graceful stop waits for: the POSTs (calls) in flight.
+
+    Server-sent-event streams would otherwise end at the first signal, cutting the
+    answers of calls still running; so they stay open until no call is in flight,
+    and only then are the idle streams (a client's GET stream) closed.
+    """
+
+    def __init__(self) -> None:
+        self.in_flight = 0
+        self.stopping = False
+
+    async def watch(self) -> None:
+        """Close the event streams once stopping and no call is left (runs until then)."""
+        import anyio
+        from sse_starlette.sse import AppStatus
+
+        while not (self.stopping and self.in_flight == 0):
+            await anyio.sleep(0.05)
+        # The last answers are on their way to their clients: let them arrive before
+        # the streams the clients listen on close.
+        await anyio.sleep(SETTLE_SECONDS)
+        AppStatus.should_exit = True
+
+
+class RequestLog:
+    """One JSON line per request on stderr (token id, method, tool, status, duration),
+    the per-token rate limit, and the count of calls in flight."""
+
+    def __init__(self, app: ASGIApp, budget: _Tokens, drain: Drain) -> None:
+        self.app = app
+        self.budget = budget
+        self.drain = drain
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        holder = _holder(scope)
+        wait = self.budget.wait_for(holder)
+        record: dict[str, Any] = {"token": holder, "http": scope["method"], "status": None}
+        if wait > 0:
+            record["status"] = 429
+            response = JSONResponse(
+                {"error": f"rate limit: try again in {math.ceil(wait)} s"},
+                status_code=429,
+                headers={"Retry-After": str(math.ceil(wait))},
+            )
+            await response(scope, receive, send)
+            self._write(record, started)
+            return
+        replay = await self._peek(receive, record)
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                record["status"] = message["status"]
+            await send(message)
+
+        counted = scope["method"] == "POST"
+        self.drain.in_flight += counted
+        try:
+            await self.app(scope, replay, sending)
+        finally:
+            self.drain.in_flight -= counted
+            self._write(record, started)
+
+    async def _peek(self, receive: Receive, record: dict[str, Any]) -> Receive:
+        """Read the start of the body to name the call, then hand it on unchanged."""
+        held: list[Message] = []
+        seen = b""
+        while len(seen) < PEEK_BYTES:
+            message = await receive()
+            held.append(message)
+            seen += message.get("body", b"")
+            if message["type"] != "http.request" or not message.get("more_body"):
+                break
+        record["method"], record["tool"] = _jsonrpc_names(seen)
+
+        async def replay() -> Message:
+            return held.pop(0) if held else await receive()
+
+        return replay
+
+    @staticmethod
+    def _write(record: dict[str, Any], started: float) -> None:
+        record["ms"] = round((time.perf_counter() - started) * 1000, 1)
+        fields = {key: value for key, value in record.items() if value is not None}
+        access_log.info(json.dumps(fields, separators=(",", ":")))
+
+
+async def _healthz(request: Request) -> Response:
+    return JSONResponse({"status": "ok"})
+
+
+def _readiness(runtime: Runtime) -> dict[str, bool]:
+    """Whether each part a call needs is there (names and booleans only)."""
+    settings = runtime.settings
+    health = check_health(settings)
+    checks = {"store": bool(health["store_writable"]), "log": bool(health["log_writable"])}
+    if settings.redis_url:
+        checks["redis"] = _pings(lambda: _redis_ping(settings.redis_url or ""))
+    if settings.qdrant_url:
+        checks["qdrant"] = _pings(lambda: _qdrant_ping(settings.qdrant_url or ""))
+    return checks
+
+
+def _pings(probe: Callable[[], object]) -> bool:
+    try:
+        probe()
+    except Exception:  # reachable or not is all this reports
+        return False
+    return True
+
+
+def _redis_ping(url: str) -> object:
+    import redis
+
+    client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=2)
+    try:
+        return client.ping()
+    finally:
+        client.close()
+
+
+def _qdrant_ping(url: str) -> object:
+    from qdrant_client import QdrantClient
+
+    client = QdrantClient(url=url, timeout=2)
+    try:
+        return client.get_collections()
+    finally:
+        client.close()
+
+
+def build_app(runtime: Runtime, drain: Drain | None = None) -> tuple[Starlette, DoigetServer]:
+    """The ASGI application of one replica, and the doiget server inside it."""
+    import anyio
+
+    drain = drain or Drain()
+    http = runtime.settings.http
+    verifier = token_verifier(http)
+    doiget = DoigetServer(runtime)
+    manager = StreamableHTTPSessionManager(
+        app=doiget.build(),
+        security_settings=TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=http.host_headers(),
+            allowed_origins=list(http.allowed_origins),
+        ),
+        max_request_body_size=http.max_body_bytes,
+    )
+    mcp: ASGIApp = RequestLog(StreamableHTTPASGIApp(manager), _Tokens(http.rate_per_minute), drain)
+    middleware = []
+    if verifier is not None:
+        mcp = RequireAuthMiddleware(mcp, required_scopes=[])
+        middleware.append(Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(verifier)))
+    if http.allowed_origins:
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(http.allowed_origins),
+                allow_methods=["GET", "POST", "DELETE"],
+                allow_headers=["Authorization", "Content-Type", "Mcp-Session-Id"],
+                expose_headers=["Mcp-Session-Id"],
+            )
+        )
+
+    async def readyz(request: Request) -> Response:
+        checks = await anyio.to_thread.run_sync(_readiness, runtime)
+        ready = all(checks.values())
+        return JSONResponse({"ready": ready, "checks": checks}, status_code=200 if ready else 503)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with manager.run(), anyio.create_task_group() as tasks:
+            tasks.start_soon(drain.watch)
+            try:
+                yield
+            finally:
+                tasks.cancel_scope.cancel()
+                await doiget.close()  # ends the provenance session, closes the network
+
+    app = Starlette(
+        routes=[
+            Route("/healthz", _healthz, methods=["GET"]),
+            Route("/readyz", readyz, methods=["GET"]),
+            Route(MCP_PATH, mcp, methods=["GET", "POST", "DELETE"]),
+        ],
+        middleware=middleware,
+        lifespan=lifespan,
+    )
+    return app, doiget
+
+
+def _server(config: Any, drain: Drain) -> Any:
+    """uvicorn's server, made to exit 0 after a graceful shutdown on SIGTERM/SIGINT
+    (uvicorn itself re-raises the signal afterwards, so the status would be -15), and
+    to let calls in flight finish (see :class:`Drain`)."""
+    import signal
+    import threading
+
+    import uvicorn
+    from sse_starlette.sse import AppStatus
+
+    AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            drain.stopping = True
+            super().handle_exit(sig, frame)
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            handled = (signal.SIGINT, signal.SIGTERM)
+            previous = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+            try:
+                yield
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+
+    return Server(config)
+
+
+def serve_http(runtime: Runtime) -> None:
+    """Serve until SIGTERM or SIGINT, then drain within the grace period and exit."""
+    import uvicorn
+
+    http = runtime.settings.http
+    drain = Drain()
+    app, _ = build_app(runtime, drain)
+    access_log.setLevel(logging.INFO)
+    if not access_log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        access_log.addHandler(handler)
+        access_log.propagate = False
+    config = uvicorn.Config(
+        app,
+        host=http.host,
+        port=http.port,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=math.ceil(http.shutdown_grace),
+        server_header=False,
+    )
+    print(
+        f"[doiget] serving MCP over HTTP at http://{http.host}:{http.port}{MCP_PATH} "
+        f"({'authentication OFF (loopback only)' if http.insecure_no_auth else 'bearer tokens'})",
+        file=sys.stderr,
+        flush=True,
+    )
+    _server(config, drain).run()

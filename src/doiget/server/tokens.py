@@ -1,0 +1,77 @@
+"""Bearer tokens for the HTTP server: read once, kept only as SHA-256 digests.
+
+Tokens come from a file (``DOIGET_HTTP_TOKENS_FILE``, one per line, ``#`` comments)
+and/or ``DOIGET_HTTP_TOKENS`` (comma list). A presented token is hashed and compared
+with every digest in constant time; what identifies its holder in logs and metrics
+is the token id, the first 12 hex digits of its digest, never the token.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Final
+
+from mcp.server.auth.provider import AccessToken
+
+from doiget.errors import DoigetError, ErrorCode
+
+# Shorter tokens are refused at start: a guessable token is no authentication.
+MIN_TOKEN_CHARS: Final = 16
+
+
+def token_id(token: str) -> str:
+    """The name a token goes by in logs: 12 hex digits of its SHA-256."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()[:12]
+
+
+def read_token_file(path: Path) -> list[str]:
+    """The tokens in ``path`` (one per line; blank lines and ``#`` comments skipped)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise DoigetError(
+            ErrorCode.INVALID_CONFIG,
+            f"DOIGET_HTTP_TOKENS_FILE {path} cannot be read ({exc.strerror or exc}); fix the "
+            "path or its permissions.",
+        ) from exc
+    lines = (line.strip() for line in text.splitlines())
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+class StaticTokens:
+    """A token verifier for the MCP SDK's bearer authentication."""
+
+    def __init__(self, tokens: Iterable[str]) -> None:
+        self._digests: list[tuple[bytes, str]] = []
+        for token in tokens:
+            if len(token) < MIN_TOKEN_CHARS:
+                raise DoigetError(
+                    ErrorCode.INVALID_CONFIG,
+                    f"an HTTP token (id {token_id(token)}) has {len(token)} characters; use at "
+                    f"least {MIN_TOKEN_CHARS} random ones (e.g. openssl rand -hex 32).",
+                )
+            digest = hashlib.sha256(token.encode("utf-8")).digest()
+            self._digests.append((digest, digest.hex()[:12]))
+        if not self._digests:
+            raise DoigetError(
+                ErrorCode.INVALID_CONFIG,
+                "no HTTP token is configured: put tokens in DOIGET_HTTP_TOKENS_FILE (one per "
+                "line) or DOIGET_HTTP_TOKENS, or serve on loopback with --insecure-no-auth.",
+            )
+
+    def __len__(self) -> int:
+        return len(self._digests)
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        """The holder of ``token`` when it is one of ours (every digest compared)."""
+        presented = hashlib.sha256(token.encode("utf-8")).digest()
+        found: str | None = None
+        for digest, name in self._digests:
+            if hmac.compare_digest(presented, digest):
+                found = name
+        if found is None:
+            return None
+        return AccessToken(token=found, client_id=found, scopes=[])
