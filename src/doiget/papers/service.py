@@ -25,6 +25,7 @@ from doiget.net.client import DownloadedPdf
 from doiget.net.deadline import call_deadline
 from doiget.net.network import Network
 from doiget.papers import contracts as c
+from doiget.papers.flight import flights_for
 from doiget.papers.index import PaperIndex
 from doiget.papers.provenance import ProvenanceLog
 from doiget.papers.resolver import PdfCandidate, Resolution, Resolver
@@ -88,12 +89,14 @@ class Papers:
         self.index = PaperIndex(self.store)
         self.log = ProvenanceLog(settings.log_path)
         self.resolver = Resolver(settings, runtime.profile, self.network)
+        self.flights = flights_for(settings.redis_url, settings.data_dir)
         self._index_checked = False
 
     async def aclose(self) -> None:
         """Close the index and end the provenance session (the network is not ours)."""
         self.index.close()
         self.log.close()
+        await self.flights.aclose()
 
     # -- helpers ----------------------------------------------------------------
 
@@ -261,6 +264,31 @@ class Papers:
         return await self._fetch(ref)
 
     async def _fetch(self, ref: Ref) -> c.Fetched:
+        """Fetch ``ref`` holding its flight: a fetch that waited for another one of the
+        same ref answers with what that one stored."""
+        async with self.flights.hold(ref.safekey) as waited:
+            stored = self._stored_fetch(ref) if waited else None
+            return stored or await self._fetch_now(ref)
+
+    def _stored_fetch(self, ref: Ref) -> c.Fetched | None:
+        """The stored PDF of ``ref`` as a fetch result, when there is one."""
+        entry = self.store.entry(ref)
+        if entry is None or not entry.has_pdf:
+            return None
+        fields: dict[str, Any] = entry.document.get("doiget") or {}
+        source = str(fields.get("pdf_source") or fields.get("source") or "store")
+        return c.Fetched(
+            ok=True,
+            ref=ref.canonical,
+            source=source,
+            resolver_profile=source,
+            path=str(entry.pdf_path),
+            license=_license(fields.get("license")),
+            size_bytes=entry.pdf_path.stat().st_size,
+            schema_version=SCHEMA_VERSION,
+        )
+
+    async def _fetch_now(self, ref: Ref) -> c.Fetched:
         with call_deadline(self.network.timeouts.call_seconds(api=True, pdf=True)):
             resolution = await self._resolve_logged(ref)
             contacted = list(resolution.consulted)
