@@ -376,6 +376,13 @@ def serve_http(runtime: Runtime) -> None:
         timeout_graceful_shutdown=math.ceil(http.shutdown_grace),
         server_header=False,
     )
+    if runtime.settings.redis_url and runtime.settings.cache_key is None:
+        print(
+            "[doiget] note: REDIS_URL is set but DOIGET_CACHE_KEY is not; replicas can read "
+            "each other's sessions and cache entries only when they share DOIGET_CACHE_KEY.",
+            file=sys.stderr,
+            flush=True,
+        )
     print(
         f"[doiget] serving MCP over HTTP at http://{http.host}:{http.port}{MCP_PATH} "
         f"({'authentication OFF (loopback only)' if http.insecure_no_auth else 'bearer tokens'})",
