@@ -28,8 +28,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from collections.abc import Iterator, Sequence
+from contextlib import AsyncExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,9 +39,12 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+sys.path.insert(0, str(ROOT / "tests" / "integration"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from batch_rate import route_dois  # noqa: E402
+from httputil import TOKEN, http_session  # noqa: E402
 from library_latency import COLLECTION, PROJECT_ID, build  # noqa: E402
 from local_search import populate  # noqa: E402
 
@@ -50,7 +53,6 @@ from doiget.papers.store import Store  # noqa: E402
 
 from replay import ReplayUpstream  # noqa: E402
 
-TOKEN = "load-test-token-7c2e91f04ab35d68"
 TOOLS = ("doiget_search_local", "find_chunks", "doiget_health")
 QUERIES = ("quantum graph", "protein learning", "climate ocean", "sparse tensor", "genome")
 
@@ -130,22 +132,6 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-@asynccontextmanager
-async def http_client_session(url: str) -> AsyncIterator[Any]:
-    from mcp.client.session import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
-
-    headers = {"Authorization": f"Bearer {TOKEN}"}
-    async with (
-        create_mcp_http_client(headers=headers) as client,
-        streamable_http_client(url, http_client=client) as (read, write),
-        ClientSession(read, write) as session,
-    ):
-        await session.initialize()
-        yield session
-
-
 async def client_loop(session: Any, until: float, calls: Calls, offset: int) -> None:
     for turn in itertools.count(offset):
         if time.monotonic() >= until:
@@ -165,7 +151,7 @@ async def batch_split(urls: Sequence[str], dois: Sequence[str]) -> None:
     shares = [list(dois[n :: len(urls)]) for n in range(len(urls))]
 
     async def one(url: str, share: list[str]) -> None:
-        async with http_client_session(url) as session:
+        async with http_session(url) as session:
             await session.call_tool("doiget_batch_fetch", {"refs": share})
 
     async with anyio.create_task_group() as tasks:
@@ -181,7 +167,7 @@ async def run_load(
     window = [0.0, 0.0]
     async with AsyncExitStack() as stack:
         sessions = [
-            await stack.enter_async_context(http_client_session(urls[n % len(urls)]))
+            await stack.enter_async_context(http_session(urls[n % len(urls)]))
             for n in range(clients)
         ]
         began = time.monotonic()

@@ -11,22 +11,10 @@ import anyio
 import httpx
 from httputil import TOKEN, http_server, http_session, token_file
 from redisutil import RedisServer, needs_redis, redis_server_fixture  # noqa: F401
+from webpages import BRAVE, BRAVE_ANSWER
 
 from netutil import breaches_of_window, min_gap
 from replay import ReplayUpstream
-
-BRAVE = ("api.search.brave.com", "/res/v1/web/search")
-BRAVE_ANSWER = {
-    "web": {
-        "results": [
-            {
-                "title": "Graphene review",
-                "url": "https://www.nature.com/articles/graphene",
-                "description": "Graphene conducts electricity well.",
-            }
-        ]
-    }
-}
 
 pytestmark = needs_redis
 

@@ -13,31 +13,14 @@ from typing import Any
 import httpx
 import pytest
 from httputil import TOKEN, http_server, http_session, token_file
+from mcputil import INITIALIZE
+from webpages import LONG_PAGE
 
 from cliutil import doiget
 from papersutil import NATURE, route_nature
 from replay import ReplayUpstream, Reply
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "probe", "version": "0"},
-    },
-}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-LONG_PAGE = (
-    "<html><head><title>A long essay</title></head><body><article><h1>A long essay</h1>"
-    + "".join(
-        f"<p>Paragraph {n} of a long essay about the history of measurement, with enough "
-        "words in it to be kept by the extractor as real prose rather than boilerplate.</p>"
-        for n in range(400)
-    )
-    + "</article></body></html>"
-).encode()
 
 
 @pytest.fixture

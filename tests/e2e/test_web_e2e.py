@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from mcp.client.session import ClientSession
 from mcputil import converse, mcp_session, spawn_server
+from webpages import BRAVE, BRAVE_ANSWER, LONG_PAGE
 
 from cliutil import doiget
 from replay import ReplayUpstream, Reply
@@ -22,27 +23,6 @@ WEB_TOOLS = {
     "get_research_session",
     "research_export",
 }
-BRAVE = ("api.search.brave.com", "/res/v1/web/search")
-BRAVE_ANSWER = {
-    "web": {
-        "results": [
-            {
-                "title": "Graphene review",
-                "url": "https://www.nature.com/articles/graphene",
-                "description": "Graphene conducts <strong>electricity</strong> well.",
-            }
-        ]
-    }
-}
-LONG_PAGE = (
-    "<html><head><title>A long essay</title></head><body><article><h1>A long essay</h1>"
-    + "".join(
-        f"<p>Paragraph {n} of a long essay about the history of measurement, with enough "
-        "words in it to be kept by the extractor as real prose rather than boilerplate.</p>"
-        for n in range(400)
-    )
-    + "</article></body></html>"
-).encode()
 
 
 async def _call(session: ClientSession, tool: str, arguments: dict[str, Any]) -> Any:
