@@ -176,6 +176,11 @@ CORE_SETTINGS: tuple[Setting, ...] = (
         config_key="http_max_body",
     ),
     Setting(
+        "DOIGET_HTTP_METRICS",
+        "=1 serves Prometheus metrics at /metrics behind the tokens (needs the metrics extra)",
+        config_key="http_metrics",
+    ),
+    Setting(
         "DOIGET_HTTP_SHUTDOWN_GRACE",
         "serve --http: seconds in-flight calls get to finish after SIGTERM (default 30)",
         config_key="http_shutdown_grace",

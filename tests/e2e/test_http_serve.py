@@ -203,3 +203,30 @@ def test_sigterm_lets_a_call_in_flight_finish_and_exits_zero(
     assert signalled and upstream.requests_to("europepmc.org")[-1].finished > signalled[0]
     rows = [json.loads(line) for line in Path(team_env["DOIGET_LOG_PATH"]).read_text().splitlines()]
     assert rows[-1]["event"] == "session_end"
+
+
+async def test_metrics_count_tool_calls_upstream_requests_and_cache_hits(
+    team_env: dict[str, str], tmp_path: Path, upstream: ReplayUpstream
+) -> None:
+    upstream.fixture(
+        "export.arxiv.org", "/api/query", "arxiv/search_query-testing-start0-max10.atom"
+    )
+    env = {**team_env, "DOIGET_HTTP_METRICS": "1"}
+    with http_server(env, tmp_path) as server:
+        async with http_session(server.url) as session:
+            await session.call_tool("doiget_health", {})
+            await session.call_tool("search_arxiv", {"query": "testing"})
+            await session.call_tool("search_arxiv", {"query": "testing"})  # cached
+            await session.call_tool("doiget_info", {"ref": "10.1234/not-stored"})
+        anonymous = httpx.get(f"{server.base}/metrics", timeout=10)
+        page = httpx.get(
+            f"{server.base}/metrics", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10
+        ).text
+    assert anonymous.status_code == 401
+    assert 'doiget_tool_calls_total{outcome="ok",tool="doiget_health"} 1.0' in page
+    assert 'doiget_tool_calls_total{outcome="ok",tool="search_arxiv"} 2.0' in page
+    assert 'doiget_tool_calls_total{outcome="error",tool="doiget_info"} 1.0' in page
+    assert 'doiget_upstream_requests_total{outcome="2xx",source="arxiv"} 1.0' in page
+    assert 'doiget_cache_lookups_total{cache="scholar",result="hit"} 1.0' in page
+    assert "doiget_rate_limit_wait_seconds_count" in page
+    assert TOKEN not in page

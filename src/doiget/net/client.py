@@ -30,7 +30,7 @@ from typing import Any, Final, TypeVar
 import anyio
 import httpx
 
-from doiget import __version__
+from doiget import __version__, metrics
 from doiget.errors import DenialContext, DenialReason, DoigetError, ErrorCode, denied
 from doiget.net.addresses import AddressRefused, check_literal
 from doiget.net.allowlist import Allowlist, is_blocked
@@ -538,6 +538,7 @@ class SourceClient:
                             extensions={"trace": turn.trace},
                         ) as response:
                             status = response.status_code
+                            self._counted(f"{status // 100}xx")
                             if response.has_redirect_location:
                                 return _Redirect(url.join(response.headers["location"]))
                             if status in RETRYABLE_STATUS and status not in accept_status:
@@ -551,12 +552,15 @@ class SourceClient:
                             else:
                                 return await consume(response, hop)
             except AddressRefused as exc:
+                self._counted("refused")
                 raise self._ssrf_denial(exc, hop) from None
             except (httpx.InvalidURL, UnicodeError) as exc:
                 raise self._unusable_url(str(url), exc) from None
             except (TimeoutError, httpx.TimeoutException):
+                self._counted("timeout")
                 raise self._timeout_error(shown, budget) from None
             except httpx.TransportError as exc:
+                self._counted("network")
                 offline = offline_cause(exc)
                 if offline is not None:
                     raise self._offline_error(url.host, offline) from None
@@ -567,6 +571,9 @@ class SourceClient:
             if last.retry_after is not None and last.retry_after > self._retry.max_wait:
                 break
         raise self._exhausted_error(shown, last, tries)
+
+    def _counted(self, outcome: str) -> None:
+        metrics.count("upstream_requests", source=self.source, outcome=outcome)
 
     def _gate_key(self, url: httpx.URL) -> str:
         """What the per-source gap counts: the source, or for a client that may reach

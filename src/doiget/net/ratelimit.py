@@ -24,6 +24,7 @@ from typing import Final
 
 import anyio
 
+from doiget import metrics
 from doiget.net.budget import Budget, LocalBudget
 from doiget.upstreams import find
 from doiget.upstreams.limits import HARD_CODED
@@ -90,6 +91,7 @@ class RateLimiter:
         return min_gap_seconds(source, keyed=source in self._keyed) + CLOCK_MARGIN_S
 
     async def _start(self, source: str) -> None:
+        began = time.monotonic()
         async with self._window_lock:
             window = 1.0 + CLOCK_MARGIN_S
             limit = int(HARD_CODED.max_fetches_per_second)
@@ -98,6 +100,7 @@ class RateLimiter:
             ) > 0:
                 await anyio.sleep(wait)
             self._last_start[source] = time.monotonic()
+        metrics.observe("rate_limit_wait_seconds", time.monotonic() - began, source=source)
 
 
 class Turn:

@@ -12,6 +12,8 @@ from typing import Any, Final, TypeVar
 
 from cachetools import TTLCache
 
+from doiget import metrics
+
 T = TypeVar("T")
 
 MAX_ENTRIES: Final = 512
@@ -36,8 +38,10 @@ class AnswerCache:
         if self._entries is None:
             return await fetch()
         if key in self._entries:
+            metrics.count("cache_lookups", cache="scholar", result="hit")
             kept: T = self._entries[key]
             return kept
+        metrics.count("cache_lookups", cache="scholar", result="miss")
         answer = await fetch()
         self._entries[key] = answer
         return answer

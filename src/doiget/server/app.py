@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import cached_property
@@ -24,7 +25,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
-from doiget import __version__
+from doiget import __version__, metrics
 from doiget.envelopes import PAPERS_ENVELOPE, Rendered
 from doiget.errors import DoigetError, ErrorCode
 from doiget.installed import servable
@@ -199,6 +200,17 @@ class DoigetServer:
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        """Run a tool; counted and timed by tool and outcome when metrics are on."""
+        began = time.perf_counter()
+        result = await self._call_tool(ctx, params)
+        tool = params.name if params.name in self.tools else "unknown"
+        metrics.count("tool_calls", tool=tool, outcome="error" if result.is_error else "ok")
+        metrics.observe("tool_call_seconds", time.perf_counter() - began, tool=tool)
+        return result
+
+    async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         spec = self.tools.get(params.name)

@@ -40,6 +40,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from doiget import metrics
 from doiget.errors import DoigetError, ErrorCode
 from doiget.health import check_health
 from doiget.httpconfig import HttpSettings
@@ -293,6 +294,10 @@ def build_app(runtime: Runtime, drain: Drain | None = None) -> tuple[Starlette, 
             )
         )
 
+    async def metrics_page(request: Request) -> Response:
+        body, content_type = metrics.exposition()
+        return Response(body, media_type=content_type)
+
     async def readyz(request: Request) -> Response:
         checks = await anyio.to_thread.run_sync(_readiness, runtime)
         ready = all(checks.values())
@@ -308,12 +313,19 @@ def build_app(runtime: Runtime, drain: Drain | None = None) -> tuple[Starlette, 
                 tasks.cancel_scope.cancel()
                 await doiget.close()  # ends the provenance session, closes the network
 
+    routes = [
+        Route("/healthz", _healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
+        Route(MCP_PATH, mcp, methods=["GET", "POST", "DELETE"]),
+    ]
+    if http.metrics:
+        metrics.enable()
+        page: ASGIApp = Route("/metrics", metrics_page, methods=["GET"])
+        if verifier is not None:
+            page = RequireAuthMiddleware(page, required_scopes=[])
+        routes.append(Route("/metrics", page, methods=["GET"]))
     app = Starlette(
-        routes=[
-            Route("/healthz", _healthz, methods=["GET"]),
-            Route("/readyz", readyz, methods=["GET"]),
-            Route(MCP_PATH, mcp, methods=["GET", "POST", "DELETE"]),
-        ],
+        routes=routes,
         middleware=middleware,
         lifespan=lifespan,
     )

@@ -14,6 +14,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from doiget import metrics
 from doiget.config import Settings
 from doiget.errors import DoigetError
 from doiget.net.deadline import call_deadline
@@ -273,6 +274,7 @@ class WebCore:
         ttl = float(TTL_SECONDS[tool])
         if self._cache is not None:
             entry = await self._cache.get(key)
+            metrics.count("cache_lookups", cache="web", result="miss" if entry is None else "hit")
             if entry is not None:
                 hit = freshness_meta(cached=True, age=entry.age(self._clock()), ttl=ttl)
                 return kind.model_validate(json.loads(entry.value)), hit
