@@ -10,6 +10,7 @@ for, and answers from the store instead of downloading again.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Final, Protocol
@@ -17,6 +18,8 @@ from typing import Any, Final, Protocol
 import anyio
 
 from doiget.errors import DoigetError, ErrorCode
+
+logger = logging.getLogger("doiget.papers")
 
 # Longer than any fetch may take (its own deadline is PDF + 2 x API timeouts); a
 # holder that died lets go after this many seconds.
@@ -74,26 +77,41 @@ class FileFlights:
 
 
 class RedisFlights:
-    """Flights as Redis locks (expiring, so a crashed holder cannot block forever)."""
+    """Flights as Redis locks (expiring, so a crashed holder cannot block forever).
+    If Redis cannot be reached, this process holds its flights in lock files instead
+    (one warning) rather than failing fetches, as the shared rate budget does."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, fallback: FileFlights) -> None:
         import redis.asyncio
 
-        self._client: Any = redis.asyncio.from_url(url)
+        self._client: Any = redis.asyncio.from_url(url, socket_connect_timeout=2, socket_timeout=5)
+        self._fallback = fallback
+        self._unreachable = False
 
     @contextlib.asynccontextmanager
     async def hold(self, key: str) -> AsyncIterator[bool]:
-        from redis.exceptions import LockError
+        from redis.exceptions import LockError, RedisError
 
         lock = self._client.lock(f"doiget:flight:{key}", timeout=HOLD_SECONDS)
-        waited = not await lock.acquire(blocking=False)
+        try:
+            waited = self._unreachable or not await lock.acquire(blocking=False)
+        except (RedisError, OSError) as exc:
+            logger.warning(
+                "Redis is unreachable for fetch locks (%s); this process uses lock files",
+                type(exc).__name__,
+            )
+            self._unreachable = waited = True
+        if self._unreachable:
+            async with self._fallback.hold(key) as waited_here:
+                yield waited_here
+            return
         if waited and not await lock.acquire(blocking=True, blocking_timeout=HOLD_SECONDS):
             raise _waited_too_long(key)
         try:
             yield waited
         finally:
-            with contextlib.suppress(LockError):  # expired while held: nothing to free
-                await lock.release()
+            with contextlib.suppress(LockError, RedisError, OSError):
+                await lock.release()  # expired while held, or Redis gone: nothing to free
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -101,6 +119,5 @@ class RedisFlights:
 
 def flights_for(redis_url: str | None, data_dir: Path) -> Flights:
     """The flights every doiget with these settings shares."""
-    if redis_url:
-        return RedisFlights(redis_url)
-    return FileFlights(data_dir / "flights")
+    files = FileFlights(data_dir / "flights")
+    return RedisFlights(redis_url, files) if redis_url else files
