@@ -13,7 +13,7 @@ import pytest
 from redisutil import RedisServer, needs_redis, redis_server_fixture  # noqa: F401
 
 from doiget.contract import parse
-from doiget.net.budget import FileBudget, LocalBudget
+from doiget.net.budget import Budget, FileBudget, LocalBudget
 from doiget.web.requests import ScrapePageRequest
 from doiget.web.scrape.service import Scraper
 
@@ -131,6 +131,34 @@ async def test_two_redis_budgets_are_one_budget(redis_server: RedisServer) -> No
         await second.aclose()
     assert min_gap(starts) >= 0.2 - 0.01
     assert breaches_of_window(starts, 5, 1.0 - 0.01) == 0
+
+
+async def _gap_after_a_late_send(first: Budget, second: Budget) -> float:
+    """A start granted by ``first`` whose headers went out 150 ms later: how long
+    ``second`` is then told to wait for the same key."""
+    assert await first.try_start("crossref", 0.2, 5, 1.0) == 0
+    await anyio.sleep(0.15)  # a busy process sends its headers late
+    await first.sent("crossref")
+    return await second.try_start("crossref", 0.2, 5, 1.0)
+
+
+async def test_the_gap_counts_from_when_the_headers_were_sent(tmp_path: Path) -> None:
+    path = tmp_path / "rate-budget.json"
+    wait = await _gap_after_a_late_send(FileBudget(path), FileBudget(path))
+    assert wait > 0.15  # 200 ms from the send, not from the grant
+
+
+@needs_redis
+async def test_the_gap_counts_from_the_send_in_redis_too(redis_server: RedisServer) -> None:
+    from doiget.net.budget import RedisBudget
+
+    first, second = RedisBudget(redis_server.url), RedisBudget(redis_server.url)
+    try:
+        wait = await _gap_after_a_late_send(first, second)
+    finally:
+        await first.aclose()
+        await second.aclose()
+    assert wait > 0.15
 
 
 _PROCESS = """

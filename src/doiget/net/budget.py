@@ -5,10 +5,16 @@ A budget answers one question atomically: may a request to ``key`` start now, gi
 at most ``limit`` starts in any ``window`` seconds and ``gap`` seconds since the
 last start to that key? If so the start is recorded; if not, it says how long to
 wait. Times are wall-clock seconds, so that separate processes agree on them.
+
+A start is granted a moment before the request's headers go out; a busy process
+may send them a little later. So once they are sent, :meth:`Budget.sent` moves the
+key's last start to that moment: another process's next start to the key then
+counts its gap from when the upstream really saw the request.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import logging
@@ -29,6 +35,9 @@ class Budget(Protocol):
 
     async def try_start(self, key: str, gap: float, limit: int, window: float) -> float:
         """Record a start and return 0, or return the seconds to wait first."""
+
+    async def sent(self, key: str) -> None:
+        """The request that started last to ``key`` has now sent its headers."""
 
 
 def _wait(
@@ -66,6 +75,9 @@ class LocalBudget:
             self._last[key] = now
         return wait
 
+    async def sent(self, key: str) -> None:
+        self._last[key] = max(self._last.get(key, 0.0), time.time())
+
 
 class FileBudget:
     """A budget in a small JSON file that every process sharing a data directory
@@ -90,6 +102,24 @@ class FileBudget:
                 )
                 self._fallback = LocalBudget()
         return await self._fallback.try_start(key, gap, limit, window)
+
+    async def sent(self, key: str) -> None:
+        if self._fallback is not None:
+            await self._fallback.sent(key)
+            return
+        try:
+            descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError:
+            return  # the next try_start says what is wrong with the file
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX)
+            state = _read_state(descriptor)
+            last = state.setdefault("last", {})
+            if isinstance(last, dict):
+                last[key] = max(float(last.get(key, 0.0)), time.time())
+                _write_state(descriptor, state)
+        finally:
+            os.close(descriptor)
 
     def _try_start(self, key: str, gap: float, limit: int, window: float) -> float:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -157,6 +187,14 @@ redis.call('EXPIRE', KEYS[1] .. ':n', 120)
 return '0'
 """
 _REDIS_KEYS: Final = ("doiget:rate:starts", "doiget:rate:last")
+# KEYS: last starts (hash). ARGV: key. The key's last start becomes now, if later.
+_REDIS_SENT: Final = """
+local now_parts = redis.call('TIME')
+local now = tonumber(now_parts[1]) + tonumber(now_parts[2]) / 1000000
+local last = redis.call('HGET', KEYS[1], ARGV[1])
+if (not last) or tonumber(last) < now then redis.call('HSET', KEYS[1], ARGV[1], tostring(now)) end
+return '0'
+"""
 
 
 class RedisBudget:
@@ -168,6 +206,7 @@ class RedisBudget:
         self._url = url
         self._client: Any = None
         self._script: Any = None
+        self._sent_script: Any = None
         self._fallback: LocalBudget | None = None
 
     async def try_start(self, key: str, gap: float, limit: int, window: float) -> float:
@@ -191,8 +230,19 @@ class RedisBudget:
 
             self._client = from_url(self._url, socket_connect_timeout=2, socket_timeout=2)
             self._script = self._client.register_script(_REDIS_SCRIPT)
+            self._sent_script = self._client.register_script(_REDIS_SENT)
         answer = await self._script(keys=list(_REDIS_KEYS), args=[key, gap, limit, window])
         return float(answer)
+
+    async def sent(self, key: str) -> None:
+        if self._fallback is not None or self._script is None:
+            if self._fallback is not None:
+                await self._fallback.sent(key)
+            return
+        from redis.exceptions import RedisError
+
+        with contextlib.suppress(RedisError, OSError):  # try_start reports Redis trouble
+            await self._sent_script(keys=[_REDIS_KEYS[1]], args=[key])
 
     async def aclose(self) -> None:
         """Close the connection pool, if one was opened."""

@@ -103,6 +103,10 @@ class RateLimiter:
         metrics.observe("rate_limit_wait_seconds", time.monotonic() - began, source=source)
 
 
+    async def _sent(self, source: str) -> None:
+        await self._budget.sent(source)
+
+
 class Turn:
     """One request's passage through the gate; :meth:`trace` is its httpcore hook."""
 
@@ -110,12 +114,18 @@ class Turn:
         self._limiter = limiter
         self._source = source
         self._lock: anyio.Lock | None = lock
+        self._started = False
 
     async def trace(self, event: str, info: dict[str, object]) -> None:
-        """httpcore ``trace`` extension: take the turn just before headers are sent."""
+        """httpcore ``trace`` extension: take the turn just before headers are sent,
+        and say when they were (see :mod:`doiget.net.budget`)."""
         if event == "http11.send_request_headers.started" and self._lock is not None:
             await self._limiter._start(self._source)
+            self._started = True
             self.release()
+        elif event == "http11.send_request_headers.complete" and self._started:
+            self._started = False
+            await self._limiter._sent(self._source)
 
     def release(self) -> None:
         """Let the source's next request queue up (idempotent)."""
