@@ -8,8 +8,9 @@ wait. Times are wall-clock seconds, so that separate processes agree on them.
 
 A start is granted a moment before the request's headers go out; a busy process
 may send them a little later. So once they are sent, :meth:`Budget.sent` moves the
-key's last start to that moment: another process's next start to the key then
-counts its gap from when the upstream really saw the request.
+key's last start, and the newest start of the window, to that moment: another
+process's next start then counts its gap and its window from when the upstream
+really saw the request.
 """
 
 from __future__ import annotations
@@ -76,7 +77,10 @@ class LocalBudget:
         return wait
 
     async def sent(self, key: str) -> None:
-        self._last[key] = max(self._last.get(key, 0.0), time.time())
+        now = time.time()
+        self._last[key] = max(self._last.get(key, 0.0), now)
+        if self._starts and self._starts[-1] < now:
+            self._starts[-1] = now
 
 
 class FileBudget:
@@ -114,10 +118,13 @@ class FileBudget:
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX)
             state = _read_state(descriptor)
-            last = state.setdefault("last", {})
+            now = time.time()
+            last, starts = state.setdefault("last", {}), state.get("starts")
             if isinstance(last, dict):
-                last[key] = max(float(last.get(key, 0.0)), time.time())
-                _write_state(descriptor, state)
+                last[key] = max(float(last.get(key, 0.0)), now)
+            if isinstance(starts, list) and starts and starts[-1] < now:
+                starts[-1] = now
+            _write_state(descriptor, state)
         finally:
             os.close(descriptor)
 
@@ -187,12 +194,15 @@ redis.call('EXPIRE', KEYS[1] .. ':n', 120)
 return '0'
 """
 _REDIS_KEYS: Final = ("doiget:rate:starts", "doiget:rate:last")
-# KEYS: last starts (hash). ARGV: key. The key's last start becomes now, if later.
+# KEYS: starts, last starts. ARGV: key. The key's last start and the newest start of
+# the window become now, if that is later.
 _REDIS_SENT: Final = """
 local now_parts = redis.call('TIME')
 local now = tonumber(now_parts[1]) + tonumber(now_parts[2]) / 1000000
-local last = redis.call('HGET', KEYS[1], ARGV[1])
-if (not last) or tonumber(last) < now then redis.call('HSET', KEYS[1], ARGV[1], tostring(now)) end
+local last = redis.call('HGET', KEYS[2], ARGV[1])
+if (not last) or tonumber(last) < now then redis.call('HSET', KEYS[2], ARGV[1], tostring(now)) end
+local newest = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+if newest[1] and tonumber(newest[2]) < now then redis.call('ZADD', KEYS[1], now, newest[1]) end
 return '0'
 """
 
@@ -242,7 +252,7 @@ class RedisBudget:
         from redis.exceptions import RedisError
 
         with contextlib.suppress(RedisError, OSError):  # try_start reports Redis trouble
-            await self._sent_script(keys=[_REDIS_KEYS[1]], args=[key])
+            await self._sent_script(keys=list(_REDIS_KEYS), args=[key])
 
     async def aclose(self) -> None:
         """Close the connection pool, if one was opened."""

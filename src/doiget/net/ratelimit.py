@@ -102,7 +102,6 @@ class RateLimiter:
             self._last_start[source] = time.monotonic()
         metrics.observe("rate_limit_wait_seconds", time.monotonic() - began, source=source)
 
-
     async def _sent(self, source: str) -> None:
         await self._budget.sent(source)
 
