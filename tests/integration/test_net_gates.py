@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -119,16 +121,23 @@ async def test_an_unwritable_budget_file_falls_back_to_the_process(
     assert "keeps its own limits" in caplog.text
 
 
-@needs_redis
-async def test_two_redis_budgets_are_one_budget(redis_server: RedisServer) -> None:
+@asynccontextmanager
+async def two_redis_budgets(url: str) -> AsyncIterator[tuple[Budget, Budget]]:
+    """Two budgets on one Redis server, as two processes would hold them."""
     from doiget.net.budget import RedisBudget
 
-    first, second = RedisBudget(redis_server.url), RedisBudget(redis_server.url)
+    first, second = RedisBudget(url), RedisBudget(url)
     try:
-        starts = await _hammer(first, second)
+        yield first, second
     finally:
         await first.aclose()
         await second.aclose()
+
+
+@needs_redis
+async def test_two_redis_budgets_are_one_budget(redis_server: RedisServer) -> None:
+    async with two_redis_budgets(redis_server.url) as (first, second):
+        starts = await _hammer(first, second)
     assert min_gap(starts) >= 0.2 - 0.01
     assert breaches_of_window(starts, 5, 1.0 - 0.01) == 0
 
@@ -150,14 +159,8 @@ async def test_the_gap_counts_from_when_the_headers_were_sent(tmp_path: Path) ->
 
 @needs_redis
 async def test_the_gap_counts_from_the_send_in_redis_too(redis_server: RedisServer) -> None:
-    from doiget.net.budget import RedisBudget
-
-    first, second = RedisBudget(redis_server.url), RedisBudget(redis_server.url)
-    try:
+    async with two_redis_budgets(redis_server.url) as (first, second):
         wait = await _gap_after_a_late_send(first, second)
-    finally:
-        await first.aclose()
-        await second.aclose()
     assert wait > 0.15
 
 
