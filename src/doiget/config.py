@@ -23,6 +23,7 @@ from doiget.hostmap import HostMap, parse_host_map
 from doiget.httpconfig import HttpSettings, http_settings
 from doiget.redaction import remember_secrets
 from doiget.secret import Secret
+from doiget.settingvalues import refuse, seconds_setting
 from doiget.upstreams import Redaction, Setting, Upstream, all_upstreams
 
 APP_NAME = "doiget"
@@ -188,11 +189,6 @@ CORE_SETTINGS: tuple[Setting, ...] = (
 )
 
 
-def _refuse(message: str) -> DoigetError:
-    """A setting that cannot be honoured: doiget does not start with it."""
-    return DoigetError(ErrorCode.INVALID_CONFIG, message)
-
-
 @dataclass(frozen=True)
 class Settings:
     """Resolved settings of one process. Build with :func:`load_settings`."""
@@ -286,7 +282,7 @@ def _read_config_file(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise _refuse(f"Cannot read config file {path}: {exc}. Fix or remove it.") from exc
+        raise refuse(f"Cannot read config file {path}: {exc}. Fix or remove it.") from exc
 
 
 def _secret(value: str | None) -> Secret | None:
@@ -295,7 +291,7 @@ def _secret(value: str | None) -> Secret | None:
 
 def _string_list(value: Any, where: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise _refuse(f"{where} must be a list of strings.")
+        raise refuse(f"{where} must be a list of strings.")
     return tuple(value)
 
 
@@ -308,7 +304,7 @@ def parse_toolsets(raw: str | list[str] | None, named: str = "DOIGET_TOOLSETS") 
     chosen = tuple(dict.fromkeys(name.strip() for name in names if name.strip()))
     unknown = [name for name in chosen if name not in KNOWN_TOOLSETS]
     if unknown or not chosen:
-        raise _refuse(
+        raise refuse(
             f"{named} names {', '.join(unknown) or 'nothing'}; "
             f"use a comma list of: {', '.join(KNOWN_TOOLSETS)}."
         )
@@ -320,7 +316,7 @@ def _ca_bundle(raw: str | None) -> Path | None:
         return None
     path = Path(raw).expanduser()
     if not path.is_file():
-        raise _refuse(f"DOIGET_CA_BUNDLE={raw} is not a readable file; point it at a PEM bundle.")
+        raise refuse(f"DOIGET_CA_BUNDLE={raw} is not a readable file; point it at a PEM bundle.")
     return path
 
 
@@ -329,7 +325,7 @@ def _model_path(raw: Any) -> Path | None:
         return None
     path = Path(str(raw)).expanduser()
     if not path.is_dir():
-        raise _refuse(
+        raise refuse(
             f"DOIGET_EMBED_MODEL_PATH={raw} is not a folder; point it at a sentence-transformers "
             "model folder (with modules.json) or unset it."
         )
@@ -344,24 +340,9 @@ def _cache_ttl(raw: Any) -> float:
     except (TypeError, ValueError):
         seconds = -1.0
     if not 0 <= seconds <= SCHOLAR_CACHE_TTL_MAX:
-        raise _refuse(
+        raise refuse(
             f"DOIGET_SCHOLAR_CACHE_TTL={raw!r}; use seconds from 0 (no cache) to "
             f"{SCHOLAR_CACHE_TTL_MAX:.0f}."
-        )
-    return seconds
-
-
-def _seconds(var: str, raw: Any, default: float) -> float:
-    """A positive number of seconds (at most a day), or the default when unset."""
-    if raw is None:
-        return default
-    try:
-        seconds = float(raw)
-    except (TypeError, ValueError):
-        seconds = 0.0
-    if not 0 < seconds <= TIMEOUT_MAX:
-        raise _refuse(
-            f"{var}={raw!r}; give a number of seconds above 0 and at most {TIMEOUT_MAX:.0f}."
         )
     return seconds
 
@@ -370,13 +351,13 @@ def _library_timeouts(table: Any, where: str) -> dict[str, float]:
     library = table if isinstance(table, dict) else {}
     chosen = library.get("timeouts", {})
     if not isinstance(chosen, dict) or not set(chosen) <= set(LIBRARY_TIMEOUTS):
-        raise _refuse(
+        raise refuse(
             f"[library.timeouts] in {where} may set seconds for: {', '.join(LIBRARY_TIMEOUTS)}."
         )
     timeouts = dict(LIBRARY_TIMEOUTS)
     for tool, seconds in chosen.items():
         if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds <= 0:
-            raise _refuse(f"[library.timeouts] {tool} in {where} must be a positive number.")
+            raise refuse(f"[library.timeouts] {tool} in {where} must be a positive number.")
         timeouts[tool] = min(float(seconds), LIBRARY_TIMEOUTS[tool])
     return timeouts
 
@@ -387,7 +368,7 @@ def _url(raw: Any, var: str) -> str | None:
     value = str(raw).rstrip("/")
     if not value.startswith(("http://", "https://")):
         scheme = urlsplit(value).scheme or "no scheme"
-        raise _refuse(
+        raise refuse(
             f"{var} is not an http(s) URL (it has {scheme}://...); give the service's base URL."
         )
     return value
@@ -443,6 +424,9 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         value = env.get(var)
         return value if value not in (None, "") else file.get(key)
 
+    def timeout(var: str, key: str, default: float) -> float:
+        return seconds_setting(var, pick(var, key), default, TIMEOUT_MAX)
+
     data_dir = Path(pick("DOIGET_DATA_DIR", "data_dir") or platformdirs.user_data_dir(APP_NAME))
     store_root = Path(pick("DOIGET_STORE_ROOT", "store_root") or data_dir / "papers")
     log_path = Path(
@@ -451,11 +435,11 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     )
     log_level = str(pick("DOIGET_LOG_LEVEL", "log_level") or "WARNING").upper()
     if log_level not in LOG_LEVELS:
-        raise _refuse(f"DOIGET_LOG_LEVEL={log_level!r}; use one of {', '.join(LOG_LEVELS)}.")
+        raise refuse(f"DOIGET_LOG_LEVEL={log_level!r}; use one of {', '.join(LOG_LEVELS)}.")
 
     allow_table = file.get("allowlist", {})
     if not isinstance(allow_table, dict):
-        raise _refuse(f"[allowlist] in {config_path} must be a table of source = [hosts].")
+        raise refuse(f"[allowlist] in {config_path} must be a table of source = [hosts].")
     extra_allowlist = {
         source: _string_list(hosts, f"[allowlist] {source} in {config_path}")
         for source, hosts in allow_table.items()
@@ -482,15 +466,9 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         toolsets=parse_toolsets(pick("DOIGET_TOOLSETS", "toolsets")),
         log_level=log_level,
         scholar_cache_ttl=_cache_ttl(pick("DOIGET_SCHOLAR_CACHE_TTL", "scholar_cache_ttl")),
-        api_timeout=_seconds(
-            "DOIGET_API_TIMEOUT", pick("DOIGET_API_TIMEOUT", "api_timeout"), API_TIMEOUT_DEFAULT
-        ),
-        pdf_timeout=_seconds(
-            "DOIGET_PDF_TIMEOUT", pick("DOIGET_PDF_TIMEOUT", "pdf_timeout"), PDF_TIMEOUT_DEFAULT
-        ),
-        page_timeout=_seconds(
-            "DOIGET_PAGE_TIMEOUT", pick("DOIGET_PAGE_TIMEOUT", "page_timeout"), PAGE_TIMEOUT_DEFAULT
-        ),
+        api_timeout=timeout("DOIGET_API_TIMEOUT", "api_timeout", API_TIMEOUT_DEFAULT),
+        pdf_timeout=timeout("DOIGET_PDF_TIMEOUT", "pdf_timeout", PDF_TIMEOUT_DEFAULT),
+        page_timeout=timeout("DOIGET_PAGE_TIMEOUT", "page_timeout", PAGE_TIMEOUT_DEFAULT),
         host_map=host_map,
         ca_bundle=_ca_bundle(env.get("DOIGET_CA_BUNDLE")),
         embed_model_path=_model_path(pick("DOIGET_EMBED_MODEL_PATH", "embed_model_path")),

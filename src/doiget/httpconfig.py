@@ -8,14 +8,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from doiget.errors import DoigetError, ErrorCode
 from doiget.secret import Secret
+from doiget.settingvalues import seconds_setting, whole_setting
 
 DEFAULT_HOST: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 8765
 DEFAULT_RATE: Final = 600  # requests a minute per token
 DEFAULT_MAX_BODY: Final = 4 * 1024 * 1024
 DEFAULT_GRACE: Final = 30.0
+MAX_GRACE: Final = 3600.0
 
 
 @dataclass(frozen=True)
@@ -60,22 +61,6 @@ class HttpSettings:
         return [token.strip() for token in raw.split(",") if token.strip()]
 
 
-def _refuse(message: str) -> DoigetError:
-    return DoigetError(ErrorCode.INVALID_CONFIG, message)
-
-
-def _whole(name: str, raw: Any, default: int, low: int, high: int) -> int:
-    if raw in (None, ""):
-        return default
-    try:
-        value = int(str(raw))
-    except ValueError:
-        value = low - 1
-    if not low <= value <= high:
-        raise _refuse(f"{name}={raw!r}; use a whole number from {low} to {high}.")
-    return value
-
-
 def _names(raw: Any) -> list[str]:
     """A comma list (or a TOML list) of names, trimmed, blanks dropped."""
     items = raw if isinstance(raw, list) else str(raw or "").split(",")
@@ -88,16 +73,9 @@ def http_settings(pick: Callable[[str, str], Any]) -> HttpSettings:
     hosts = _names(pick("DOIGET_HTTP_ALLOWED_HOSTS", "http_allowed_hosts"))
     tokens_file = pick("DOIGET_HTTP_TOKENS_FILE", "http_tokens_file")
     tokens = pick("DOIGET_HTTP_TOKENS", "")
-    grace = pick("DOIGET_HTTP_SHUTDOWN_GRACE", "http_shutdown_grace")
-    try:
-        shutdown_grace = DEFAULT_GRACE if grace in (None, "") else float(grace)
-    except ValueError:
-        shutdown_grace = -1.0
-    if not 0 < shutdown_grace <= 3600:
-        raise _refuse(f"DOIGET_HTTP_SHUTDOWN_GRACE={grace!r}; use seconds from 1 to 3600.")
     return HttpSettings(
         host=str(pick("DOIGET_HTTP_HOST", "http_host") or DEFAULT_HOST),
-        port=_whole(
+        port=whole_setting(
             "DOIGET_HTTP_PORT", pick("DOIGET_HTTP_PORT", "http_port"), DEFAULT_PORT, 1, 65535
         ),
         tokens_file=Path(str(tokens_file)).expanduser() if tokens_file else None,
@@ -105,10 +83,10 @@ def http_settings(pick: Callable[[str, str], Any]) -> HttpSettings:
         insecure_no_auth=str(pick("DOIGET_HTTP_INSECURE_NO_AUTH", "") or "") == "1",
         allowed_origins=tuple(origin.rstrip("/") for origin in listed),
         allowed_hosts=tuple(hosts),
-        rate_per_minute=_whole(
+        rate_per_minute=whole_setting(
             "DOIGET_HTTP_RATE", pick("DOIGET_HTTP_RATE", "http_rate"), DEFAULT_RATE, 1, 1_000_000
         ),
-        max_body_bytes=_whole(
+        max_body_bytes=whole_setting(
             "DOIGET_HTTP_MAX_BODY",
             pick("DOIGET_HTTP_MAX_BODY", "http_max_body"),
             DEFAULT_MAX_BODY,
@@ -116,5 +94,10 @@ def http_settings(pick: Callable[[str, str], Any]) -> HttpSettings:
             100 * 1024 * 1024,
         ),
         metrics=str(pick("DOIGET_HTTP_METRICS", "http_metrics") or "") in ("1", "true", "True"),
-        shutdown_grace=shutdown_grace,
+        shutdown_grace=seconds_setting(
+            "DOIGET_HTTP_SHUTDOWN_GRACE",
+            pick("DOIGET_HTTP_SHUTDOWN_GRACE", "http_shutdown_grace"),
+            DEFAULT_GRACE,
+            MAX_GRACE,
+        ),
     )
