@@ -242,9 +242,7 @@ def fetchable_ref(doi: str | None, arxiv_id: str | None, *, prefer: RefKind = "d
     candidates: list[str] = []
     if arxiv_id:
         with contextlib.suppress(DoigetError):
-            ref = parse_ref(arxiv_id if ":" in arxiv_id else f"arXiv:{arxiv_id}")
-            if ref.kind == "arxiv":
-                candidates.append(f"arXiv:{ref.value}")
+            candidates.append(f"arXiv:{parse_arxiv_id(arxiv_id).value}")
     if doi:
         with contextlib.suppress(DoigetError):
             ref = parse_ref(doi)

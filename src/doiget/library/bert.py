@@ -119,10 +119,6 @@ class BertEncoder:
         tokenizer.enable_padding(pad_id=int(config.get("pad_token_id", 0)))
         self.tokenizer = tokenizer
 
-    @property
-    def dimension(self) -> int:
-        return int(self._w("embeddings.word_embeddings.weight").shape[1])
-
     def _w(self, name: str) -> NDArray[np.float32]:
         return self.weights[self.prefix + name]
 

@@ -95,11 +95,9 @@ class IndexPapers(Request):
     """Stored papers to index into a project (the default project unless named)."""
 
     project: Annotated[
-        str,
+        ProjectId,
         Field(
-            min_length=1,
-            max_length=200,
-            description=f"'namespace/name'; default {DEFAULT_PROJECT_ID!r}, which always exists.",
+            description=f"'namespace/name'; default {DEFAULT_PROJECT_ID!r}, which always exists."
         ),
     ] = DEFAULT_PROJECT_ID
     refs: Annotated[

@@ -277,16 +277,8 @@ class Papers:
             return None
         fields: dict[str, Any] = entry.document.get("doiget") or {}
         source = str(fields.get("pdf_source") or fields.get("source") or "store")
-        return c.Fetched(
-            ok=True,
-            ref=ref.canonical,
-            source=source,
-            resolver_profile=source,
-            path=str(entry.pdf_path),
-            license=_license(fields.get("license")),
-            size_bytes=entry.pdf_path.stat().st_size,
-            schema_version=SCHEMA_VERSION,
-        )
+        size = entry.pdf_path.stat().st_size
+        return _fetched(ref, source, entry.pdf_path, fields.get("license"), size)
 
     async def _fetch_now(self, ref: Ref) -> c.Fetched:
         with call_deadline(self.network.timeouts.call_seconds(api=True, pdf=True)):
@@ -408,16 +400,7 @@ class Papers:
                 license=license_text,
             )
             await self._write_entry(ref, resolution, fields, pdf.path)
-        return c.Fetched(
-            ok=True,
-            ref=ref.canonical,
-            source=source,
-            resolver_profile=source,
-            path=str(target),
-            license=_license(license_text),
-            size_bytes=pdf.size_bytes,
-            schema_version=SCHEMA_VERSION,
-        )
+        return _fetched(ref, source, target, license_text, pdf.size_bytes)
 
     async def batch(
         self, request: c.BatchFetch, *, progress: BatchProgress | None = None
@@ -669,6 +652,20 @@ class Papers:
 
         items = to_csl_many(self.works(request.refs))
         return c.CslExport(ok=True, count=len(items), items=items)
+
+
+def _fetched(ref: Ref, source: str, path: Path, license_text: str | None, size: int) -> c.Fetched:
+    """A fetch's success result: the stored PDF of ``ref`` and where it came from."""
+    return c.Fetched(
+        ok=True,
+        ref=ref.canonical,
+        source=source,
+        resolver_profile=source,
+        path=str(path),
+        license=_license(license_text),
+        size_bytes=size,
+        schema_version=SCHEMA_VERSION,
+    )
 
 
 def _capability_of(source: object) -> str:

@@ -22,9 +22,13 @@ from doiget.errors import DoigetError, ErrorCode
 MIN_TOKEN_CHARS: Final = 16
 
 
-def token_id(token: str) -> str:
-    """The name a token goes by in logs: 12 hex digits of its SHA-256."""
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()[:12]
+def _digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode("utf-8")).digest()
+
+
+def _token_id(digest: bytes) -> str:
+    """The name a token goes by in logs: 12 hex digits of its SHA-256 ``digest``."""
+    return digest.hex()[:12]
 
 
 def read_token_file(path: Path) -> list[str]:
@@ -47,14 +51,14 @@ class StaticTokens:
     def __init__(self, tokens: Iterable[str]) -> None:
         self._digests: list[tuple[bytes, str]] = []
         for token in tokens:
+            digest = _digest(token)
             if len(token) < MIN_TOKEN_CHARS:
                 raise DoigetError(
                     ErrorCode.INVALID_CONFIG,
-                    f"an HTTP token (id {token_id(token)}) has {len(token)} characters; use at "
-                    f"least {MIN_TOKEN_CHARS} random ones (e.g. openssl rand -hex 32).",
+                    f"an HTTP token (id {_token_id(digest)}) has {len(token)} characters; use "
+                    f"at least {MIN_TOKEN_CHARS} random ones (e.g. openssl rand -hex 32).",
                 )
-            digest = hashlib.sha256(token.encode("utf-8")).digest()
-            self._digests.append((digest, digest.hex()[:12]))
+            self._digests.append((digest, _token_id(digest)))
         if not self._digests:
             raise DoigetError(
                 ErrorCode.INVALID_CONFIG,
@@ -62,12 +66,9 @@ class StaticTokens:
                 "line) or DOIGET_HTTP_TOKENS, or serve on loopback with --insecure-no-auth.",
             )
 
-    def __len__(self) -> int:
-        return len(self._digests)
-
     async def verify_token(self, token: str) -> AccessToken | None:
         """The holder of ``token`` when it is one of ours (every digest compared)."""
-        presented = hashlib.sha256(token.encode("utf-8")).digest()
+        presented = _digest(token)
         found: str | None = None
         for digest, name in self._digests:
             if hmac.compare_digest(presented, digest):
