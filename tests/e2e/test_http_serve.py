@@ -87,7 +87,7 @@ async def test_every_toolset_answers_over_http_with_progress_and_links(
             hits = await session.call_tool("search_arxiv", {"query": "testing"})
             projects = await session.call_tool("list_projects", {})
             scraped = await session.call_tool(
-                "scrape_page", {"url": "https://blog.example.org/essay"}
+                "scrape_page", {"url": "https://blog.example.org/essay", "mode": "raw"}
             )
             summary: dict[str, Any] = scraped.structured_content or {}
             read = await session.read_resource(summary["resource"])

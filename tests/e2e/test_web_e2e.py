@@ -73,28 +73,38 @@ async def test_search_then_cache_hit_over_mcp(
     assert len(upstream.requests_to(BRAVE[0])) == 1
 
 
-async def test_large_scrape_comes_back_as_a_resource_link(
+async def test_full_and_preview_scrapes_inline_and_a_large_raw_one_is_linked(
     web_env: dict[str, str], upstream: ReplayUpstream
 ) -> None:
     upstream.route(
         "blog.example.org", "/essay", Reply(200, LONG_PAGE, {"Content-Type": "text/html"})
     )
+    url = "https://blog.example.org/essay"
     async with mcp_session(web_env, toolsets="web") as session:
-        result = await _call(session, "scrape_page", {"url": "https://blog.example.org/essay"})
-        summary = result.structured_content
-        assert summary["linked"] is True
-        assert summary["bytes"] >= 24 * 1024
-        links = [item for item in result.content if item.type == "resource_link"]
-        assert len(links) == 1 and str(links[0].uri) == summary["resource"]
+        full = await _call(session, "scrape_page", {"url": url})
+        preview = await _call(session, "scrape_page", {"url": url, "mode": "preview"})
+        raw = await _call(session, "scrape_page", {"url": url, "mode": "raw"})
+        summary = raw.structured_content
         read = await session.read_resource(summary["resource"])
-        full = json.loads(read.contents[0].text)  # type: ignore[union-attr]
-        assert full["url"] == "https://blog.example.org/essay"
-        assert "Paragraph 199" in full["content"]
-        assert full["truncated"] is True  # 400 paragraphs exceed the 50,000-byte default
-        assert full["citation"]["metadata"]["title"] == "A long essay"
-        assert len(json.dumps(full, ensure_ascii=False).encode()) == summary["bytes"]
         with pytest.raises(Exception, match="no resource"):
             await session.read_resource("research://artifact/" + "0" * 64)
+    # full: the article inline up to the default max_length (50,000 bytes), no link.
+    body = full.structured_content
+    assert "linked" not in body
+    assert not [item for item in full.content if item.type == "resource_link"]
+    assert body["truncated"] is True  # 400 paragraphs exceed the 50,000-byte default
+    assert 45_000 < body["contentLength"] <= 50_000
+    assert "Paragraph 199" in body["content"]
+    assert body["citation"]["metadata"]["title"] == "A long essay"
+    assert preview.structured_content["contentLength"] <= 5000
+    assert "linked" not in preview.structured_content
+    # raw: the verbatim page is one of the heaviest results, so it is linked.
+    assert summary["linked"] is True and summary["bytes"] >= 24 * 1024
+    links = [item for item in raw.content if item.type == "resource_link"]
+    assert len(links) == 1 and str(links[0].uri) == summary["resource"]
+    stored = json.loads(read.contents[0].text)  # type: ignore[union-attr]
+    assert stored["raw"] is True and "Paragraph 199" in stored["content"]
+    assert len(json.dumps(stored, ensure_ascii=False).encode()) == summary["bytes"]
 
 
 @pytest.mark.parametrize(
@@ -190,7 +200,8 @@ def test_stdout_carries_only_json_rpc_across_the_web_tools(
         result = answers[number]["result"]
         assert result.get("isError", False) is (number == len(calls) + 1), (tool, result)
     assert answers[2]["result"]["structuredContent"]["resultCount"] > 0
-    assert answers[4]["result"]["structuredContent"]["linked"] is True
+    assert "Paragraph 199" in answers[4]["result"]["structuredContent"]["content"]
+    assert answers[5]["result"]["structuredContent"]["linked"] is True
     assert b"DEBUG" in stderr
     assert b"brave-e2e-key" not in stderr
 

@@ -269,7 +269,7 @@ async def test_artifact_expires_after_30_minutes(
     upstream.route(
         "docs.example.org", "/long.txt", Reply(200, text.encode(), {"Content-Type": "text/plain"})
     )
-    outcome = await core.scrape({"url": "https://docs.example.org/long.txt"})
+    outcome = await core.scrape({"url": "https://docs.example.org/long.txt", "mode": "raw"})
     assert outcome.link is not None
     summary = outcome.body
     assert summary["linked"] is True and summary["resource"] == outcome.link.uri
@@ -291,7 +291,7 @@ async def test_results_inline_when_the_cache_is_off(
         "docs.example.org", "/long.txt", Reply(200, text.encode(), {"Content-Type": "text/plain"})
     )
     try:
-        outcome = await web.scrape({"url": "https://docs.example.org/long.txt"})
+        outcome = await web.scrape({"url": "https://docs.example.org/long.txt", "mode": "raw"})
     finally:
         await web.network.aclose()
         await web.aclose()

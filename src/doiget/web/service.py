@@ -62,6 +62,10 @@ ResultT = TypeVar("ResultT", bound=WebResult)
 _FRESH_META = frozenset({"web_search"})
 # Tools whose requests read web pages (the page limit applies to them).
 _PAGE_TOOLS = frozenset({"scrape_page", "search_and_scrape"})
+# The heaviest results, the only ones answered with a resource link when large:
+# scrape_page in raw mode, search_and_scrape and research_export. A full or preview
+# scrape inlines its content, which max_length already bounds.
+_LINKED_TOOLS = frozenset({"search_and_scrape", "research_export"})
 
 
 class WebCore:
@@ -108,7 +112,10 @@ class WebCore:
     async def scrape(self, request: ScrapePageRequest) -> Outcome:
         """scrape_page."""
         return await self._answered(
-            "scrape_page", request.session_id, lambda: self._scraped(request)
+            "scrape_page",
+            request.session_id,
+            lambda: self._scraped(request),
+            linkable=request.mode == "raw",
         )
 
     async def search_and_scrape(self, request: SearchAndScrapeRequest) -> Outcome:
@@ -180,10 +187,13 @@ class WebCore:
         tool: str,
         session_id: str | None,
         answer: Callable[[], Awaitable[tuple[WebResult, Meta]]],
+        *,
+        linkable: bool | None = None,
     ) -> Outcome:
         """``answer()``, recorded in the call's session when there is one, then finished.
 
         A call linked to a session fails before any work when the session is gone.
+        ``linkable`` says whether a large result may be linked (default: by tool).
         """
         if session_id:
             await self.research.require(session_id)
@@ -192,7 +202,10 @@ class WebCore:
         )
         with call_deadline(budget):
             result, meta = await answer()
-        return await self._finish(result, await self._recorded(session_id, tool, result, meta))
+        meta = await self._recorded(session_id, tool, result, meta)
+        if linkable is None:
+            linkable = tool in _LINKED_TOOLS
+        return await self._finish(result, meta) if linkable else Outcome(result, meta)
 
     # -- research sessions ----------------------------------------------------------
 
