@@ -119,6 +119,10 @@ CORE_SETTINGS: tuple[Setting, ...] = (
         config_key="search_routing",
     ),
     Setting(
+        "SEARCH_ROUTING",
+        "the web spec's name for DOIGET_SEARCH_ROUTING, read when that one is not set",
+    ),
+    Setting(
         "DOIGET_LENS_DIR",
         "folder of extra web_search lenses, one JSON file each (default: platform config "
         "dir doiget/lenses)",
@@ -473,7 +477,12 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         ca_bundle=_ca_bundle(env.get("DOIGET_CA_BUNDLE")),
         embed_model_path=_model_path(pick("DOIGET_EMBED_MODEL_PATH", "embed_model_path")),
         upstream=_upstream_settings(all_upstreams(), env, file),
-        search_routing=_routing(pick("DOIGET_SEARCH_ROUTING", "search_routing")),
+        search_routing=_routing(
+            # The web spec's own name is read too; doiget's wins when both are set.
+            env.get("DOIGET_SEARCH_ROUTING")
+            or env.get("SEARCH_ROUTING")
+            or file.get("search_routing")
+        ),
         lens_dir=Path(
             pick("DOIGET_LENS_DIR", "lens_dir")
             or Path(platformdirs.user_config_dir(APP_NAME)) / "lenses"

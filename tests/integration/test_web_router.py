@@ -19,6 +19,13 @@ from replay import ReplayUpstream, Reply
 
 BRAVE = ("api.search.brave.com", "/res/v1/web/search")
 TAVILY = ("api.tavily.com", "/search")
+BRAVE_ANSWER = {
+    "web": {
+        "results": [
+            {"title": "Brave hit", "url": "https://www.nature.com/articles/y", "description": "B."}
+        ]
+    }
+}
 TAVILY_ANSWER = {
     "query": "q",
     "results": [
@@ -186,3 +193,33 @@ async def test_google_answer_that_is_not_json_never_shows_the_key(
     failure = failure_of(caught.value)
     assert "AIzaSECRETSECRET" not in failure.message
     assert failure.provider == "google"
+
+
+@pytest.mark.parametrize(
+    ("names", "first"),
+    [
+        ({"SEARCH_ROUTING": "tavily,brave"}, "tavily"),
+        ({"SEARCH_ROUTING": "tavily,brave", "DOIGET_SEARCH_ROUTING": "brave,tavily"}, "brave"),
+        ({"DOIGET_SEARCH_ROUTING": "brave", "SEARCH_ROUTING": "tavily"}, "brave"),
+    ],
+)
+async def test_the_spec_routing_name_is_read_and_doigets_own_wins(
+    doiget_env: dict[str, str],
+    upstream: ReplayUpstream,
+    clock: Clock,
+    names: dict[str, str],
+    first: str,
+) -> None:
+    env = {**doiget_env, "BRAVE_API_KEY": "b-key", "TAVILY_API_KEY": "t-key", **names}
+    upstream.json(*BRAVE, BRAVE_ANSWER)
+    upstream.json(*TAVILY, TAVILY_ANSWER)
+    settings = load_settings(env)
+    network = make_network(env)
+    try:
+        router = Router(settings, network, lambda: CircuitBreaker(clock, lambda: 0.0))
+        answer, trace = await router.search(ProviderQuery("q"))
+    finally:
+        await network.aclose()
+    assert answer.provider == first
+    assert trace.to_meta()["providers_attempted"] == [first]
+    assert list(router.order())[0] == first
