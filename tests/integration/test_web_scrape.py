@@ -435,3 +435,33 @@ async def test_hacker_news_url_with_a_non_ascii_digit_is_not_an_internal_error(
     with pytest.raises(DoigetError) as caught:
         await core.scrape({"url": "https://news.ycombinator.com/item?id=%C2%B2"})
     assert failure_of(caught.value).kind is Kind.NOT_FOUND
+
+
+async def test_reddit_post_carries_forum_signals_from_its_json_ld(
+    core: WebCore, upstream: ReplayUpstream
+) -> None:
+    path = "/r/askscience/comments/1c0ffee/does_intermittent_fasting_actually_improve/"
+    upstream.fixture(
+        "www.reddit.com", path, "web/reddit-post.html", content_type="text/html; charset=utf-8"
+    )
+    outcome = await core.scrape({"url": f"https://www.reddit.com{path}"})
+    body = outcome.body
+    assert body["forumSignals"] == {
+        "platform": "reddit",
+        "upvotes": 7,
+        "comments": 3,
+        "datePublished": "2025-03-14T09:26:53.589Z",
+        "authorName": "u/glucose_curious",
+        "credibilityNote": body["forumSignals"]["credibilityNote"],
+    }
+    assert "20 upvotes" in body["forumSignals"]["credibilityNote"]
+    assert "randomised trial" in body["content"]
+    assert body["sourceType"] == "forum"
+
+
+async def test_pages_other_than_reddit_posts_have_no_forum_signals(
+    core: WebCore, upstream: ReplayUpstream
+) -> None:
+    _serve_article(upstream)
+    outcome = await core.scrape({"url": ARTICLE_URL})
+    assert "forumSignals" not in outcome.body

@@ -64,6 +64,8 @@ DEFAULT_HOSTS = (
     "blog.example.org",
     "docs.example.org",
     "www.nature.com",
+    "www.reddit.com",
+    "old.reddit.com",
     # Patent search providers.
     "api.lens.org",
     "ops.epo.org",

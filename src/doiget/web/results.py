@@ -184,6 +184,19 @@ class StructuredData(Shape):
     citation: dict[str, Any] | None = None
 
 
+class ForumSignals(Shape):
+    """A forum post's engagement as its page declares it (Reddit's JSON-LD)."""
+
+    platform: Literal["reddit"]
+    upvotes: int = Field(ge=0)
+    comments: int = Field(ge=0)
+    date_published: str | None = None
+    author_name: str | None = None
+    credibility_note: str | None = Field(
+        default=None, description="set when upvotes < 20: the count is too small to trust"
+    )
+
+
 class PageFacts(Shape):
     """What every read page carries, whether raw or extracted."""
 
@@ -208,6 +221,7 @@ class ScrapePageResult(PageFacts, WebResult):
     extraction_quality: Literal["complete", "partial"] | None = None
     metadata: PageMetadata | None = None
     structured_data: StructuredData | None = None
+    forum_signals: ForumSignals | None = None
     detected_doi: str | None = None
     retraction_status: RetractionStatus | None = None
 

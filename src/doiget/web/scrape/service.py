@@ -216,6 +216,7 @@ class Scraper:
         }
 
     async def _render(self, url: str, page: Extracted, limit: int) -> dict[str, Any]:
+        from doiget.web.scrape.forum import forum_signals
         from doiget.web.scrape.measure import clean_text, truncate_utf8
 
         content, truncated = truncate_utf8(clean_text(page.content), limit)
@@ -228,6 +229,9 @@ class Scraper:
             out["metadata"] = {"title": page.title, "author": page.author or ""}
         if page.structured is not None:
             out["structuredData"] = page.structured.to_dict()
+            signals = forum_signals(url, page.structured.json_ld)
+            if signals is not None:
+                out["forumSignals"] = signals
         if out["sourceType"] == "peer_reviewed" or out["domainCategory"] == "academic":
             await self._integrity(out, url, page)
         return out
