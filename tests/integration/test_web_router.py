@@ -222,4 +222,4 @@ async def test_the_spec_routing_name_is_read_and_doigets_own_wins(
         await network.aclose()
     assert answer.provider == first
     assert trace.to_meta()["providers_attempted"] == [first]
-    assert list(router.order())[0] == first
+    assert next(iter(router.order())) == first
