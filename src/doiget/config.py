@@ -20,6 +20,7 @@ import platformdirs
 
 from doiget.errors import DoigetError, ErrorCode
 from doiget.hostmap import HostMap, parse_host_map
+from doiget.browserconfig import BROWSER_SETTINGS, BrowserSettings, browser_settings
 from doiget.httpconfig import HttpSettings, http_settings
 from doiget.redaction import remember_secrets
 from doiget.secret import Secret
@@ -190,6 +191,7 @@ CORE_SETTINGS: tuple[Setting, ...] = (
         "serve --http: seconds in-flight calls get to finish after SIGTERM (default 30)",
         config_key="http_shutdown_grace",
     ),
+    *BROWSER_SETTINGS,
 )
 
 
@@ -225,6 +227,8 @@ class Settings:
     library_timeouts: Mapping[str, float] = field(default_factory=lambda: dict(LIBRARY_TIMEOUTS))
     # serve --http: where it listens, its tokens and guards.
     http: HttpSettings = field(default_factory=HttpSettings)
+    # scrape_page's browser tier: whether it may run, which Chromium, its limits.
+    browser: BrowserSettings = field(default_factory=BrowserSettings)
     # Extra hosts a user allows per source, from config.toml's [allowlist] table.
     extra_allowlist: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # Hosts that are refused whatever list allows them, from [blocklist] hosts.
@@ -494,6 +498,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         extra_allowlist=extra_allowlist,
         blocked_hosts=tuple(host.lower() for host in blocked),
         http=http_settings(pick),
+        browser=browser_settings(pick),
     )
     remember_secrets(secret_values(settings))
     return settings

@@ -219,6 +219,11 @@ class ScrapePageResult(PageFacts, WebResult):
     raw: bool | None = None
     extracted_by: str | None = None
     extraction_quality: Literal["complete", "partial"] | None = None
+    extraction_note: str | None = Field(
+        default=None,
+        description="why extraction stopped short of the last tier (e.g. the page needs "
+        "the browser tier, which is not installed)",
+    )
     metadata: PageMetadata | None = None
     structured_data: StructuredData | None = None
     forum_signals: ForumSignals | None = None

@@ -20,6 +20,7 @@ from doiget.errors import DoigetError
 from doiget.net.deadline import call_deadline
 from doiget.net.network import Network
 from doiget.web.artifacts import Artifacts
+from doiget.web.browser.tier import BrowserTier
 from doiget.web.cache import Cache, open_cache
 from doiget.web.cachekey import TTL_SECONDS, context_key, request_key
 from doiget.web.lens import load_lenses
@@ -85,7 +86,7 @@ class WebCore:
         self._owns_network = network is None
         self.network = network or Network(settings)
         self.router = Router(settings, self.network)
-        self.scraper = Scraper(self.network)
+        self.scraper = Scraper(self.network, browser=BrowserTier(settings.browser))
         self._clock = clock
         self._cache = _cache_or_none(settings, clock)
         self.artifacts = (
@@ -102,6 +103,7 @@ class WebCore:
         if self._cache is not None:
             await self._cache.aclose()
         await self.research.aclose()
+        await self.scraper.aclose()
 
     async def search(self, request: WebSearchRequest) -> Outcome:
         """web_search."""
@@ -258,8 +260,14 @@ class WebCore:
     async def _scraped(self, request: ScrapePageRequest) -> tuple[ScrapePageResult, Meta]:
         """One scrape's result (from cache when fresh) and its ``_meta``."""
 
+        # Whether pages can be rendered decides what a script-built page gives.
+        context = {"browser": self.scraper.browser_usable}
         return await self._cached(
-            "scrape_page", request, ScrapePageResult, lambda: self.scraper.scrape(request)
+            "scrape_page",
+            request,
+            ScrapePageResult,
+            lambda: self.scraper.scrape(request),
+            context,
         )
 
     async def read_artifact(self, uri: str) -> tuple[str, str] | None:

@@ -4,6 +4,10 @@ Every request goes through the ``web`` client of net/, which takes http and http
 any public host and applies the SSRF guard on the first URL and every redirect hop.
 Hacker News items and YouTube videos are read through their APIs; PDF, DOCX and PPTX
 are recognised by their bytes; everything else is HTML turned into markdown.
+
+HTML is read in tiers: the page as fetched (``extractedBy: html``), then, only when
+that found no text or the page is a shell that script fills in, the page rendered by
+the browser tier (``browser``), whose every request goes through the same client.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import datetime as dt
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
@@ -25,6 +29,11 @@ from doiget.web.failure import Kind, web_error
 from doiget.web.outcome import TRUST
 from doiget.web.requests import PREVIEW_BYTES, ScrapePageRequest
 from doiget.web.results import ScrapePageResult
+
+if TYPE_CHECKING:
+    from doiget.net.client import SourceClient
+    from doiget.web.browser.tier import BrowserTier
+    from doiget.web.scrape.html import HtmlExtraction
 
 logger = logging.getLogger("doiget.web")
 
@@ -54,6 +63,7 @@ class Extracted:
     structured: Any = None  # StructuredData from the HTML extractor
     extracted_by: str | None = None
     quality: str | None = None
+    note: str | None = None
 
 
 async def decoded_text(fetched: Fetched) -> str:
@@ -84,11 +94,28 @@ def checked_url(raw: str) -> ParsedUrl:
 
 
 class Scraper:
-    """Reads pages for scrape_page (and, later, search_and_scrape)."""
+    """Reads pages for scrape_page and search_and_scrape."""
 
-    def __init__(self, network: Network, clock: Callable[[], dt.date] = dt.date.today) -> None:
+    def __init__(
+        self,
+        network: Network,
+        clock: Callable[[], dt.date] = dt.date.today,
+        browser: BrowserTier | None = None,
+    ) -> None:
+        """``browser``: the process's browser tier (None: pages are read as fetched)."""
         self._network = network
         self._today = clock
+        self.browser = browser
+
+    @property
+    def browser_usable(self) -> bool:
+        """Whether a page that needs script can be rendered here."""
+        return self.browser is not None and self.browser.state.usable
+
+    async def aclose(self) -> None:
+        """Close the browser, if one was started."""
+        if self.browser is not None:
+            await self.browser.aclose()
 
     async def scrape(self, request: ScrapePageRequest) -> ScrapePageResult:
         """The scrape_page result for ``request``."""
@@ -162,22 +189,55 @@ class Scraper:
         if content_type in _TEXT_TYPES:
             return Extracted(decoded, "markdown", extracted_by="markdown", quality="complete")
         page = await anyio.to_thread.run_sync(extract_html, decoded, url)
-        if not page.markdown.strip():
+        shell = await self._script_shell(page, decoded)
+        if shell is None:
+            return _from_html(page)
+        return await self._escalated(url, fetched, page, shell)
+
+    async def _script_shell(self, page: HtmlExtraction, html: str) -> str | None:
+        """Why the page needs its scripts run to be read, or None when it does not."""
+        from doiget.web.scrape.scriptshell import SHELL_TEXT_CHARS, script_shell
+
+        text = page.markdown.strip()
+        if len(text) >= SHELL_TEXT_CHARS:
+            return None
+        shell = await anyio.to_thread.run_sync(script_shell, html)
+        if shell is None and not text:
+            return "no readable text came out of its HTML"
+        return shell
+
+    async def _escalated(
+        self, url: str, fetched: Fetched, page: HtmlExtraction, shell: str
+    ) -> Extracted:
+        """The browser tier's reading of a page the html tier could not read fully;
+        without the tier, the html tier's reading (or, with no text, why none)."""
+        from doiget.web.scrape.html import extract_html
+
+        text = page.markdown.strip()
+        if self.browser is None or not self.browser.state.usable:
+            why = self.browser.state.reason if self.browser is not None else "not set up"
+            stopped = f"stopped at the html tier: {shell}, and the browser tier is {why}"
+            if not text:
+                raise web_error(
+                    Kind.CONTENT,
+                    f"No content extracted from {url}: {stopped}.",
+                    suggested_action="Install the browser tier (see doiget capabilities), "
+                    "try mode 'raw' to see what the page sends, or use another source.",
+                )
+            return replace(_from_html(page), quality="partial", note=f"Extraction {stopped}.")
+        logger.info("scrape %s: browser tier, as %s", url, shell)
+        client: SourceClient = self._network.client("web", any_public_host=True)
+        rendered = await self.browser.render(fetched, client)
+        browser_page = await anyio.to_thread.run_sync(extract_html, rendered.html, url)
+        if len(browser_page.markdown.strip()) > len(text):
+            return replace(_from_html(browser_page), extracted_by="browser")
+        if not text:
             raise web_error(
                 Kind.CONTENT,
-                f"No content extracted from {url}: the page may need a browser to render.",
+                f"No content extracted from {url}: neither the page as fetched nor the page "
+                "rendered in the browser holds readable text.",
             )
-        return Extracted(
-            page.markdown,
-            "html",
-            page.title,
-            page.author,
-            page.date,
-            page.site,
-            page.structured,
-            page.extracted_by,
-            page.quality,
-        )
+        return _from_html(page)
 
     # -- rendering ----------------------------------------------------------------
 
@@ -225,6 +285,8 @@ class Scraper:
             out["extractedBy"] = page.extracted_by
         if page.quality:
             out["extractionQuality"] = page.quality
+        if page.note:
+            out["extractionNote"] = page.note
         if page.title:
             out["metadata"] = {"title": page.title, "author": page.author or ""}
         if page.structured is not None:
@@ -255,3 +317,17 @@ class Scraper:
         status = retraction_status(work.updates)
         if status is not None:
             out["retractionStatus"] = status
+
+
+def _from_html(page: HtmlExtraction) -> Extracted:
+    return Extracted(
+        page.markdown,
+        "html",
+        page.title,
+        page.author,
+        page.date,
+        page.site,
+        page.structured,
+        page.extracted_by,
+        page.quality,
+    )

@@ -1,0 +1,1 @@
+"""scrape_page's browser tier: headless Chromium behind doiget's own network guard."""
