@@ -18,9 +18,9 @@ from urllib.parse import unquote, urlsplit
 
 import platformdirs
 
+from doiget.browserconfig import BROWSER_SETTINGS, BrowserSettings, browser_settings
 from doiget.errors import DoigetError, ErrorCode
 from doiget.hostmap import HostMap, parse_host_map
-from doiget.browserconfig import BROWSER_SETTINGS, BrowserSettings, browser_settings
 from doiget.httpconfig import HttpSettings, http_settings
 from doiget.redaction import remember_secrets
 from doiget.secret import Secret

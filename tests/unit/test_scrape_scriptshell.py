@@ -26,7 +26,8 @@ PROSE = "<p>" + "A sentence of real server-rendered article text. " * 20 + "</p>
             "<app-root>",
         ),
         (
-            "<html><body><div data-reactroot=''>Loading…</div><script>boot()</script></body></html>",
+            "<html><body><div data-reactroot=''>Loading…</div>"
+            "<script>boot()</script></body></html>",
             "[data-reactroot]",
         ),
         (
