@@ -116,7 +116,10 @@ class PageGuard:
                 self._document_served = True
                 await self._fulfill(route, self._document)
                 return
-            await self._refuse(route, url, "navigation away from the page (frame or download)")
+            # Answered "204 No Content", which leaves the page where it is (an aborted
+            # navigation would replace it with the browser's error page).
+            self._note_refusal(url, "navigation away from the page (frame or download)")
+            await route.fulfill(status=204, headers={}, body=b"")
             return
         kind = request.resource_type
         if kind not in FETCHED_KINDS:
@@ -171,7 +174,10 @@ class PageGuard:
     async def _refuse(
         self, route: Route, url: str, why: str, code: str = "blockedbyclient"
     ) -> None:
+        self._note_refusal(url, why)
+        await route.abort(code)
+
+    def _note_refusal(self, url: str, why: str) -> None:
         shown = redact_url(url)
         self.refused.append((shown, why))
         logger.debug("browser request refused: %s (%s)", shown, why)
-        await route.abort(code)

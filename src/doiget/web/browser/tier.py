@@ -169,14 +169,13 @@ class BrowserTier:
         except PlaywrightError as exc:
             if "Timeout" in type(exc).__name__:
                 raise self._timeout(document.url, deadline - started) from None
-            raise web_error(
-                Kind.UPSTREAM,
-                f"The browser could not render {document.url}: {exc.message.splitlines()[0]}",
-            ) from None
+            raise self._failed(document.url, exc.message) from None
         finally:
             guard.cancel_pending()
             if context is not None:
                 await self._close_context(context)
+        if not url.startswith(("http://", "https://")):
+            raise self._failed(document.url, f"the page ended on {url}")
         return Rendered(
             html=_capped(html),
             url=url,
@@ -221,6 +220,10 @@ class BrowserTier:
         if not closed:
             with anyio.CancelScope(shield=True):
                 await self._shut()
+
+    def _failed(self, url: str, why: str) -> DoigetError:
+        first_line = (why.strip().splitlines() or ["no reason given"])[0]
+        return web_error(Kind.UPSTREAM, f"The browser could not render {url}: {first_line}")
 
     def _timeout(self, url: str, seconds: float) -> DoigetError:
         return web_error(
