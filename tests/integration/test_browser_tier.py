@@ -182,7 +182,8 @@ async def test_websockets_are_refused(core: Any, upstream: ReplayUpstream) -> No
     script = (
         b"const s = new WebSocket('wss://blog.example.org/live');"
         b"const say = (w) => { document.getElementById('root').innerHTML = "
-        b"'<article><h1>Socket</h1><p>' + ('The socket ' + w + '. ').repeat(40) + '</p></article>'; };"
+        b"'<article><h1>Socket</h1><p>' + ('The socket ' + w + '. ').repeat(40) + "
+        b"'</p></article>'; };"
         b"s.onopen = () => say('opened'); s.onclose = () => say('was closed');"
     )
     upstream.route(HOST, "/sockets", Reply(200, shell_page(), HTML))
