@@ -96,7 +96,7 @@ class PageGuard:
 
     async def refuse_socket(self, socket: WebSocketRoute) -> None:
         """WebSockets are never opened: doiget cannot check what flows over them."""
-        self.refused.append((redact_url(socket.url), "WebSocket"))
+        self._note_refusal(socket.url, "WebSocket")
         with suppress(Exception):
             await socket.close(code=1008, reason="refused by doiget")
 
