@@ -9,6 +9,7 @@ from typing import Any, Final
 
 from doiget import __version__
 from doiget.config import Settings
+from doiget.installed import browser_state
 
 SCHEMA_VERSION: Final = "1.0"
 
@@ -43,6 +44,7 @@ def check_health(settings: Settings) -> dict[str, Any]:
         "config_exists": settings.config_path.is_file(),
         # Without a contact address Unpaywall, the main source of OA links, is skipped.
         "email_set": bool(settings.email),
+        "browser_tier": browser_state(settings.browser).describe(),
     }
     problems = [p for p in (store_problem, log_problem) if p is not None]
     if problems:

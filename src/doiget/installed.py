@@ -1,14 +1,18 @@
 """What this install can serve: a toolset whose extra is not installed is left out of
 ``tools/list`` (its tools could only answer INDEX_UNAVAILABLE), and ``doiget
-capabilities`` says why and how to install it. Checked with ``find_spec``: nothing
-heavy is imported to find out.
+capabilities`` says why and how to install it; the same for scrape_page's browser
+tier. Checked with ``find_spec`` and ``PATH``: nothing heavy is imported to find out.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from importlib.util import find_spec
+from pathlib import Path
 from typing import Final
+
+from doiget.browserconfig import BrowserSettings
 
 # doiget is installed from a checkout, not the package index.
 LIBRARY_INSTALL: Final = (
@@ -16,6 +20,42 @@ LIBRARY_INSTALL: Final = (
 )
 _NEEDS: Final = {"library": ("sentence_transformers", "numpy", "apsw", "sqlite_vec")}
 _INSTALL: Final = {"library": LIBRARY_INSTALL}
+
+
+BROWSER_INSTALL: Final = (
+    "pip install -e '.[browser]' in the doiget checkout and Debian's chromium package "
+    "(apt-get install chromium), or set DOIGET_BROWSER_PATH"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class BrowserState:
+    """The browser tier's state: usable, or why not and how to make it so."""
+
+    usable: bool
+    executable: Path | None
+    reason: str | None = None
+
+    def describe(self) -> str:
+        """One line for ``doiget capabilities`` and error messages."""
+        if self.usable:
+            return f"available ({self.executable}, started on first use)"
+        return f"unavailable: {self.reason}"
+
+
+def browser_state(settings: BrowserSettings) -> BrowserState:
+    """What the browser tier can do under ``settings``."""
+    if not settings.enabled:
+        return BrowserState(False, None, "turned off by DOIGET_BROWSER=off")
+    missing = _absent("playwright")
+    executable = settings.chromium()
+    if missing and executable is None:
+        return BrowserState(False, None, f"needs Playwright and Chromium: {BROWSER_INSTALL}")
+    if missing:
+        return BrowserState(False, executable, f"needs Playwright: {BROWSER_INSTALL}")
+    if executable is None:
+        return BrowserState(False, None, f"no Chromium executable found: {BROWSER_INSTALL}")
+    return BrowserState(True, executable)
 
 
 def _absent(module: str) -> bool:

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from doiget.browserconfig import BrowserSettings
-from doiget.web.browser.state import browser_state
+from doiget.installed import browser_state
 
 from replay import ReplayUpstream, Reply
 

@@ -19,7 +19,7 @@ from doiget.cli.output import (
 from doiget.config import KNOWN_TOOLSETS, Settings
 from doiget.errors import DoigetError, ErrorCode
 from doiget.health import check_health
-from doiget.installed import servable
+from doiget.installed import browser_state, servable
 from doiget.net.ratelimit import min_gap_seconds
 from doiget.upstreams import Gate, Role, Upstream, all_upstreams
 from doiget.upstreams.limits import HARD_CODED
@@ -102,6 +102,8 @@ def capabilities(ctx: typer.Context, json_output: JsonFlag = False) -> None:
             _ceiling(upstream),
             ", ".join(upstream.toolsets),
         )
+    browser = browser_state(settings.browser).describe()
+    summary.add_row("scrape_page browser tier", escape(browser))
     _, off = servable(KNOWN_TOOLSETS)
     for name in KNOWN_TOOLSETS:
         state = f"off: it {off[name]}" if name in off else "can be served"

@@ -351,6 +351,13 @@ class Health(PapersReply):
         bool | None,
         Field(description="Whether DOIGET_EMAIL is set; without it Unpaywall is skipped."),
     ] = None
+    browser_tier: Annotated[
+        str | None,
+        Field(
+            description="scrape_page's browser tier: 'available (...)' or 'unavailable: why "
+            "and what to install'. The browser itself starts only when a page needs it."
+        ),
+    ] = None
     problems: list[str] | None = None
 
 

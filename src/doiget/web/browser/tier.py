@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-import socket
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -29,10 +28,11 @@ import anyio
 
 from doiget.browserconfig import BrowserSettings
 from doiget.errors import DoigetError
+from doiget.installed import BrowserState, browser_state
 from doiget.net.client import Fetched, SourceClient
 from doiget.net.deadline import time_left
+from doiget.net.deadport import DeadPort
 from doiget.web.browser.guard import PageGuard
-from doiget.web.browser.state import BrowserState, browser_state
 from doiget.web.failure import Kind, web_error
 
 if TYPE_CHECKING:
@@ -98,7 +98,7 @@ class BrowserTier:
         self._start_lock = anyio.Lock()
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
-        self._dead_proxy: socket.socket | None = None
+        self._dead_proxy: DeadPort | None = None
         self._active = 0
         self._last_used = 0.0
         self._idle_watch: asyncio.Task[None] | None = None
@@ -251,8 +251,7 @@ class BrowserTier:
         from playwright.async_api import async_playwright
 
         executable = self.state.executable
-        dead = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        dead.bind(("127.0.0.1", 0))  # bound, never listening: every connection is refused
+        dead = DeadPort()
         self._dead_proxy = dead
         started = time.monotonic()
         try:
@@ -261,7 +260,7 @@ class BrowserTier:
             browser = await playwright.chromium.launch(
                 executable_path=str(executable),
                 headless=True,
-                args=[f"--proxy-server=http://127.0.0.1:{dead.getsockname()[1]}", *_LAUNCH_ARGS],
+                args=[f"--proxy-server={dead.proxy_url}", *_LAUNCH_ARGS],
                 handle_sigint=False,
                 handle_sigterm=False,
                 handle_sighup=False,
