@@ -158,6 +158,27 @@ async def test_a_script_that_never_yields_is_a_timeout_and_the_browser_recovers(
     assert after["extractedBy"] == "browser" and ARTICLE["title"] in after["content"]
 
 
+async def test_when_the_browser_fails_the_html_tiers_text_is_kept_with_why(
+    doiget_env: dict[str, str], upstream: ReplayUpstream
+) -> None:
+    spinning = shell_page(
+        extra_body="<p>Loading the field notes…</p>", script="<script>for(;;){}</script>"
+    )
+    upstream.route(HOST, "/spin-with-text", Reply(200, spinning, HTML))
+    env = {**doiget_env, "DOIGET_BROWSER_DEADLINE": "5", "DOIGET_WEB_CACHE": "0"}
+    web = await _core(env)
+    try:
+        with anyio.fail_after(BOUND_S):
+            body = (await web.scrape({"url": f"https://{HOST}/spin-with-text"})).body
+    finally:
+        await web.core.network.aclose()
+        await web.core.aclose()
+    assert body["extractedBy"] == "html" and body["extractionQuality"] == "partial"
+    assert "Loading the field notes" in body["content"]
+    assert "the browser tier failed" in body["extractionNote"]
+    assert "did not finish rendering" in body["extractionNote"]
+
+
 async def test_a_download_attempt_fetches_and_saves_nothing(
     core: Any, upstream: ReplayUpstream, tmp_path: Any
 ) -> None:

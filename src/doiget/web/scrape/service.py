@@ -227,7 +227,14 @@ class Scraper:
             return replace(_from_html(page), quality="partial", note=f"Extraction {stopped}.")
         logger.info("scrape %s: browser tier, as %s", url, shell)
         client: SourceClient = self._network.client("web", any_public_host=True)
-        rendered = await self.browser.render(fetched, client)
+        try:
+            rendered = await self.browser.render(fetched, client)
+        except DoigetError as error:
+            if not text:
+                raise
+            # What the html tier found is still the caller's, with why it is all.
+            note = f"Extraction stopped at the html tier: {shell}; the browser tier failed: "
+            return replace(_from_html(page), quality="partial", note=note + error.message)
         browser_page = await anyio.to_thread.run_sync(extract_html, rendered.html, url)
         if len(browser_page.markdown.strip()) > len(text):
             return replace(_from_html(browser_page), extracted_by="browser")
