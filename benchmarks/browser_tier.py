@@ -55,8 +55,9 @@ PHRASE = "the counts agreed within a tenth between the two observers"
 ARTICLE_JS = json.dumps("<article><h1>Island survey</h1>" + "".join(f"<p>{p}</p>" for p in PARAS))
 
 
-def _page(body: str, head: str = "") -> bytes:
-    return f"<!doctype html><html><head><title>Survey</title>{head}</head><body>{body}</body></html>".encode()
+def _page(body: str) -> bytes:
+    head = "<!doctype html><html><head><title>Survey</title></head>"
+    return f"{head}<body>{body}</body></html>".encode()
 
 
 @dataclass(frozen=True)
@@ -71,21 +72,21 @@ def cases() -> list[Case]:
     fill = f"document.getElementById('root').innerHTML = {ARTICLE_JS};".encode()
     data = json.dumps({"html": json.loads(ARTICLE_JS)}).encode()
     fetch_fill = (
-        "fetch('/api/story').then(r => r.json()).then(d => "
-        "{ document.getElementById('root').innerHTML = d.html; });"
-    ).encode()
+        b"fetch('api/story').then(r => r.json()).then(d => "
+        b"{ document.getElementById('root').innerHTML = d.html; });"
+    )
     padding = "/* " + "application code " * 150 + " */"
     static = _page(json.loads(ARTICLE_JS))
     return [
         Case(
             "react: #root + bundle",
-            _page('<div id="root"></div><script src="/a.js"></script>'),
-            {"/a.js": (fill, JS)},
+            _page('<div id="root"></div><script src="a.js"></script>'),
+            {"a.js": (fill, JS)},
         ),
         Case(
             "next: #__next + JSON API",
-            _page('<div id="__next"><div id="root"></div></div><script src="/a.js"></script>'),
-            {"/a.js": (fetch_fill, JS), "/api/story": (data, JSON_TYPE)},
+            _page('<div id="__next"><div id="root"></div></div><script src="a.js"></script>'),
+            {"a.js": (fetch_fill, JS), "api/story": (data, JSON_TYPE)},
         ),
         Case(
             "vue: #app + inline module",
@@ -99,25 +100,25 @@ def cases() -> list[Case]:
             "noscript shell",
             _page(
                 "<noscript>You need to enable JavaScript to run this app.</noscript>"
-                '<div id="root"></div><script src="/a.js"></script>'
+                '<div id="root"></div><script src="a.js"></script>'
             ),
-            {"/a.js": (fill, JS)},
+            {"a.js": (fill, JS)},
         ),
         Case(
             "angular: <app-root> + delayed render",
-            _page('<app-root><div id="root"></div></app-root><script src="/a.js"></script>'),
-            {"/a.js": (b"setTimeout(() => {" + fill + b"}, 300);", JS)},
+            _page('<app-root><div id="root"></div></app-root><script src="a.js"></script>'),
+            {"a.js": (b"setTimeout(() => {" + fill + b"}, 300);", JS)},
         ),
         Case(
             "loading placeholder + XHR",
-            _page('<div id="root"><p>Loading…</p></div><script src="/a.js"></script>'),
-            {"/a.js": (fetch_fill, JS), "/api/story": (data, JSON_TYPE)},
+            _page('<div id="root"><p>Loading…</p></div><script src="a.js"></script>'),
+            {"a.js": (fetch_fill, JS), "api/story": (data, JSON_TYPE)},
         ),
         Case(
             "bare body + bundle",
-            _page('<script src="/a.js"></script>'),
+            _page('<script src="a.js"></script>'),
             {
-                "/a.js": (
+                "a.js": (
                     f"document.body.innerHTML = '<div id=\"root\"></div>';{fill.decode()}".encode(),
                     JS,
                 )
@@ -126,11 +127,11 @@ def cases() -> list[Case]:
         Case(
             "hydration data",
             _page(
-                f'<div id="root"></div><script id="__NEXT_DATA__" type="application/json">{data.decode()}'
-                '</script><script src="/a.js"></script>'
+                '<div id="root"></div><script id="__NEXT_DATA__" type="application/json">'
+                f'{data.decode()}</script><script src="a.js"></script>'
             ),
             {
-                "/a.js": (
+                "a.js": (
                     b"const d = JSON.parse(document.getElementById('__NEXT_DATA__')"
                     b".textContent); document.getElementById('root').innerHTML = d.html;",
                     JS,
@@ -140,8 +141,8 @@ def cases() -> list[Case]:
         Case("control: server-rendered", static, {}, script_built=False),
         Case(
             "control: server-rendered + analytics",
-            _page(json.loads(ARTICLE_JS) + '<script src="/a.js"></script>'),
-            {"/a.js": (b"void 0;", JS)},
+            _page(json.loads(ARTICLE_JS) + '<script src="a.js"></script>'),
+            {"a.js": (b"void 0;", JS)},
             script_built=False,
         ),
     ]
@@ -212,29 +213,11 @@ def main() -> None:
     for number, case in enumerate(pages):
         prefix = f"/p{number}"
         upstream.route(HOST, prefix + "/", Reply(200, case.page, HTML))
-        for path, (body, headers) in case.assets.items():
-            upstream.route(HOST, prefix + path, Reply(200, body, headers))
+        for path, (body, headers) in case.assets.items():  # relative to the page
+            upstream.route(HOST, f"{prefix}/{path}", Reply(200, body, headers))
         urls.append(f"https://{HOST}{prefix}/")
-    # Asset paths are relative to each page's folder.
-    for number, case in enumerate(pages):
-        if case.assets:
-            page = case.page.replace(b'src="/a.js"', b'src="a.js"')
-            page = page.replace(b"fetch('/api/story')", b"fetch('api/story')")
-            upstream.route(HOST, f"/p{number}/", Reply(200, page, HTML))
-            for path, (body, headers) in case.assets.items():
-                upstream.route(
-                    HOST,
-                    f"/p{number}{path}",
-                    Reply(
-                        200, body.replace(b"fetch('/api/story')", b"fetch('api/story')"), headers
-                    ),
-                )
     base = {
-        **upstream.env,
-        "DOIGET_DATA_DIR": str(work / "data"),
-        "DOIGET_CONFIG": str(work / "config.toml"),
-        "DOIGET_LOG_PATH": str(work / "provenance.jsonl"),
-        "DOIGET_STORE_ROOT": str(work / "papers"),
+        **upstream.isolated_env(work),
         "DOIGET_WEB_CACHE": "0",
         "DOIGET_BROWSER_IDLE": "3",
     }

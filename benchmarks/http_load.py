@@ -249,11 +249,7 @@ def main() -> None:
         dois = route_dois(upstream, args.dois, 0.05)
         env = {
             **{k: v for k, v in os.environ.items() if not k.startswith("DOIGET_")},
-            **upstream.env,
-            "DOIGET_CONFIG": str(tmp / "config.toml"),
-            "DOIGET_STORE_ROOT": str(tmp / "papers"),
-            "DOIGET_LOG_PATH": str(tmp / "provenance.jsonl"),
-            "DOIGET_DATA_DIR": str(tmp / "data"),
+            **upstream.isolated_env(tmp),
             "DOIGET_EMAIL": "bench@example.org",
             "DOIGET_HTTP_TOKENS": TOKEN,
             "DOIGET_HTTP_RATE": "1000000",

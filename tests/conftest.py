@@ -39,11 +39,4 @@ def upstream(_replay_server: ReplayUpstream) -> Iterator[ReplayUpstream]:
 @pytest.fixture
 def doiget_env(tmp_path: Path, upstream: ReplayUpstream) -> dict[str, str]:
     """An environment for the real program: private dirs, pointed at the replay upstream."""
-    return {
-        "DOIGET_CONFIG": str(tmp_path / "config.toml"),
-        "DOIGET_DATA_DIR": str(tmp_path / "data"),
-        "DOIGET_STORE_ROOT": str(tmp_path / "papers"),
-        "DOIGET_LOG_PATH": str(tmp_path / "state" / "provenance.jsonl"),
-        "DOIGET_EMAIL": "tests@example.org",
-        **upstream.env,
-    }
+    return {**upstream.isolated_env(tmp_path), "DOIGET_EMAIL": "tests@example.org"}

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from doiget.settingvalues import refuse, seconds_setting, whole_setting
+from doiget.settingvalues import path_setting, refuse, seconds_setting, whole_setting
 from doiget.upstreams import Setting
 
 DEFAULT_PAGES: Final = 2
@@ -82,23 +82,16 @@ def _enabled(raw: Any) -> bool:
     raise refuse(f"DOIGET_BROWSER={raw!r}; use auto or off.")
 
 
-def _executable(raw: Any) -> Path | None:
-    if raw in (None, ""):
-        return None
-    path = Path(str(raw)).expanduser()
-    if not path.is_file():
-        raise refuse(
-            f"DOIGET_BROWSER_PATH={raw!r} is not a file; give the path of a Chromium "
-            "executable (Debian: /usr/bin/chromium) or unset it."
-        )
-    return path
-
-
 def browser_settings(pick: Callable[[str, str], Any]) -> BrowserSettings:
     """The browser settings from the environment / config.toml (``pick(var, key)``)."""
     return BrowserSettings(
         enabled=_enabled(pick("DOIGET_BROWSER", "browser")),
-        executable=_executable(pick("DOIGET_BROWSER_PATH", "browser_path")),
+        executable=path_setting(
+            "DOIGET_BROWSER_PATH",
+            pick("DOIGET_BROWSER_PATH", "browser_path"),
+            folder=False,
+            wanted="a Chromium executable (Debian: /usr/bin/chromium)",
+        ),
         pages=whole_setting(
             "DOIGET_BROWSER_PAGES",
             pick("DOIGET_BROWSER_PAGES", "browser_pages"),

@@ -24,7 +24,7 @@ from doiget.hostmap import HostMap, parse_host_map
 from doiget.httpconfig import HttpSettings, http_settings
 from doiget.redaction import remember_secrets
 from doiget.secret import Secret
-from doiget.settingvalues import refuse, seconds_setting
+from doiget.settingvalues import path_setting, refuse, seconds_setting
 from doiget.upstreams import Redaction, Setting, Upstream, all_upstreams
 
 APP_NAME = "doiget"
@@ -328,18 +328,6 @@ def _ca_bundle(raw: str | None) -> Path | None:
     return path
 
 
-def _model_path(raw: Any) -> Path | None:
-    if not raw:
-        return None
-    path = Path(str(raw)).expanduser()
-    if not path.is_dir():
-        raise refuse(
-            f"DOIGET_EMBED_MODEL_PATH={raw} is not a folder; point it at a sentence-transformers "
-            "model folder (with modules.json) or unset it."
-        )
-    return path
-
-
 def _cache_ttl(raw: Any) -> float:
     if raw is None:
         return SCHOLAR_CACHE_TTL_DEFAULT
@@ -479,7 +467,12 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         page_timeout=timeout("DOIGET_PAGE_TIMEOUT", "page_timeout", PAGE_TIMEOUT_DEFAULT),
         host_map=host_map,
         ca_bundle=_ca_bundle(env.get("DOIGET_CA_BUNDLE")),
-        embed_model_path=_model_path(pick("DOIGET_EMBED_MODEL_PATH", "embed_model_path")),
+        embed_model_path=path_setting(
+            "DOIGET_EMBED_MODEL_PATH",
+            pick("DOIGET_EMBED_MODEL_PATH", "embed_model_path") or None,
+            folder=True,
+            wanted="a sentence-transformers model folder (with modules.json)",
+        ),
         upstream=_upstream_settings(all_upstreams(), env, file),
         search_routing=_routing(
             # The web spec's own name is read too; doiget's wins when both are set.

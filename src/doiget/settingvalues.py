@@ -3,6 +3,7 @@ number parsers every settings module shares."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from doiget.errors import DoigetError, ErrorCode
@@ -37,3 +38,15 @@ def whole_setting(var: str, raw: Any, default: int, low: int, high: int) -> int:
     if not low <= value <= high:
         raise refuse(f"{var}={raw!r}; use a whole number from {low} to {high}.")
     return value
+
+
+def path_setting(var: str, raw: Any, *, folder: bool, wanted: str) -> Path | None:
+    """An existing file (or folder) named by ``raw``, or None when unset; ``wanted``
+    says what it should be, for the refusal."""
+    if raw in (None, ""):
+        return None
+    path = Path(str(raw)).expanduser()
+    if not (path.is_dir() if folder else path.is_file()):
+        kind = "folder" if folder else "file"
+        raise refuse(f"{var}={raw} is not a {kind}; point it at {wanted} or unset it.")
+    return path

@@ -141,11 +141,7 @@ def main() -> None:
     upstream.redirect(HOST, "/bounce", f"https://{METADATA}/latest/meta-data/")
     upstream.redirect(HOST, "/bounce-frame", f"http://{PRIVATE}/")
     env = {
-        **upstream.env,
-        "DOIGET_DATA_DIR": str(work / "data"),
-        "DOIGET_CONFIG": str(work / "config.toml"),
-        "DOIGET_LOG_PATH": str(work / "provenance.jsonl"),
-        "DOIGET_STORE_ROOT": str(work / "papers"),
+        **upstream.isolated_env(work),
         "DOIGET_WEB_CACHE": "0",
         "DOIGET_BROWSER_DEADLINE": "15",
     }

@@ -20,14 +20,11 @@ from browserutil import (
     serve_app,
     shell_page,
 )
-from webutil import JsonCore
+from webutil import open_core
 
-from doiget.config import load_settings
 from doiget.errors import DoigetError
 from doiget.web.failure import Kind, failure_of
-from doiget.web.service import WebCore
 
-from netutil import make_network
 from replay import ReplayUpstream, Reply
 
 HOST = "blog.example.org"
@@ -40,16 +37,10 @@ def _needs_browser() -> None:
     browser_or_skip()
 
 
-async def _core(env: dict[str, str]) -> Any:
-    return JsonCore(WebCore(load_settings(env), make_network(env)))
-
-
 @pytest.fixture
 async def core(doiget_env: dict[str, str]) -> AsyncIterator[Any]:
-    web = await _core({**doiget_env, "DOIGET_WEB_CACHE": "0"})
-    yield web
-    await web.core.network.aclose()
-    await web.core.aclose()
+    async with open_core({**doiget_env, "DOIGET_WEB_CACHE": "0"}) as web:
+        yield web
 
 
 def _tier(core: Any) -> Any:
@@ -94,14 +85,11 @@ async def test_without_the_tier_a_shell_says_where_extraction_stopped(
     url = serve_app(upstream, HOST, "/notes/off")
     loading = shell_page(extra_body="<p>Loading the article…</p>")
     upstream.route(HOST, "/notes/partial", Reply(200, loading, HTML))
-    web = await _core({**doiget_env, "DOIGET_BROWSER": "off", "DOIGET_WEB_CACHE": "0"})
-    try:
+    env = {**doiget_env, "DOIGET_BROWSER": "off", "DOIGET_WEB_CACHE": "0"}
+    async with open_core(env) as web:
         with pytest.raises(DoigetError) as caught:
             await web.scrape({"url": url})
         partial = (await web.scrape({"url": f"https://{HOST}/notes/partial"})).body
-    finally:
-        await web.core.network.aclose()
-        await web.core.aclose()
     failure = failure_of(caught.value)
     assert failure.kind is Kind.CONTENT
     assert "stopped at the html tier" in caught.value.message
@@ -126,13 +114,9 @@ async def test_a_page_that_never_stops_loading_is_read_at_its_deadline(
     upstream.route(HOST, "/static/app.js", Reply(200, script, JS))
     upstream.route(HOST, "/api/stream", Reply(200, b"x" * 4096 * 400, JS, trickle=1.0))
     env = {**doiget_env, "DOIGET_BROWSER_DEADLINE": "6", "DOIGET_WEB_CACHE": "0"}
-    web = await _core(env)
-    try:
+    async with open_core(env) as web:
         with anyio.fail_after(BOUND_S):
             body = (await web.scrape({"url": f"https://{HOST}/forever"})).body
-    finally:
-        await web.core.network.aclose()
-        await web.core.aclose()
     assert body["extractedBy"] == "browser"
     assert "Text written before a request that never ends." in body["content"]
 
@@ -143,15 +127,11 @@ async def test_a_script_that_never_yields_is_a_timeout_and_the_browser_recovers(
     upstream.route(HOST, "/spin", Reply(200, shell_page(script="<script>for(;;){}</script>"), HTML))
     url = serve_app(upstream, HOST, "/after-spin")
     env = {**doiget_env, "DOIGET_BROWSER_DEADLINE": "5", "DOIGET_WEB_CACHE": "0"}
-    web = await _core(env)
-    try:
+    async with open_core(env) as web:
         with anyio.fail_after(BOUND_S), pytest.raises(DoigetError) as caught:
             await web.scrape({"url": f"https://{HOST}/spin"})
         with anyio.fail_after(BOUND_S):
             after = (await web.scrape({"url": url})).body
-    finally:
-        await web.core.network.aclose()
-        await web.core.aclose()
     failure = failure_of(caught.value)
     assert failure.kind is Kind.TIMEOUT and failure.retryable
     assert "DOIGET_BROWSER_DEADLINE" in caught.value.message
@@ -166,13 +146,9 @@ async def test_when_the_browser_fails_the_html_tiers_text_is_kept_with_why(
     )
     upstream.route(HOST, "/spin-with-text", Reply(200, spinning, HTML))
     env = {**doiget_env, "DOIGET_BROWSER_DEADLINE": "5", "DOIGET_WEB_CACHE": "0"}
-    web = await _core(env)
-    try:
+    async with open_core(env) as web:
         with anyio.fail_after(BOUND_S):
             body = (await web.scrape({"url": f"https://{HOST}/spin-with-text"})).body
-    finally:
-        await web.core.network.aclose()
-        await web.core.aclose()
     assert body["extractedBy"] == "html" and body["extractionQuality"] == "partial"
     assert "Loading the field notes" in body["content"]
     assert "the browser tier failed" in body["extractionNote"]
@@ -221,15 +197,11 @@ async def test_one_browser_serves_pages_in_turn_under_the_page_cap(
 ) -> None:
     urls = [serve_app(upstream, HOST, f"/many/{n}") for n in range(3)]
     env = {**doiget_env, "DOIGET_BROWSER_PAGES": "1", "DOIGET_WEB_CACHE": "0"}
-    web = await _core(env)
-    try:
+    async with open_core(env) as web:
         with anyio.fail_after(BOUND_S):
             bodies = await asyncio.gather(*(web.scrape({"url": url}) for url in urls))
         tier = _tier(web)
         launches = tier.launches
-    finally:
-        await web.core.network.aclose()
-        await web.core.aclose()
     assert [outcome.body["extractedBy"] for outcome in bodies] == ["browser"] * 3
     assert launches == 1
     assert not tier.running  # closed with the core
@@ -241,9 +213,8 @@ async def test_an_idle_browser_is_closed_and_started_again_when_needed(
     first = serve_app(upstream, HOST, "/idle/1")
     second = serve_app(upstream, HOST, "/idle/2")
     env = {**doiget_env, "DOIGET_BROWSER_IDLE": "1", "DOIGET_WEB_CACHE": "0"}
-    web = await _core(env)
-    tier = _tier(web)
-    try:
+    async with open_core(env) as web:
+        tier = _tier(web)
         with anyio.fail_after(BOUND_S):
             await web.scrape({"url": first})
             assert tier.running
@@ -251,7 +222,4 @@ async def test_an_idle_browser_is_closed_and_started_again_when_needed(
                 await anyio.sleep(0.2)
             await web.scrape({"url": second})
         launches = tier.launches
-    finally:
-        await web.core.network.aclose()
-        await web.core.aclose()
     assert launches == 2

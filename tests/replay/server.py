@@ -170,6 +170,17 @@ class ReplayUpstream:
         host_map = ",".join(f"{host}=127.0.0.1:{self.port}" for host in self.hosts)
         return {"DOIGET_HOST_MAP": host_map, "DOIGET_CA_BUNDLE": str(self.ca_path)}
 
+    def isolated_env(self, directory: Path) -> dict[str, str]:
+        """``env`` plus private config, data, store and log paths under ``directory``:
+        the environment of a doiget that shares nothing with the user's."""
+        return {
+            **self.env,
+            "DOIGET_CONFIG": str(directory / "config.toml"),
+            "DOIGET_DATA_DIR": str(directory / "data"),
+            "DOIGET_STORE_ROOT": str(directory / "papers"),
+            "DOIGET_LOG_PATH": str(directory / "state" / "provenance.jsonl"),
+        }
+
     def reset(self) -> None:
         """Forget routes and recordings (the server keeps running)."""
         self._settle()
