@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from doiget.library.chunking import Chunk, chunk_sentences, sentences
+from doiget.library.debris import without_debris
 from doiget.library.index.base import ChunkRecord
 from doiget.library.pdftext import read_pdf
 from doiget.library.sections import sectioned
@@ -103,7 +104,7 @@ def prepare(source: SourceDocument, project: Project, embedder: Embedder) -> Pre
     """Read, section, chunk and embed one PDF (raises UnusableDocument for a bad one)."""
     text = read_pdf(source.path)
     chunks = chunk_sentences(
-        sentences(sectioned(text.lines)),
+        sentences(without_debris(sectioned(text.lines))),
         project.chunk_tokens,
         project.chunk_overlap,
         embedder.count_tokens,
