@@ -63,6 +63,7 @@ NDCG_AT = 10
 RRF_K = 60
 TARGET_RATIO = 1.15
 SWEEP_WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+VECTOR_CACHE = Path(tempfile.gettempdir()) / "doiget-retrieval-vectors"
 # Environment a developer may need to find the model weights; nothing else is passed on.
 PASSED_ENV = ("DOIGET_EMBED_MODEL_PATH", "HF_HOME", "HF_HUB_CACHE")
 
@@ -206,6 +207,26 @@ def percentile(samples: Sequence[float], fraction: float) -> float:
 
 
 # -- the library ------------------------------------------------------------------
+
+
+def cached_vectors(
+    folder: Path, model: str, texts: Sequence[str], embed: Callable[[list[str]], np.ndarray]
+) -> tuple[np.ndarray, bool]:
+    """The vectors of ``texts`` and whether they came from ``folder``, where they are
+    kept once this model has embedded the very same texts (embedding a collection
+    takes minutes; ranking it, seconds)."""
+    digest = hashlib.sha256(model.encode())
+    for text in texts:
+        digest.update(hashlib.sha256(text.encode()).digest())
+    path = folder / f"{digest.hexdigest()[:24]}.npy"
+    if path.is_file():
+        return np.load(path), True
+    vectors = embed(list(texts))
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial.npy")
+    np.save(partial, vectors)
+    partial.replace(path)
+    return vectors, False
 
 
 def open_library(workdir: Path) -> Library:
@@ -374,6 +395,12 @@ def main() -> None:
     parser.add_argument("--collection", type=Path, default=DEFAULT_COLLECTION)
     parser.add_argument("--limit-docs", type=int, default=None, help="index the first N only")
     parser.add_argument("--batch-size", type=int, default=500, help="chunks per store_chunks")
+    parser.add_argument(
+        "--vectors",
+        type=Path,
+        default=VECTOR_CACHE,
+        help="folder keeping document vectors between runs (keyed by model and texts)",
+    )
     args = parser.parse_args()
 
     collection = load_collection(args.collection, args.limit_docs)
@@ -397,7 +424,9 @@ def main() -> None:
         load_s = time.perf_counter() - started
 
         started = time.perf_counter()
-        doc_vectors = embedder.embed(texts)
+        doc_vectors, from_cache = cached_vectors(
+            args.vectors, project.embed_model, texts, embedder.embed
+        )
         embed_s = time.perf_counter() - started
 
         items = [
@@ -536,7 +565,8 @@ def main() -> None:
     print("timings:")
     print(f"  model load + first encode: {load_s:.1f} s")
     print(
-        f"  embed {len(texts):,} documents: {embed_s:.1f} s ({len(texts) / embed_s:.0f} texts/s); "
+        f"  embed {len(texts):,} documents: {embed_s:.1f} s ({len(texts) / embed_s:.0f} texts/s"
+        f"{', read from the vector cache' if from_cache else ''}); "
         f"{len(qids)} queries in one batch: {query_embed_s:.2f} s"
     )
     print(

@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import pytest
 from browserutil import (
+    APP_SCRIPT,
     ARTICLE,
     HTML,
     JS,
@@ -155,24 +156,64 @@ async def test_when_the_browser_fails_the_html_tiers_text_is_kept_with_why(
     assert "did not finish rendering" in body["extractionNote"]
 
 
+DOWNLOAD_TRICKS = (
+    '<a id="dl" href="/files/report.zip" download>report</a>'
+    '<iframe src="/files/frame.bin"></iframe>'
+)
+ATTACHMENT = {"Content-Type": "application/zip", "Content-Disposition": "attachment"}
+
+
+def _serve_files(upstream: ReplayUpstream) -> None:
+    for name in ("report.zip", "frame.bin", "moved.zip"):
+        upstream.route(HOST, f"/files/{name}", Reply(200, b"PK\x03\x04" + b"0" * 2048, ATTACHMENT))
+
+
+def _files_fetched(upstream: ReplayUpstream) -> list[str]:
+    return [seen.path for seen in upstream.requests_to(HOST) if seen.path.startswith("/files/")]
+
+
 async def test_a_download_attempt_fetches_and_saves_nothing(
     core: Any, upstream: ReplayUpstream, tmp_path: Any
 ) -> None:
-    tricks = (
-        '<a id="dl" href="/files/report.zip" download>report</a>'
-        '<iframe src="/files/frame.bin"></iframe>'
-        "<script>document.getElementById('dl').click();"
-        "setTimeout(() => { location.href = '/files/moved.zip'; }, 50);</script>"
+    # Once its article is written, the page clicks a download link and moves itself
+    # to an attachment; an iframe points at another.
+    script = APP_SCRIPT.replace(
+        b"a.paras.map(p => '<p>' + p + '</p>').join('') + '</article>';",
+        b"a.paras.map(p => '<p>' + p + '</p>').join('') + '</article>';"
+        b"document.getElementById('dl').click();"
+        b"location.href = '/files/moved.zip';",
     )
-    url = serve_app(upstream, HOST, "/with-downloads", shell_page(extra_body=tricks))
-    attachment = {"Content-Type": "application/zip", "Content-Disposition": "attachment"}
-    for name in ("report.zip", "frame.bin", "moved.zip"):
-        upstream.route(HOST, f"/files/{name}", Reply(200, b"PK\x03\x04" + b"0" * 2048, attachment))
+    assert script != APP_SCRIPT
+    url = serve_app(upstream, HOST, "/with-downloads", shell_page(extra_body=DOWNLOAD_TRICKS))
+    upstream.route(HOST, "/static/app.js", Reply(200, script, JS))
+    _serve_files(upstream)
     with anyio.fail_after(BOUND_S):
         body = (await core.scrape({"url": url})).body
-    assert body["extractedBy"] == "browser" and ARTICLE["title"] in body["content"]
-    assert not [seen.path for seen in upstream.requests_to(HOST) if seen.path.startswith("/files/")]
+    assert body["extractedBy"] == "browser", body.get("extractionNote")
+    assert ARTICLE["title"] in body["content"]
+    assert not _files_fetched(upstream)
     assert not list(tmp_path.rglob("*.zip")) and not list(tmp_path.rglob("*.bin"))
+
+
+async def test_a_page_that_moves_itself_away_while_loading_is_read_as_it_stands(
+    doiget_env: dict[str, str], upstream: ReplayUpstream
+) -> None:
+    # The move starts before the page's own script has loaded: as in any browser,
+    # that stops the page loading; the refused move leaves it as it was, and it is
+    # read then, not at the deadline and not as the browser's error page.
+    early_move = (
+        "<p>Field notes are loading.</p>"
+        "<script>setTimeout(() => { location.href = '/files/moved.zip'; }, 0);</script>"
+    )
+    url = serve_app(upstream, HOST, "/moves-early", shell_page(extra_body=early_move))
+    _serve_files(upstream)
+    env = {**doiget_env, "DOIGET_BROWSER_DEADLINE": "30", "DOIGET_WEB_CACHE": "0"}
+    async with open_core(env) as web:
+        with anyio.fail_after(BOUND_S):
+            body = (await web.scrape({"url": url})).body
+    assert "Field notes are loading." in body["content"]
+    assert "did not finish rendering" not in body.get("extractionNote", "")
+    assert not _files_fetched(upstream)
 
 
 async def test_websockets_are_refused(core: Any, upstream: ReplayUpstream) -> None:

@@ -57,6 +57,13 @@ _RETURNED: Final = (
 _ANSWERED_STATUSES: Final = range(400, 600)
 
 
+def _in_main_frame(request: Any) -> bool:
+    try:
+        return request.frame.parent_frame is None
+    except Exception:  # a worker's request has no frame
+        return False
+
+
 def _headers(headers: Mapping[str, str], names: tuple[str, ...]) -> dict[str, str]:
     lowered = {name.lower(): value for name, value in headers.items()}
     return {name: lowered[name] for name in names if name in lowered}
@@ -76,6 +83,9 @@ class PageGuard:
         self._running: set[asyncio.Task[Any]] = set()
         self.fetched: list[str] = []
         self.refused: list[tuple[str, str]] = []
+        # Set when the page tried to move its main frame elsewhere: as in any browser,
+        # that stopped its loading, so there is nothing more to wait for.
+        self.moved_away = asyncio.Event()
 
     # -- Playwright's handlers --------------------------------------------------------
 
@@ -119,6 +129,8 @@ class PageGuard:
             # Answered "204 No Content", which leaves the page where it is (an aborted
             # navigation would replace it with the browser's error page).
             self._note_refusal(url, "navigation away from the page (frame or download)")
+            if _in_main_frame(request):
+                self.moved_away.set()
             await route.fulfill(status=204, headers={}, body=b"")
             return
         kind = request.resource_type

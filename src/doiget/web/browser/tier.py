@@ -17,6 +17,7 @@ never loads it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
 import time
@@ -36,7 +37,7 @@ from doiget.web.browser.guard import PageGuard
 from doiget.web.failure import Kind, web_error
 
 if TYPE_CHECKING:
-    from playwright.async_api import Browser, BrowserContext, Playwright
+    from playwright.async_api import Browser, BrowserContext, Page, Playwright
 
 logger = logging.getLogger("doiget.web")
 
@@ -45,6 +46,8 @@ T = TypeVar("T")
 READ_RESERVE: Final = 2.0
 # Seconds a page's context gets to close before the whole browser is restarted.
 CLOSE_GRACE: Final = 5.0
+# Seconds a page that tried to move elsewhere gets to finish the script that was running.
+MOVE_SETTLE: Final = 0.5
 # Rendered HTML beyond this many bytes is cut, as a fetched page would be.
 MAX_HTML_BYTES: Final = 50 * 1024 * 1024
 _LAUNCH_ARGS: Final = (
@@ -163,7 +166,7 @@ class BrowserTier:
         try:
             with anyio.fail_after(max(deadline - time.monotonic(), 0.1)):
                 context = await self._new_context(browser, guard)
-                html, url = await self._load(context, document.url, deadline)
+                html, url = await self._load(context, guard, document.url, deadline)
         except TimeoutError:
             raise self._timeout(document.url, deadline - started) from None
         except PlaywrightError as exc:
@@ -195,18 +198,27 @@ class BrowserTier:
         await context.route_web_socket("**/*", guard.refuse_socket)
         return context
 
-    async def _load(self, context: BrowserContext, url: str, deadline: float) -> tuple[str, str]:
-        """Open ``url``, let its scripts run until the network is quiet or the deadline
-        (less the read reserve) comes, and read the HTML as it stands then."""
-        from playwright.async_api import TimeoutError as PlaywrightTimeout
-
+    async def _load(
+        self, context: BrowserContext, guard: PageGuard, url: str, deadline: float
+    ) -> tuple[str, str]:
+        """Open ``url``, let its scripts run until the network is quiet, the page tries
+        to move elsewhere, or the deadline (less the read reserve) comes; then read the
+        DOM as it stands."""
         page = await context.new_page()
-        await page.goto(url, wait_until="domcontentloaded", timeout=_ms(deadline - READ_RESERVE))
+        await page.goto(url, wait_until="commit", timeout=_ms(deadline - READ_RESERVE))
+        settled = asyncio.ensure_future(_settled(page, url, deadline - READ_RESERVE))
+        moved = asyncio.ensure_future(guard.moved_away.wait())
         try:
-            await page.wait_for_load_state("networkidle", timeout=_ms(deadline - READ_RESERVE))
-        except PlaywrightTimeout:
-            logger.info("browser: %s still loading at its deadline; reading it as it is", url)
-        return await page.content(), page.url
+            done, _ = await asyncio.wait({settled, moved}, return_when=asyncio.FIRST_COMPLETED)
+            if moved in done and settled not in done:
+                logger.info("browser: %s tried to leave the page; read as it is", url)
+                await asyncio.sleep(
+                    min(MOVE_SETTLE, max(deadline - READ_RESERVE - time.monotonic(), 0))
+                )
+        finally:
+            for waiting in (settled, moved):
+                waiting.cancel()
+        return await _current_html(context, page), page.url
 
     async def _close_context(self, context: BrowserContext) -> None:
         """Close a page's context; a browser that cannot is restarted on next use."""
@@ -301,6 +313,35 @@ class BrowserTier:
                 logger.debug("browser shutdown step failed: %s", exc)
         if dead is not None:
             dead.close()
+
+
+async def _settled(page: Page, url: str, deadline: float) -> None:
+    """Wait for the DOM, then for a quiet network, as long as ``deadline`` allows."""
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+    for state in ("domcontentloaded", "networkidle"):
+        try:
+            await page.wait_for_load_state(state, timeout=_ms(deadline))
+        except PlaywrightTimeout:
+            logger.info("browser: %s not %s by its deadline; read as it is", url, state)
+            return
+
+
+async def _current_html(context: BrowserContext, page: Page) -> str:
+    """The page's DOM serialised as it stands, read through the DevTools protocol.
+
+    Unlike ``page.content()`` this does not wait for a navigation the page started
+    (and the guard refused) to settle: a script that moves the page elsewhere while
+    it loads leaves it as it was, and that is what is read.
+    """
+    session = await context.new_cdp_session(page)
+    try:
+        document = await session.send("DOM.getDocument", {"depth": 0})
+        answer = await session.send("DOM.getOuterHTML", {"nodeId": document["root"]["nodeId"]})
+        return str(answer["outerHTML"])
+    finally:
+        with contextlib.suppress(Exception):
+            await session.detach()
 
 
 def _ms(deadline: float) -> float:
