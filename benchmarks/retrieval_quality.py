@@ -50,6 +50,7 @@ from doiget.contract import build
 from doiget.errors import DoigetError, ErrorCode
 from doiget.library import analyzer
 from doiget.library import contracts as c
+from doiget.library.feedback import refined_dense
 from doiget.library.fusion import fuse
 from doiget.library.index.base import Filters, Hit
 from doiget.library.ingest import PAYLOAD_VERSION, chunk_id
@@ -364,6 +365,53 @@ def rrf(*runs: Run, k: int = RRF_K) -> Run:
     return fused
 
 
+# -- ranking steps ----------------------------------------------------------------
+
+
+def _normalised(hits: Sequence[Hit], how: str) -> list[Hit]:
+    """``hits`` rescaled so that fuse()'s max-scaling leaves them as ``how`` has them:
+    min-max over the list, or distribution-based (mean +- 3 standard deviations)."""
+    scores = [hit.score for hit in hits]
+    if len(scores) < 2:
+        return list(hits)
+    if how == "minmax":
+        low, high = min(scores), max(scores)
+    else:
+        mean, spread = statistics.fmean(scores), statistics.pstdev(scores) or 1e-9
+        low, high = mean - 3 * spread, mean + 3 * spread
+    width = (high - low) or 1e-9
+    return [Hit(hit.id, min(max((hit.score - low) / width, 0.0), 1.0)) for hit in hits]
+
+
+def ranking_steps(
+    qids: Sequence[str],
+    dense_hits: Mapping[str, list[Hit]],
+    sparse_hits: Mapping[str, list[Hit]],
+    candidate_vectors: Mapping[str, Mapping[str, list[float]]],
+    query_vectors: Mapping[str, np.ndarray],
+) -> dict[str, dict[str, list[Hit]]]:
+    """query_hybrid's ranking built up one step at a time, and the variants tried and
+    not kept, per query."""
+    steps: dict[str, dict[str, list[Hit]]] = {
+        "dense alone (find_chunks)": {q: dense_hits[q] for q in qids},
+        "library BM25 alone": {q: sparse_hits[q] for q in qids},
+        "score fusion, max-scaled, dense weight 0.6": {
+            q: fuse(dense_hits[q], sparse_hits[q]) for q in qids
+        },
+    }
+    for how in ("minmax", "distribution"):
+        steps[f"  (tried, not kept) {how} normalisation instead"] = {
+            q: fuse(_normalised(dense_hits[q], how), _normalised(sparse_hits[q], how)) for q in qids
+        }
+    with_feedback = {}
+    for q in qids:
+        fused = steps["score fusion, max-scaled, dense weight 0.6"][q]
+        refined = refined_dense(query_vectors[q].tolist(), fused, candidate_vectors[q], DEPTH)
+        with_feedback[q] = fuse(refined, sparse_hits[q]) if refined is not None else fused
+    steps["+ dense feedback, top 3 at weight 0.5 (query_hybrid)"] = with_feedback
+    return steps
+
+
 # -- printing ---------------------------------------------------------------------
 
 
@@ -471,6 +519,7 @@ def main() -> None:
         query_embed_s = time.perf_counter() - started
         dense_hits: dict[str, list[Hit]] = {}
         sparse_hits: dict[str, list[Hit]] = {}
+        candidate_vectors: dict[str, dict[str, list[float]]] = {}
         for qid in qids:
             dense_hits[qid] = library.index.dense(
                 name, query_vectors[qid].tolist(), DEPTH, Filters()
@@ -478,6 +527,8 @@ def main() -> None:
             sparse_hits[qid] = library.index.sparse(
                 name, analyzer.query_terms(collection.queries[qid]), DEPTH, Filters()
             )
+            union = dict.fromkeys(hit.id for hit in (*dense_hits[qid], *sparse_hits[qid]))
+            candidate_vectors[qid] = library.index.vectors(name, list(union))
         anyio.run(library.aclose)
 
     def docs_of(hits: Sequence[Hit]) -> Ranking:
@@ -527,6 +578,24 @@ def main() -> None:
             f"fold {label}: query_hybrid / best of (a),(b) = "
             f"{mean_metric(product['query_hybrid'], qrels, fold) / best:.3f}"
         )
+
+    steps = ranking_steps(qids, dense_hits, sparse_hits, candidate_vectors, query_vectors)
+    print()
+    print("ranking steps, each switched on in turn (over index.dense(100) + index.sparse(100)):")
+    print()
+    print("| step | nDCG@10 all | fold A | fold B |")
+    print("|---|---|---|---|")
+    for label, hits in steps.items():
+        run = {qid: docs_of(hits[qid]) for qid in qids}
+        print(
+            f"| {label} | {mean_metric(run, qrels, qids):.4f} | "
+            f"{mean_metric(run, qrels, odd):.4f} | {mean_metric(run, qrels, even):.4f} |"
+        )
+    print(
+        "RRF (k 60) of bm25s and dense, the reference: "
+        f"{mean_metric(reference, qrels, qids):.4f} all, {mean_metric(reference, qrels, odd):.4f}"
+        f" / {mean_metric(reference, qrels, even):.4f} by fold"
+    )
 
     sweep = {
         weight: {

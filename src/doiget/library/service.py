@@ -19,6 +19,7 @@ import anyio
 from doiget.errors import DoigetError, ErrorCode
 from doiget.installed import LIBRARY_INSTALL
 from doiget.library import contracts as c
+from doiget.library.feedback import refined_dense
 from doiget.library.fusion import fuse, unit_interval
 from doiget.library.index.base import (
     FILTER_KEYS,
@@ -389,7 +390,11 @@ class Library:
         if hybrid:
             dense = self.index.dense(name, vector, CANDIDATES, filters)
             sparse = self.index.sparse(name, analyzer.query_terms(query), CANDIDATES, filters)
-            hits = fuse(dense, sparse)[:wanted]
+            fused = fuse(dense, sparse)
+            candidates = [*(hit.id for hit in dense), *(hit.id for hit in sparse)]
+            stored = self.index.vectors(name, list(dict.fromkeys(candidates)))
+            refined = refined_dense(vector, fused, stored, CANDIDATES)
+            hits = (fuse(refined, sparse) if refined is not None else fused)[:wanted]
         else:
             hits = self.index.dense(name, vector, wanted, filters)
         chunks = self.index.fetch(name, [hit.id for hit in hits])

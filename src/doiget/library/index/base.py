@@ -139,6 +139,9 @@ class PassageIndex(Protocol):
     def fetch(self, name: str, ids: Sequence[str]) -> dict[str, StoredChunk]:
         """The chunks with these ids (missing ids are left out)."""
 
+    def vectors(self, name: str, ids: Sequence[str]) -> dict[str, list[float]]:
+        """The stored (unit-length) embeddings of these chunks (missing ids left out)."""
+
     def sample(self, name: str, limit: int) -> list[StoredChunk]:
         """Up to ``limit`` chunks, in a stable order."""
 

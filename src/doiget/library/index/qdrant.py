@@ -290,6 +290,31 @@ class QdrantIndex:
         by_id = {chunk.id: chunk for chunk in found}
         return {chunk_id: by_id[chunk_id] for chunk_id in wanted if chunk_id in by_id}
 
+    def vectors(self, name: str, ids: Sequence[str]) -> dict[str, list[float]]:
+        """The stored embeddings of these chunks (missing ids are left out)."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return {}
+        try:
+            records = self._call(
+                "read vectors",
+                name,
+                self._client.retrieve,
+                collection_name=name,
+                ids=[point_id(chunk_id) for chunk_id in wanted],
+                with_payload=[ID_FIELD],
+                with_vectors=[DENSE],
+            )
+        except _MissingCollectionError:
+            return {}
+        found: dict[str, list[float]] = {}
+        for record in records:
+            vector = record.vector.get(DENSE) if isinstance(record.vector, dict) else None
+            chunk = (record.payload or {}).get(ID_FIELD)
+            if isinstance(chunk, str) and isinstance(vector, list):
+                found[chunk] = [float(value) for value in vector if isinstance(value, int | float)]
+        return found
+
     def sample(self, name: str, limit: int) -> list[StoredChunk]:
         """Up to ``limit`` chunks, in point-id order."""
         return [_stored(record.id, record.payload) for record in self._scroll(name, limit)]

@@ -349,6 +349,18 @@ class SqliteIndex:
             )
             return {chunk.id: chunk for chunk in self._stored(rows)}
 
+    def vectors(self, name: str, ids: Sequence[str]) -> dict[str, list[float]]:
+        _, vec = _tables(name)
+        with self._guard() as conn:
+            rows = conn.execute(
+                f"SELECT c.id, v.embedding FROM chunks AS c JOIN {vec} AS v ON v.rowid = c.rowid "
+                "WHERE c.collection = ? AND c.id IN (SELECT value FROM json_each(?))",
+                (name, json.dumps(list(ids))),
+            )
+            return {
+                str(chunk): np.frombuffer(blob, dtype=np.float32).tolist() for chunk, blob in rows
+            }
+
     def sample(self, name: str, limit: int) -> list[StoredChunk]:
         with self._guard() as conn:
             rows = conn.execute(
