@@ -270,43 +270,42 @@ class QdrantIndex:
 
     # Reads
 
-    def fetch(self, name: str, ids: Sequence[str]) -> dict[str, StoredChunk]:
-        """The chunks with these ids (missing ids are left out)."""
-        wanted = list(dict.fromkeys(ids))
-        if not wanted:
-            return {}
+    def _retrieve(
+        self, name: str, ids: Sequence[str], what: str, **fields: Any
+    ) -> list[models.Record]:
+        """The points of these chunk ids that exist (none for a missing collection)."""
+        if not ids:
+            return []
         try:
-            records = self._call(
-                "read chunks",
+            records: list[models.Record] = self._call(
+                what,
                 name,
                 self._client.retrieve,
                 collection_name=name,
-                ids=[point_id(chunk_id) for chunk_id in wanted],
-                with_payload=True,
+                ids=[point_id(chunk_id) for chunk_id in ids],
+                **fields,
             )
         except _MissingCollectionError:
-            return {}
+            return []
+        return records
+
+    def fetch(self, name: str, ids: Sequence[str]) -> dict[str, StoredChunk]:
+        """The chunks with these ids (missing ids are left out)."""
+        wanted = list(dict.fromkeys(ids))
+        records = self._retrieve(name, wanted, "read chunks", with_payload=True)
         found = (_stored(record.id, record.payload) for record in records)
         by_id = {chunk.id: chunk for chunk in found}
         return {chunk_id: by_id[chunk_id] for chunk_id in wanted if chunk_id in by_id}
 
     def vectors(self, name: str, ids: Sequence[str]) -> dict[str, list[float]]:
         """The stored embeddings of these chunks (missing ids are left out)."""
-        wanted = list(dict.fromkeys(ids))
-        if not wanted:
-            return {}
-        try:
-            records = self._call(
-                "read vectors",
-                name,
-                self._client.retrieve,
-                collection_name=name,
-                ids=[point_id(chunk_id) for chunk_id in wanted],
-                with_payload=[ID_FIELD],
-                with_vectors=[DENSE],
-            )
-        except _MissingCollectionError:
-            return {}
+        records = self._retrieve(
+            name,
+            list(dict.fromkeys(ids)),
+            "read vectors",
+            with_payload=[ID_FIELD],
+            with_vectors=[DENSE],
+        )
         found: dict[str, list[float]] = {}
         for record in records:
             vector = record.vector.get(DENSE) if isinstance(record.vector, dict) else None
