@@ -10,7 +10,8 @@ SqliteIndex.upsert in batches. The index is closed, then measured:
               its first queries), from /proc/self/statm
     dense     index.dense(6): find_chunks without the query embedding
     find      dense(6) + fetch of those 6: find_chunks' index work
-    hybrid    dense(100) + sparse(100) + fuse + fetch of the top 6: query_hybrid's
+    hybrid    dense(100) + sparse(100) + fuse + dense feedback (the candidates'
+              vectors read, rescored, fused again) + fetch of the top 6: query_hybrid's
               index work (query terms: 2-4 vocabulary words through the analyser)
 
 Query embedding is left out everywhere (it is the same model call for every size).
@@ -47,7 +48,8 @@ from typing import Any
 import numpy as np
 
 from doiget.library import analyzer
-from doiget.library.fusion import fuse, unit_interval
+from doiget.library.fusion import unit_interval
+from doiget.library.hybrid import hybrid_ranking
 from doiget.library.index.base import ChunkRecord, CollectionInfo, Filters, Hit
 from doiget.library.index.sqlite import SqliteIndex, _tables
 from doiget.library.ingest import PAYLOAD_VERSION, chunk_id
@@ -74,7 +76,7 @@ RSS_PROBE = """
 import json, os, sys, time
 import numpy as np
 from doiget.library import analyzer
-from doiget.library.fusion import fuse
+from doiget.library.hybrid import hybrid_ranking
 from doiget.library.index.base import Filters
 from doiget.library.index.sqlite import SqliteIndex
 
@@ -93,9 +95,10 @@ vector = np.random.default_rng(0).standard_normal(dim).astype(np.float32)
 vector /= np.linalg.norm(vector)
 index.dense(name, vector.tolist(), 6, Filters())
 out["after_dense"] = rss_mb()
-dense = index.dense(name, vector.tolist(), 100, Filters())
-sparse = index.sparse(name, analyzer.query_terms(" ".join(terms)), 100, Filters())
-index.fetch(name, [hit.id for hit in fuse(dense, sparse)[:6]])
+ranked = hybrid_ranking(
+    index, name, vector.tolist(), analyzer.query_terms(" ".join(terms)), Filters()
+)
+index.fetch(name, [hit.id for hit in ranked[:6]])
 out["after_hybrid"] = rss_mb()
 index.close()
 print(json.dumps(out))
@@ -280,17 +283,20 @@ def measure_size(size: int, args: argparse.Namespace) -> None:
                 COLLECTION, analyzer.query_terms(" ".join(next(queries))), CANDIDATES, none
             )
 
-        def hybrid(term_lists: Sequence[list[str]]) -> Callable[[], Any]:
+        def hybrid(term_lists: Sequence[list[str]], feedback: bool = True) -> Callable[[], Any]:
             queries = rotating(list(zip(vectors, term_lists, strict=True)))
 
             def call() -> Any:
                 vector, terms = next(queries)
-                found = index.dense(COLLECTION, vector, CANDIDATES, none)
-                matched = index.sparse(
-                    COLLECTION, analyzer.query_terms(" ".join(terms)), CANDIDATES, none
+                ranked = hybrid_ranking(
+                    index,
+                    COLLECTION,
+                    vector,
+                    analyzer.query_terms(" ".join(terms)),
+                    none,
+                    feedback=feedback,
                 )
-                top = fuse(found, matched)[:TOP_K]
-                return index.fetch(COLLECTION, [hit.id for hit in top])
+                return index.fetch(COLLECTION, [hit.id for hit in ranked[:TOP_K]])
 
             return call
 
@@ -310,6 +316,11 @@ def measure_size(size: int, args: argparse.Namespace) -> None:
             ("find_chunks equivalent: dense(6) + fetch(6)", timed(find(), n), "find"),
             ("query_hybrid equivalent, Zipf-drawn terms", timed(hybrid(zipf_terms), n), "hybrid"),
             ("query_hybrid equivalent, uniform-drawn terms", timed(hybrid(uniform_terms), n), None),
+            (
+                "  the same, Zipf-drawn terms, without dense feedback",
+                timed(hybrid(zipf_terms, feedback=False), n),
+                None,
+            ),
             ("  part: dense(100)", timed(dense(CANDIDATES), n), None),
             ("  part: sparse(100), Zipf-drawn terms", timed(sparse(zipf_terms), n), None),
             ("  part: sparse(100), uniform-drawn terms", timed(sparse(uniform_terms), n), None),

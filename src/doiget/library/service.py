@@ -19,8 +19,8 @@ import anyio
 from doiget.errors import DoigetError, ErrorCode
 from doiget.installed import LIBRARY_INSTALL
 from doiget.library import contracts as c
-from doiget.library.feedback import refined_dense
-from doiget.library.fusion import fuse, unit_interval
+from doiget.library.fusion import unit_interval
+from doiget.library.hybrid import hybrid_ranking
 from doiget.library.index.base import (
     FILTER_KEYS,
     ChunkRecord,
@@ -50,7 +50,6 @@ T = TypeVar("T")
 # Called as documents are indexed: (done, total, what is happening).
 IndexProgress = Callable[[int, int, str], Awaitable[None]]
 
-CANDIDATES: Final = 100  # per side, before fusion
 SAMPLE_MAX: Final = 5
 STORE_MAX: Final = 500  # chunks per store_chunks call
 ELLIPSIS: Final = "…"
@@ -388,13 +387,8 @@ class Library:
         vector = embedder.embed([query])[0].tolist()
         name = project.collection
         if hybrid:
-            dense = self.index.dense(name, vector, CANDIDATES, filters)
-            sparse = self.index.sparse(name, analyzer.query_terms(query), CANDIDATES, filters)
-            fused = fuse(dense, sparse)
-            candidates = [*(hit.id for hit in dense), *(hit.id for hit in sparse)]
-            stored = self.index.vectors(name, list(dict.fromkeys(candidates)))
-            refined = refined_dense(vector, fused, stored, CANDIDATES)
-            hits = (fuse(refined, sparse) if refined is not None else fused)[:wanted]
+            terms = analyzer.query_terms(query)
+            hits = hybrid_ranking(self.index, name, vector, terms, filters)[:wanted]
         else:
             hits = self.index.dense(name, vector, wanted, filters)
         chunks = self.index.fetch(name, [hit.id for hit in hits])
