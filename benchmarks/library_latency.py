@@ -49,7 +49,7 @@ import numpy as np
 
 from doiget.library import analyzer
 from doiget.library.fusion import unit_interval
-from doiget.library.hybrid import hybrid_ranking
+from doiget.library.hybrid import gather, rank
 from doiget.library.index.base import ChunkRecord, CollectionInfo, Filters, Hit
 from doiget.library.index.sqlite import SqliteIndex, _tables
 from doiget.library.ingest import PAYLOAD_VERSION, chunk_id
@@ -288,17 +288,24 @@ def measure_size(size: int, args: argparse.Namespace) -> None:
 
             def call() -> Any:
                 vector, terms = next(queries)
-                ranked = hybrid_ranking(
-                    index,
-                    COLLECTION,
-                    vector,
-                    analyzer.query_terms(" ".join(terms)),
-                    none,
-                    feedback=feedback,
+                found = gather(
+                    index, COLLECTION, vector, analyzer.query_terms(" ".join(terms)), none
                 )
+                ranked = rank(found, vector, feedback=feedback)
                 return index.fetch(COLLECTION, [hit.id for hit in ranked[:TOP_K]])
 
             return call
+
+        def dense_only_scores(term_lists: Sequence[list[str]]) -> Callable[[], Any]:
+            """BM25 of the dense side's candidates that the sparse side did not return."""
+            asks = []
+            for vector, words in zip(vectors, term_lists, strict=True):
+                terms = analyzer.query_terms(" ".join(words))
+                found = {hit.id for hit in index.sparse(COLLECTION, terms, CANDIDATES, none)}
+                dense_ids = [hit.id for hit in index.dense(COLLECTION, vector, CANDIDATES, none)]
+                asks.append((terms, [chunk for chunk in dense_ids if chunk not in found]))
+            queries = rotating(asks)
+            return lambda: index.sparse_scores(COLLECTION, *next(queries))
 
         fts, _ = _tables(COLLECTION)
 
@@ -322,6 +329,11 @@ def measure_size(size: int, args: argparse.Namespace) -> None:
                 None,
             ),
             ("  part: dense(100)", timed(dense(CANDIDATES), n), None),
+            (
+                "  part: BM25 of the dense-only candidates, Zipf-drawn terms",
+                timed(dense_only_scores(zipf_terms), n),
+                None,
+            ),
             ("  part: sparse(100), Zipf-drawn terms", timed(sparse(zipf_terms), n), None),
             ("  part: sparse(100), uniform-drawn terms", timed(sparse(uniform_terms), n), None),
             (

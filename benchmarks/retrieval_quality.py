@@ -48,10 +48,11 @@ import Stemmer
 from doiget.config import load_settings
 from doiget.contract import build
 from doiget.errors import DoigetError, ErrorCode
-from doiget.library import analyzer
+from doiget.library import analyzer, hybrid
 from doiget.library import contracts as c
-from doiget.library.feedback import refined_dense
+from doiget.library.feedback import cosine_hits
 from doiget.library.fusion import fuse
+from doiget.library.hybrid import Candidates
 from doiget.library.index.base import Filters, Hit
 from doiget.library.ingest import PAYLOAD_VERSION, chunk_id
 from doiget.library.projects import Project
@@ -147,6 +148,8 @@ def load_collection(folder: Path, limit_docs: int | None) -> Collection:
     """The collection in ``folder`` (BEIR when corpus.jsonl is there, else TREC), judged
     queries only; with ``limit_docs`` the first N documents and the queries still judged."""
     collection = _load_beir(folder) if (folder / "corpus.jsonl").is_file() else _load_trec(folder)
+    # A document with no text cannot be a chunk (Cranfield has two).
+    collection.docs = {docno: text for docno, text in collection.docs.items() if text}
     if limit_docs is not None:
         kept = list(collection.docs)[:limit_docs]
         collection.docs = {docno: collection.docs[docno] for docno in kept}
@@ -385,30 +388,36 @@ def _normalised(hits: Sequence[Hit], how: str) -> list[Hit]:
 
 def ranking_steps(
     qids: Sequence[str],
-    dense_hits: Mapping[str, list[Hit]],
-    sparse_hits: Mapping[str, list[Hit]],
-    candidate_vectors: Mapping[str, Mapping[str, list[float]]],
+    candidates: Mapping[str, Candidates],
+    distinct_terms_hits: Mapping[str, list[Hit]],
     query_vectors: Mapping[str, np.ndarray],
 ) -> dict[str, dict[str, list[Hit]]]:
     """query_hybrid's ranking built up one step at a time, and the variants tried and
     not kept, per query."""
+    complete_dense = {
+        q: cosine_hits(query_vectors[q].tolist(), candidates[q].vectors) for q in qids
+    }
     steps: dict[str, dict[str, list[Hit]]] = {
-        "dense alone (find_chunks)": {q: dense_hits[q] for q in qids},
-        "library BM25 alone": {q: sparse_hits[q] for q in qids},
-        "score fusion, max-scaled, dense weight 0.6": {
-            q: fuse(dense_hits[q], sparse_hits[q]) for q in qids
+        "dense alone (find_chunks)": {q: candidates[q].dense for q in qids},
+        "library BM25, each query term once (before)": dict(distinct_terms_hits),
+        "library BM25, query-term frequency saturated (k3 8)": {
+            q: candidates[q].sparse for q in qids
+        },
+        "score fusion of the two top-100 lists, max-scaled, dense weight 0.6": {
+            q: fuse(candidates[q].dense, candidates[q].sparse) for q in qids
+        },
+        "+ every candidate scored by both sides": {
+            q: hybrid.rank(candidates[q], query_vectors[q].tolist(), feedback=False) for q in qids
         },
     }
     for how in ("minmax", "distribution"):
         steps[f"  (tried, not kept) {how} normalisation instead"] = {
-            q: fuse(_normalised(dense_hits[q], how), _normalised(sparse_hits[q], how)) for q in qids
+            q: fuse(_normalised(complete_dense[q], how), _normalised(candidates[q].bm25, how))
+            for q in qids
         }
-    with_feedback = {}
-    for q in qids:
-        fused = steps["score fusion, max-scaled, dense weight 0.6"][q]
-        refined = refined_dense(query_vectors[q].tolist(), fused, candidate_vectors[q], DEPTH)
-        with_feedback[q] = fuse(refined, sparse_hits[q]) if refined is not None else fused
-    steps["+ dense feedback, top 3 at weight 0.5 (query_hybrid)"] = with_feedback
+    steps["+ dense feedback, top 3 at weight 0.5 (query_hybrid)"] = {
+        q: hybrid.rank(candidates[q], query_vectors[q].tolist()) for q in qids
+    }
     return steps
 
 
@@ -490,11 +499,11 @@ def main() -> None:
         # asked for DEPTH results (the tools themselves stop at top_k_max).
         product: dict[str, Run] = {"find_chunks": {}, "query_hybrid": {}}
         product_times: dict[str, list[float]] = {"find_chunks": [], "query_hybrid": []}
-        for hybrid, tool in ((False, "find_chunks"), (True, "query_hybrid")):
+        for fused, tool in ((False, "find_chunks"), (True, "query_hybrid")):
             for qid in qids:
                 began = time.perf_counter()
                 hits, chunks = library._ranked(
-                    project, embedder, collection.queries[qid], DEPTH, Filters(), hybrid
+                    project, embedder, collection.queries[qid], DEPTH, Filters(), fused
                 )
                 product_times[tool].append(time.perf_counter() - began)
                 product[tool][qid] = [
@@ -517,24 +526,23 @@ def main() -> None:
             zip(qids, embedder.embed([collection.queries[q] for q in qids]), strict=True)
         )
         query_embed_s = time.perf_counter() - started
-        dense_hits: dict[str, list[Hit]] = {}
-        sparse_hits: dict[str, list[Hit]] = {}
-        candidate_vectors: dict[str, dict[str, list[float]]] = {}
+        candidates: dict[str, Candidates] = {}
+        distinct_terms_hits: dict[str, list[Hit]] = {}
         for qid in qids:
-            dense_hits[qid] = library.index.dense(
-                name, query_vectors[qid].tolist(), DEPTH, Filters()
+            query = collection.queries[qid]
+            terms = analyzer.query_terms(query)
+            candidates[qid] = hybrid.gather(
+                library.index, name, query_vectors[qid].tolist(), terms, Filters()
             )
-            sparse_hits[qid] = library.index.sparse(
-                name, analyzer.query_terms(collection.queries[qid]), DEPTH, Filters()
+            distinct_terms_hits[qid] = library.index.sparse(
+                name, list(dict.fromkeys(terms)), DEPTH, Filters()
             )
-            union = dict.fromkeys(hit.id for hit in (*dense_hits[qid], *sparse_hits[qid]))
-            candidate_vectors[qid] = library.index.vectors(name, list(union))
         anyio.run(library.aclose)
 
     def docs_of(hits: Sequence[Hit]) -> Ranking:
         return [id_to_docno[hit.id] for hit in hits]
 
-    library_bm25 = {qid: docs_of(sparse_hits[qid]) for qid in qids}
+    library_bm25 = {qid: docs_of(candidates[qid].sparse) for qid in qids}
     bm25, bm25_index_s, bm25_times = bm25s_run(docnos, texts, collection.queries)
     dense, dense_times = numpy_dense_run(docnos, doc_vectors, query_vectors)
     reference = rrf(bm25, dense)
@@ -579,9 +587,9 @@ def main() -> None:
             f"{mean_metric(product['query_hybrid'], qrels, fold) / best:.3f}"
         )
 
-    steps = ranking_steps(qids, dense_hits, sparse_hits, candidate_vectors, query_vectors)
+    steps = ranking_steps(qids, candidates, distinct_terms_hits, query_vectors)
     print()
-    print("ranking steps, each switched on in turn (over index.dense(100) + index.sparse(100)):")
+    print("ranking steps, each switched on in turn (from index.dense(100) + index.sparse(100)):")
     print()
     print("| step | nDCG@10 all | fold A | fold B |")
     print("|---|---|---|---|")
@@ -599,13 +607,19 @@ def main() -> None:
 
     sweep = {
         weight: {
-            qid: docs_of(fuse(dense_hits[qid], sparse_hits[qid], dense_weight=weight))
+            qid: docs_of(
+                fuse(
+                    cosine_hits(query_vectors[qid].tolist(), candidates[qid].vectors),
+                    candidates[qid].bm25,
+                    dense_weight=weight,
+                )
+            )
             for qid in qids
         }
         for weight in SWEEP_WEIGHTS
     }
     print()
-    print("fusion dense weight sweep (fuse over index.dense(100) + index.sparse(100)):")
+    print("fusion dense weight sweep (every candidate scored by both sides, no feedback):")
     print()
     print("| dense weight | nDCG@10 fold A | nDCG@10 fold B | nDCG@10 all |")
     print("|---|---|---|---|")

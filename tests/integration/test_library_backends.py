@@ -62,11 +62,12 @@ async def test_sqlite_and_qdrant_agree(tmp_path: Path) -> None:
             ours, theirs = await _top(embedded, hybrid), await _top(qdrant, hybrid)
             for a, b in zip(ours, theirs, strict=True):
                 # Exact dense search on both sides: the same passages in the same order.
-                # BM25 differs only in its length normalisation, and hybrid's dense
-                # feedback follows the fused top passages, so hybrid's best passage of
-                # one is among the other's first three and the top fives overlap.
+                # BM25 differs only in its length normalisation (Qdrant assumes a fixed
+                # mean length), which every candidate's fused score now carries, and
+                # hybrid's dense feedback follows the fused top passages: so hybrid's
+                # best passage of one is in the other's top five and the fives overlap.
                 if hybrid:
-                    assert a[0] in b[:3] and b[0] in a[:3], (a, b)
+                    assert a[0] in b and b[0] in a, (a, b)
                     assert len(set(a) & set(b)) >= 3, (a, b)
                 else:
                     assert a == b

@@ -1,9 +1,16 @@
 """The sparse side's text analysis, shared by both index backends and by queries.
 
-Text becomes lower-case word tokens, English stop words are dropped and the rest are
-reduced to their Snowball (Porter2) stems, so "measuring", "measured" and
-"measurement" meet on one term. Both backends index these terms rather than the raw
-text, which is what keeps their BM25 rankings the same.
+Text becomes lower-case word tokens, English stop words and the Latin abbreviations
+of scientific prose ("e.g.", "i.e.", "cf.") are dropped and the rest are reduced to
+their Snowball (Porter2) stems, so "measuring", "measured" and "measurement" meet on
+one term. Both backends index these terms rather than the raw text, which is what
+keeps their BM25 rankings the same.
+
+A query keeps how often it repeats a term, saturated as in Okapi BM25's query-term
+factor ``(k3 + 1) qtf / (k3 + qtf)`` with k3 = 8 (the usual Okapi setting) and
+rounded to a whole number, because the index weighs a term by listing it again. A
+long question that names its subject three times is about that subject, not about
+every other word in it; a short query rarely repeats a term and is unchanged.
 """
 
 from __future__ import annotations
@@ -18,7 +25,11 @@ if TYPE_CHECKING:
     import Stemmer
 
 _WORD: Final = re.compile(r"[^\W_]+", re.UNICODE)
+# Without this, "e.g." would leave the terms "e" and "g": rare enough to weigh like
+# topic words, and matched by every passage that gives an example.
+_LATIN_ABBREVIATIONS: Final = re.compile(r"\b(?:e\.\s?g|i\.\s?e|cf|viz)\b\.?")
 MAX_TERM_CHARS: Final = 40
+QUERY_TF_SATURATION: Final = 8.0  # Okapi's k3
 
 # Function words that carry no topic; a compact list in the spirit of the classic
 # SMART/Lucene English lists, kept short so that terms such as "use" or "method"
@@ -44,17 +55,23 @@ def _stemmer() -> Stemmer.Stemmer:
 
 def terms(text: str) -> list[str]:
     """The stemmed, stop-word-free terms of ``text``, in order (repeats kept)."""
+    prose = _LATIN_ABBREVIATIONS.sub(" ", text.lower())
     words = [
         word
-        for word in _WORD.findall(text.lower())
+        for word in _WORD.findall(prose)
         if word not in STOP_WORDS and len(word) <= MAX_TERM_CHARS
     ]
     return _stemmer().stemWords(words) if words else []
 
 
 def query_terms(text: str) -> list[str]:
-    """The distinct terms of a query, in first-seen order."""
-    return list(dict.fromkeys(terms(text)))
+    """A query's terms in first-seen order, each listed as often as it weighs: once,
+    or more for a term the query repeats (see the module docstring)."""
+    weighted: list[str] = []
+    for term, count in Counter(terms(text)).items():
+        weight = (QUERY_TF_SATURATION + 1.0) * count / (QUERY_TF_SATURATION + count)
+        weighted += [term] * max(1, round(weight))
+    return weighted
 
 
 def term_id(term: str) -> int:

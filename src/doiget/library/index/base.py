@@ -134,7 +134,12 @@ class PassageIndex(Protocol):
         """The ``limit`` nearest chunks by cosine similarity, best first."""
 
     def sparse(self, name: str, terms: Sequence[str], limit: int, filters: Filters) -> list[Hit]:
-        """The ``limit`` best chunks by BM25 over analysed terms, best first."""
+        """The ``limit`` best chunks by BM25 over analysed terms, best first; a term
+        listed n times weighs n times."""
+
+    def sparse_scores(self, name: str, terms: Sequence[str], ids: Sequence[str]) -> list[Hit]:
+        """The BM25 scores (as :meth:`sparse` gives them) of these chunks, in no order;
+        a chunk with none of the terms, or missing, is left out."""
 
     def fetch(self, name: str, ids: Sequence[str]) -> dict[str, StoredChunk]:
         """The chunks with these ids (missing ids are left out)."""

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import uuid
 import warnings
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
@@ -247,19 +247,40 @@ class QdrantIndex:
         return [Hit(id=_chunk_id(point), score=float(point.score)) for point in response.points]
 
     def sparse(self, name: str, terms: Sequence[str], limit: int, filters: Filters) -> list[Hit]:
-        """The ``limit`` best chunks by BM25 over analysed terms, best first."""
-        indices = sorted({analyzer.term_id(term) for term in terms})
-        if not indices or limit <= 0 or _matches_nothing(filters):
+        """The ``limit`` best chunks by BM25 over analysed terms, best first; a term
+        listed n times weighs n times."""
+        if limit <= 0 or _matches_nothing(filters):
             return []
+        return self._bm25(name, terms, _filter(filters), limit)
+
+    def sparse_scores(self, name: str, terms: Sequence[str], ids: Sequence[str]) -> list[Hit]:
+        """The BM25 scores of these chunks (missing ones, and ones without a term, left out)."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return []
+        only = models.Filter(
+            must=[models.HasIdCondition(has_id=[point_id(chunk) for chunk in wanted])]
+        )
+        return self._bm25(name, terms, only, len(wanted))
+
+    def _bm25(
+        self, name: str, terms: Sequence[str], where: models.Filter | None, limit: int
+    ) -> list[Hit]:
+        weights = Counter(analyzer.term_id(term) for term in terms)
+        if not weights:
+            return []
+        indices = sorted(weights)
         try:
             response = self._call(
                 "run a sparse query",
                 name,
                 self._client.query_points,
                 collection_name=name,
-                query=models.SparseVector(indices=indices, values=[1.0] * len(indices)),
+                query=models.SparseVector(
+                    indices=indices, values=[float(weights[index]) for index in indices]
+                ),
                 using=SPARSE,
-                query_filter=_filter(filters),
+                query_filter=where,
                 limit=limit,
                 with_payload=[ID_FIELD],
             )

@@ -84,6 +84,12 @@ def _tables(name: str) -> tuple[str, str]:
     return f"fts_{slug}", f"vec_{slug}"
 
 
+def _match(terms: Sequence[str]) -> str:
+    """An FTS5 query matching any of ``terms``; a term listed twice is two phrases,
+    which bm25() adds up, so it weighs twice."""
+    return " OR ".join(f'"{term}"' for term in terms)
+
+
 def _vector_bytes(vector: Sequence[float]) -> bytes:
     return np.asarray(directed(vector), dtype=np.float32).tobytes()
 
@@ -320,7 +326,7 @@ class SqliteIndex:
         if not terms:
             return []
         fts, _ = _tables(name)
-        match = " OR ".join(f'"{term}"' for term in terms)
+        match = _match(terms)
         with self._guard() as conn:
             allowed = self._allowed_rowids(conn, name, filters)
             if allowed == "[]":
@@ -334,6 +340,19 @@ class SqliteIndex:
             params.append(limit)
             found = [(int(r), float(s)) for r, s in conn.execute(sql, params)]
             return self._ids(conn, found)
+
+    def sparse_scores(self, name: str, terms: Sequence[str], ids: Sequence[str]) -> list[Hit]:
+        if not terms or not ids:
+            return []
+        fts, _ = _tables(name)
+        with self._guard() as conn:
+            rows = conn.execute(
+                f"SELECT rowid, -bm25({fts}) FROM {fts} WHERE {fts} MATCH ? AND rowid IN "
+                "(SELECT rowid FROM chunks WHERE collection = ? AND id IN "
+                "(SELECT value FROM json_each(?)))",
+                (_match(terms), name, json.dumps(list(ids))),
+            )
+            return self._ids(conn, [(int(r), float(s)) for r, s in rows])
 
     # -- reading ----------------------------------------------------------------
 
