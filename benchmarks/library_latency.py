@@ -10,9 +10,10 @@ SqliteIndex.upsert in batches. The index is closed, then measured:
               its first queries), from /proc/self/statm
     dense     index.dense(6): find_chunks without the query embedding
     find      dense(6) + fetch of those 6: find_chunks' index work
-    hybrid    dense(100) + sparse(100) + fuse + dense feedback (the candidates'
-              vectors read, rescored, fused again) + fetch of the top 6: query_hybrid's
-              index work (query terms: 2-4 vocabulary words through the analyser)
+    hybrid    dense(100) + sparse(100) + BM25 of the dense-only candidates + the
+              candidates' vectors read and rescored + fuse + dense feedback (fused
+              again) + fetch of the top 6: query_hybrid's index work (query terms:
+              2-4 vocabulary words through the analyser)
 
 Query embedding is left out everywhere (it is the same model call for every size).
 Then ingestion: the PDF fixtures through ingest.prepare (read, section, chunk,

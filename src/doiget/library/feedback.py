@@ -19,16 +19,15 @@ from typing import TYPE_CHECKING, Final
 from doiget.library.index.base import Hit
 
 if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import NDArray
+    from doiget.library.index.base import Vector
 
 FEEDBACK_DOCS: Final = 3
 FEEDBACK_WEIGHT: Final = 0.5
 
 
 def moved_query(
-    query: Sequence[float], ranked: Sequence[Hit], vectors: Mapping[str, Sequence[float]]
-) -> NDArray[np.float32] | None:
+    query: Sequence[float] | Vector, ranked: Sequence[Hit], vectors: Mapping[str, Vector]
+) -> Vector | None:
     """``query`` moved towards the first ``FEEDBACK_DOCS`` of ``ranked`` and
     renormalised; None when none of them has a vector."""
     import numpy as np
@@ -36,14 +35,12 @@ def moved_query(
     top = [vectors[hit.id] for hit in ranked[:FEEDBACK_DOCS] if hit.id in vectors]
     if not top:
         return None
-    moved = np.asarray(query, dtype=np.float32) + FEEDBACK_WEIGHT * np.mean(
-        np.asarray(top, dtype=np.float32), axis=0
-    )
+    moved = np.asarray(query, dtype=np.float32) + FEEDBACK_WEIGHT * np.mean(np.stack(top), axis=0)
     length = float(np.linalg.norm(moved))
     return moved / length if length > 0.0 else None
 
 
-def cosine_hits(query: Sequence[float], vectors: Mapping[str, Sequence[float]]) -> list[Hit]:
+def cosine_hits(query: Sequence[float] | Vector, vectors: Mapping[str, Vector]) -> list[Hit]:
     """Every chunk of ``vectors`` (unit length) scored by cosine against ``query``,
     best first."""
     import numpy as np
@@ -51,8 +48,6 @@ def cosine_hits(query: Sequence[float], vectors: Mapping[str, Sequence[float]]) 
     if not vectors:
         return []
     ids = list(vectors)
-    scores = np.asarray([vectors[chunk] for chunk in ids], dtype=np.float32) @ np.asarray(
-        query, dtype=np.float32
-    )
+    scores = np.stack([vectors[chunk] for chunk in ids]) @ np.asarray(query, dtype=np.float32)
     order = np.argsort(-scores, kind="stable")
     return [Hit(ids[int(index)], float(scores[index])) for index in order]

@@ -16,11 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from doiget.library.feedback import cosine_hits, moved_query
 from doiget.library.fusion import fuse
 from doiget.library.index.base import Filters, Hit, PassageIndex
+
+if TYPE_CHECKING:
+    from doiget.library.index.base import Vector
 
 CANDIDATES: Final = 100  # per side, before fusion
 
@@ -32,7 +35,7 @@ class Candidates:
     dense: list[Hit]  # the dense side's best, by cosine
     sparse: list[Hit]  # the BM25 side's best
     bm25: list[Hit]  # BM25 of every candidate of either side that holds a query term
-    vectors: dict[str, list[float]]  # the stored vector of every candidate
+    vectors: dict[str, Vector]  # the stored vector of every candidate
 
 
 def gather(
@@ -62,7 +65,7 @@ def rank(candidates: Candidates, vector: Sequence[float], *, feedback: bool = Tr
     moved = moved_query(vector, fused, vectors) if feedback else None
     if moved is None:
         return fused
-    return fuse(cosine_hits(moved.tolist(), vectors), candidates.bm25)
+    return fuse(cosine_hits(moved, vectors), candidates.bm25)
 
 
 def hybrid_ranking(

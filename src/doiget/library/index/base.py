@@ -11,9 +11,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from doiget.errors import DoigetError, ErrorCode
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    Vector = NDArray[np.float32]
 
 # Filter keys a caller may use, and where each sits in a chunk's payload. ``project``
 # is never among them: the project comes from the call itself and is always applied.
@@ -144,7 +150,7 @@ class PassageIndex(Protocol):
     def fetch(self, name: str, ids: Sequence[str]) -> dict[str, StoredChunk]:
         """The chunks with these ids (missing ids are left out)."""
 
-    def vectors(self, name: str, ids: Sequence[str]) -> dict[str, list[float]]:
+    def vectors(self, name: str, ids: Sequence[str]) -> dict[str, Vector]:
         """The stored (unit-length) embeddings of these chunks (missing ids left out)."""
 
     def sample(self, name: str, limit: int) -> list[StoredChunk]:

@@ -41,8 +41,9 @@ import uuid
 import warnings
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
+import numpy as np
 from qdrant_client import QdrantClient, models
 
 from doiget.errors import DoigetError, ErrorCode
@@ -59,6 +60,9 @@ from doiget.library.index.base import (
     directed,
     filter_values,
 )
+
+if TYPE_CHECKING:
+    from doiget.library.index.base import Vector
 
 DENSE: Final = "dense"
 SPARSE: Final = "bm25"
@@ -318,7 +322,7 @@ class QdrantIndex:
         by_id = {chunk.id: chunk for chunk in found}
         return {chunk_id: by_id[chunk_id] for chunk_id in wanted if chunk_id in by_id}
 
-    def vectors(self, name: str, ids: Sequence[str]) -> dict[str, list[float]]:
+    def vectors(self, name: str, ids: Sequence[str]) -> dict[str, Vector]:
         """The stored embeddings of these chunks (missing ids are left out)."""
         records = self._retrieve(
             name,
@@ -327,12 +331,12 @@ class QdrantIndex:
             with_payload=[ID_FIELD],
             with_vectors=[DENSE],
         )
-        found: dict[str, list[float]] = {}
+        found: dict[str, Vector] = {}
         for record in records:
             vector = record.vector.get(DENSE) if isinstance(record.vector, dict) else None
             chunk = (record.payload or {}).get(ID_FIELD)
             if isinstance(chunk, str) and isinstance(vector, list):
-                found[chunk] = [float(value) for value in vector if isinstance(value, int | float)]
+                found[chunk] = np.asarray(vector, dtype=np.float32)
         return found
 
     def sample(self, name: str, limit: int) -> list[StoredChunk]:

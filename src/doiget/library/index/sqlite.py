@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import apsw
 import numpy as np
@@ -42,6 +42,9 @@ from doiget.library.index.base import (
     directed,
     filter_values,
 )
+
+if TYPE_CHECKING:
+    from doiget.library.index.base import Vector
 
 MAX_SHARDS: Final = 4
 # Below this many chunks one scan is faster than fanning out to threads.
@@ -346,8 +349,11 @@ class SqliteIndex:
             return []
         fts, _ = _tables(name)
         with self._guard() as conn:
+            # "+rowid": handed to FTS5 as a constraint, each id would restart the match,
+            # and bm25() would count every term's documents again for it (56 ms for 100
+            # ids at 10,000 chunks); filtered after one pass of the match, 1.6 ms.
             rows = conn.execute(
-                f"SELECT rowid, -bm25({fts}) FROM {fts} WHERE {fts} MATCH ? AND rowid IN "
+                f"SELECT rowid, -bm25({fts}) FROM {fts} WHERE {fts} MATCH ? AND +rowid IN "
                 "(SELECT rowid FROM chunks WHERE collection = ? AND id IN "
                 "(SELECT value FROM json_each(?)))",
                 (_match(terms), name, json.dumps(list(ids))),
@@ -368,16 +374,26 @@ class SqliteIndex:
             )
             return {chunk.id: chunk for chunk in self._stored(rows)}
 
-    def vectors(self, name: str, ids: Sequence[str]) -> dict[str, list[float]]:
+    def vectors(self, name: str, ids: Sequence[str]) -> dict[str, Vector]:
         _, vec = _tables(name)
         with self._guard() as conn:
+            chunk_of = {
+                int(rowid): str(chunk)
+                for rowid, chunk in conn.execute(
+                    "SELECT rowid, id FROM chunks WHERE collection = ? "
+                    "AND id IN (SELECT value FROM json_each(?))",
+                    (name, json.dumps(list(ids))),
+                )
+            }
+            # One vec0 read for the whole list: joined row by row, each lookup costs
+            # about 0.1 ms (25 ms for a hybrid query's 200 candidates), this about 5.
             rows = conn.execute(
-                f"SELECT c.id, v.embedding FROM chunks AS c JOIN {vec} AS v ON v.rowid = c.rowid "
-                "WHERE c.collection = ? AND c.id IN (SELECT value FROM json_each(?))",
-                (name, json.dumps(list(ids))),
+                f"SELECT rowid, embedding FROM {vec} WHERE rowid IN "
+                "(SELECT value FROM json_each(?))",
+                (json.dumps(list(chunk_of)),),
             )
             return {
-                str(chunk): np.frombuffer(blob, dtype=np.float32).tolist() for chunk, blob in rows
+                chunk_of[int(rowid)]: np.frombuffer(blob, dtype=np.float32) for rowid, blob in rows
             }
 
     def sample(self, name: str, limit: int) -> list[StoredChunk]:
