@@ -1,4 +1,5 @@
-"""Weighted query terms and complete candidate scores, on both index backends."""
+"""What hybrid ranking reads from an index: weighted query terms, BM25 and vectors of
+its candidates, on both backends."""
 
 from __future__ import annotations
 
@@ -139,3 +140,41 @@ def test_every_candidate_is_scored_by_both_sides(
     assert all(0.0 <= hit.score <= 1.0 for hit in ranked)
     full = hybrid.hybrid_ranking(index, NAME, _unit(QUERY_VECTOR), terms, Filters())
     assert {hit.id for hit in full} == {hit.id for hit in ranked}
+
+
+def test_candidate_vectors_come_back_as_stored(index: PassageIndex) -> None:
+    found = index.vectors(NAME, ["weather", "titles", "gone"])
+    assert set(found) == {"weather", "titles"}
+    for chunk, vector in found.items():
+        assert list(vector) == pytest.approx(_unit(VECTORS[chunk]), abs=1e-6)
+
+
+def test_an_index_written_before_chunks_kept_vectors_still_gives_them(tmp_path: Path) -> None:
+    path = tmp_path / "passages.sqlite3"
+    index = SqliteIndex(path)
+    index.create_collection(INFO)
+    index.upsert(
+        NAME,
+        [
+            ChunkRecord(chunk, TEXTS[chunk], _unit(VECTORS[chunk]), {"doc": {"doc_id": chunk}})
+            for chunk in ("weather", "titles")
+        ],
+    )
+    # The earlier layout: no copy of the vector beside the chunk.
+    with index._conn:
+        index._conn.execute("ALTER TABLE chunks DROP COLUMN embedding")
+    index.close()
+    reopened = SqliteIndex(path)
+    try:
+        columns = {row[1] for row in reopened._conn.execute("PRAGMA table_info(chunks)")}
+        assert "embedding" in columns
+        reopened.upsert(
+            NAME,
+            [ChunkRecord("articles", TEXTS["articles"], _unit(VECTORS["articles"]), {})],
+        )
+        found = reopened.vectors(NAME, ["weather", "titles", "articles"])
+        assert set(found) == {"weather", "titles", "articles"}  # old rows from vec0, new inline
+        for chunk, vector in found.items():
+            assert list(vector) == pytest.approx(_unit(VECTORS[chunk]), abs=1e-6)
+    finally:
+        reopened.close()
