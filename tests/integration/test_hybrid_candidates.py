@@ -178,3 +178,48 @@ def test_an_index_written_before_chunks_kept_vectors_still_gives_them(tmp_path: 
             assert list(vector) == pytest.approx(_unit(VECTORS[chunk]), abs=1e-6)
     finally:
         reopened.close()
+
+
+def test_terms_at_the_idf_floor_are_not_matched_beside_others(tmp_path: Path) -> None:
+    index = SqliteIndex(tmp_path / "passages.sqlite3")
+    index.create_collection(INFO)
+    texts = {f"common-{n}": f"Every sample was weighed {n} times." for n in range(6)}
+    texts |= {
+        "rare-1": "The sample glowed under ultraviolet light.",
+        "rare-2": "Ultraviolet lamps faded the labels.",
+        "other-1": "Rainfall over the plateau was measured monthly.",
+        "other-2": "Convolutional networks learn features from pixels.",
+    }
+    index.upsert(
+        NAME,
+        [
+            ChunkRecord(chunk, text, _unit([1.0, float(n), 0.0, 0.0]), {})
+            for n, (chunk, text) in enumerate(texts.items())
+        ],
+    )
+    try:
+        # "sampl" is held by 7 of 10 chunks: bm25() weighs it at its floor, so only the
+        # chunks holding "ultraviolet" are matched, ranked as they were with it.
+        both = _scores(index, ["sampl", "ultraviolet"])
+        assert list(both) == ["rare-1", "rare-2"]
+        assert both == pytest.approx(_scores(index, ["ultraviolet"]))
+        assert {
+            hit.id for hit in index.sparse_scores(NAME, ["sampl", "ultraviolet"], list(texts))
+        } == {
+            "rare-1",
+            "rare-2",
+        }
+        # Alone, such a term is still matched: term frequency is all BM25 has.
+        alone = _scores(index, ["sampl"])
+        assert set(alone) == {*(f"common-{n}" for n in range(6)), "rare-1"}
+        # A term no chunk holds does not make the common one disappear.
+        assert set(_scores(index, ["sampl", "xylophon"])) == set(alone)
+        # Dropped and made again, the collection is read afresh.
+        index.drop_collection(NAME)
+        index.create_collection(INFO)
+        index.upsert(
+            NAME, [ChunkRecord("only", "One sample only.", _unit([1.0, 0.0, 0.0, 0.0]), {})]
+        )
+        assert list(_scores(index, ["sampl", "ultraviolet"])) == ["only"]
+    finally:
+        index.close()
