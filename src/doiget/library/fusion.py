@@ -5,12 +5,12 @@ of that query — cosine from 0 (MiniLM puts unrelated text near 0, never far be
 BM25 from 0 — and the fused score is their weighted sum. Unlike reciprocal-rank
 fusion this keeps how far apart the candidates are, so a passage that both sides
 rate highly beats one that a single side ranks first by a hair. A candidate that
-one side did not return gets 0 from it.
+one side did not score gets 0 from it (query_hybrid has both sides score every
+candidate first: :mod:`doiget.library.hybrid`).
 
-The dense weight 0.6 sits on a flat optimum on the Vaswani/NPL queries (0.4 to 0.6
-give nDCG@10 within 0.002 of each other); benchmarks/retrieval_quality.py prints the
-sweep on two folds of the queries, where the best weight of one fold stays within
-0.015 of the best of the other.
+The dense weight 0.6: on the six judged collections of the README's benchmark the
+best weight lies between 0.5 and 0.7, and 0.6 is within 0.009 nDCG@10 of it on each;
+benchmarks/retrieval_quality.py prints the sweep on two folds of the queries.
 """
 
 from __future__ import annotations

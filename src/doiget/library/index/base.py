@@ -1,9 +1,10 @@
 """What a passage index stores and answers, whichever backend holds it.
 
 A backend keeps, per collection, chunks (id, text, payload, dense vector) and their
-analysed terms; it answers a dense top-N by cosine similarity and a sparse top-N by
-BM25 (k1 = 1.2, b = 0.75 over the analyser's terms). Fusion, trimming and shaping
-happen above it, in one place, so both backends rank the same way.
+analysed terms; it answers a dense top-N by cosine similarity, a sparse top-N by
+BM25 (k1 = 1.2, b = 0.75 over the analyser's terms; a query term listed n times
+weighs n times), the BM25 of given chunks and their stored vectors. Fusion, trimming
+and shaping happen above it, in one place, so both backends rank the same way.
 """
 
 from __future__ import annotations
