@@ -156,16 +156,15 @@ def top_k(scores: np.ndarray, k: int = DEPTH, *, matched_only: bool = True) -> R
 
 
 def repeats(saturation: float | None) -> Callable[[str], Weights]:
-    """Query weights: each term once (0), raw counts (None) or Okapi k3 saturation."""
+    """Query weights: raw counts (None), or the library's saturation with k3
+    ``saturation`` (0 lists each term once)."""
 
     def weigh(query: str) -> Weights:
         counts = Counter(analyzer.terms(query))
         if saturation is None:
             return {term: float(count) for term, count in counts.items()}
-        if saturation == 0:
-            return dict.fromkeys(counts, 1.0)
         return {
-            term: float(max(1, round((saturation + 1) * count / (saturation + count))))
+            term: float(analyzer.query_term_weight(count, saturation))
             for term, count in counts.items()
         }
 

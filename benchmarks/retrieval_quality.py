@@ -390,13 +390,11 @@ def ranking_steps(
     qids: Sequence[str],
     candidates: Mapping[str, Candidates],
     distinct_terms_hits: Mapping[str, list[Hit]],
+    complete_dense: Mapping[str, list[Hit]],
     query_vectors: Mapping[str, np.ndarray],
 ) -> dict[str, dict[str, list[Hit]]]:
     """query_hybrid's ranking built up one step at a time, and the variants tried and
-    not kept, per query."""
-    complete_dense = {
-        q: cosine_hits(query_vectors[q].tolist(), candidates[q].vectors) for q in qids
-    }
+    not kept, per query (``complete_dense``: every candidate's cosine)."""
     steps: dict[str, dict[str, list[Hit]]] = {
         "dense alone (find_chunks)": {q: candidates[q].dense for q in qids},
         "library BM25, each query term once (before)": dict(distinct_terms_hits),
@@ -587,7 +585,10 @@ def main() -> None:
             f"{mean_metric(product['query_hybrid'], qrels, fold) / best:.3f}"
         )
 
-    steps = ranking_steps(qids, candidates, distinct_terms_hits, query_vectors)
+    complete_dense = {
+        qid: cosine_hits(query_vectors[qid].tolist(), candidates[qid].vectors) for qid in qids
+    }
+    steps = ranking_steps(qids, candidates, distinct_terms_hits, complete_dense, query_vectors)
     print()
     print("ranking steps, each switched on in turn (from index.dense(100) + index.sparse(100)):")
     print()
@@ -607,13 +608,7 @@ def main() -> None:
 
     sweep = {
         weight: {
-            qid: docs_of(
-                fuse(
-                    cosine_hits(query_vectors[qid].tolist(), candidates[qid].vectors),
-                    candidates[qid].bm25,
-                    dense_weight=weight,
-                )
-            )
+            qid: docs_of(fuse(complete_dense[qid], candidates[qid].bm25, dense_weight=weight))
             for qid in qids
         }
         for weight in SWEEP_WEIGHTS

@@ -69,9 +69,14 @@ def query_terms(text: str) -> list[str]:
     or more for a term the query repeats (see the module docstring)."""
     weighted: list[str] = []
     for term, count in Counter(terms(text)).items():
-        weight = (QUERY_TF_SATURATION + 1.0) * count / (QUERY_TF_SATURATION + count)
-        weighted += [term] * max(1, round(weight))
+        weighted += [term] * query_term_weight(count)
     return weighted
+
+
+def query_term_weight(count: int, saturation: float = QUERY_TF_SATURATION) -> int:
+    """How many times a term a query says ``count`` times is listed: Okapi's
+    ``(k3 + 1) qtf / (k3 + qtf)`` with k3 = ``saturation``, rounded, at least 1."""
+    return max(1, round((saturation + 1.0) * count / (saturation + count)))
 
 
 def term_id(term: str) -> int:
