@@ -64,6 +64,33 @@ MALFORMED: list[tuple[bytes, int, Any]] = [
 ]
 
 
+def _nested(depth: int, opening: str = "[", closing: str = "]") -> bytes:
+    return (opening * depth + closing * depth).encode()
+
+
+# Documents nested beyond what a parser takes, at the top and inside a valid request.
+TOO_DEEP: list[tuple[bytes, int, Any]] = [
+    (_nested(1100), PARSE_ERROR, None),
+    (_nested(100_000), PARSE_ERROR, None),
+    (_nested(5000, '{"a":', "}"), PARSE_ERROR, None),
+    (_nested(3000)[:-10], PARSE_ERROR, None),
+    (
+        b'{"jsonrpc":"2.0","id":910,"method":"tools/call","params":{"name":"x","arguments":'
+        + _nested(2000, '{"a":', "}")[:-1]
+        + b"1"
+        + b"}" * 2000
+        + b"}}",
+        PARSE_ERROR,
+        None,
+    ),
+    (
+        b'{"jsonrpc":"2.0","id":911,"method":"ping","params":{"meta":' + _nested(400) + b"}}",
+        INVALID_REQUEST,
+        911,
+    ),
+]
+
+
 class Wire:
     """A spawned server's stdin, and its stdout read line by line on a thread."""
 
@@ -118,6 +145,26 @@ def test_every_malformed_line_is_answered_and_serving_goes_on(
         stderr = wire.close()
     assert wire.process.returncode == 0, stderr
     assert b"Traceback" not in stderr
+
+
+def test_input_nested_too_deeply_is_answered_and_serving_goes_on(
+    doiget_env: dict[str, str],
+) -> None:
+    wire = Wire(doiget_env)
+    try:
+        wire.send(json.dumps(INITIALIZE).encode())
+        assert wire.answer()["id"] == 1
+        for number, (raw, code, expected_id) in enumerate(TOO_DEEP, start=200):
+            wire.send(raw)
+            error = wire.answer()
+            assert (error["id"], error["error"]["code"]) == (expected_id, code), raw[:80]
+            wire.send(json.dumps({"jsonrpc": "2.0", "id": number, "method": "ping"}).encode())
+            assert wire.answer() == {"jsonrpc": "2.0", "id": number, "result": {}}
+    finally:
+        stderr = wire.close()
+    assert wire.process.returncode == 0, stderr
+    assert b"Traceback" not in stderr
+    assert b"RecursionError" not in stderr
 
 
 def test_a_bom_before_a_request_is_ignored_and_blank_lines_are_skipped(

@@ -47,7 +47,7 @@ def serve(
 
     Over stdio (stdout carries JSON-RPC frames only) it waits for an MCP client on
     stdin: an MCP host (Claude Desktop, an IDE) starts it itself. Started by hand it
-    shows the banner and waits; Ctrl-D ends it. With --http it listens until SIGTERM
+    shows the banner and waits; Ctrl-D or Ctrl-C ends it. With --http it listens until SIGTERM
     or Ctrl-C, then lets calls in flight finish.
     """
     cli = state(ctx)

@@ -32,6 +32,7 @@ import httpx
 
 from doiget import __version__, metrics
 from doiget.errors import DenialContext, DenialReason, DoigetError, ErrorCode, denied
+from doiget.jsontext import parse_json
 from doiget.net.addresses import AddressRefused, check_literal
 from doiget.net.allowlist import Allowlist, is_blocked
 from doiget.net.deadline import time_left
@@ -326,7 +327,7 @@ class SourceClient:
     def json_of(self, fetched: Fetched) -> Any:
         """The JSON document in ``fetched``; a body that is not JSON is ``schema_drift``."""
         try:
-            return json.loads(fetched.content)
+            return parse_json(fetched.content)
         except ValueError as exc:
             raise self.schema_drift(
                 f"answered {redact_url(fetched.url)} with a body that is not JSON"

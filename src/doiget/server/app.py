@@ -320,26 +320,34 @@ def tool_entry(spec: ServedTool) -> types.Tool:
     )
 
 
-class _Sigterm:
-    """Turns SIGTERM into a cancelled server, and remembers that it came."""
+# The exit status after a stop by signal: SIGTERM is the host's ordinary way to end a
+# server; Ctrl-C ends it as it ends any command, with the shell's 128 + SIGINT.
+_STOP_STATUS: Final = {signal.SIGTERM: 0, signal.SIGINT: 128 + signal.SIGINT}
+
+
+class _StopSignal:
+    """Turns SIGTERM or SIGINT (Ctrl-C) into a cancelled server, and remembers which
+    came. Only the first is taken here: a second Ctrl-C during the graceful stop
+    reaches the program's own handler, which ends it at once."""
 
     def __init__(self) -> None:
-        self.received = False
+        self.received: signal.Signals | None = None
 
     async def watch(self, scope: anyio.CancelScope) -> None:
-        with anyio.open_signal_receiver(signal.SIGTERM) as signals:
-            async for _ in signals:
-                logger.info("SIGTERM: shutting down")
-                self.received = True
+        with anyio.open_signal_receiver(*_STOP_STATUS) as signals:
+            async for signum in signals:
+                logger.info("%s: shutting down", signal.Signals(signum).name)
+                self.received = signal.Signals(signum)
                 scope.cancel()
                 return
 
 
 async def serve_stdio(runtime: Runtime) -> None:
-    """Serve until stdin closes or SIGTERM arrives, then close everything cleanly."""
+    """Serve until stdin closes or SIGTERM / SIGINT arrives, then close everything
+    cleanly."""
     app = DoigetServer(runtime)
     server = app.build()
-    sigterm = _Sigterm()
+    stop = _StopSignal()
     if sys.stdin.isatty():
         # Started by hand: say what it is waiting for (stderr; stdout is JSON-RPC only).
         print(WAITING_NOTE, file=sys.stderr, flush=True)
@@ -349,16 +357,17 @@ async def serve_stdio(runtime: Runtime) -> None:
                 draining(stdin, stdout, rejected) as (read_stream, write_stream),
                 anyio.create_task_group() as tasks,
             ):
-                tasks.start_soon(sigterm.watch, tasks.cancel_scope)
+                tasks.start_soon(stop.watch, tasks.cancel_scope)
                 await server.run(read_stream, write_stream, server.create_initialization_options())
                 tasks.cancel_scope.cancel()
-            if sigterm.received:
+            if stop.received is not None:
                 # In-flight calls have unwound (temp files gone, locks released). The SDK's
                 # stdin reader would wait for an EOF that may never come, so finish here.
                 with anyio.move_on_after(GRACE_SECONDS, shield=True):
                     await app.close()
                 logging.shutdown()
-                os._exit(0)
+                sys.stderr.flush()
+                os._exit(_STOP_STATUS[stop.received])
     finally:
         with anyio.move_on_after(GRACE_SECONDS, shield=True):
             await app.close()

@@ -10,7 +10,6 @@ leading byte-order mark is dropped; a line that is only whitespace is skipped.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -25,6 +24,8 @@ from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from anyio.streams.memory import MemoryObjectReceiveStream
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
+
+from doiget.jsontext import NestingError, parse_json
 
 # A frame larger than this is refused rather than held in memory.
 MAX_FRAME_BYTES: Final = 16 * 1024 * 1024
@@ -58,7 +59,9 @@ def check_line(raw: bytes) -> Verdict:
     if not text.strip():
         return Verdict()
     try:
-        document = json.loads(text)
+        document = parse_json(text)
+    except NestingError:
+        return _error(types.PARSE_ERROR, "Parse error: the message is nested too deeply.")
     except ValueError:
         return _error(types.PARSE_ERROR, "Parse error: the message is not valid JSON.")
     if isinstance(document, list):

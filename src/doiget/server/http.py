@@ -24,6 +24,7 @@ import contextlib
 import json
 import logging
 import math
+import signal
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
@@ -44,6 +45,7 @@ from doiget import metrics
 from doiget.errors import DoigetError, ErrorCode
 from doiget.health import check_health
 from doiget.httpconfig import HttpSettings
+from doiget.jsontext import parse_json
 from doiget.runtime import Runtime
 from doiget.server.app import DoigetServer
 from doiget.server.tokens import StaticTokens, read_token_file
@@ -112,7 +114,7 @@ def _holder(scope: Scope) -> str:
 def _jsonrpc_names(body: bytes) -> tuple[str | None, str | None]:
     """(method, tool name) of a JSON-RPC request body, when it is one."""
     try:
-        message = json.loads(body)
+        message = parse_json(body)
     except ValueError:
         return None, None
     if not isinstance(message, dict):
@@ -333,10 +335,10 @@ def build_app(runtime: Runtime, drain: Drain | None = None) -> tuple[Starlette, 
 
 
 def _server(config: Any, drain: Drain) -> Any:
-    """uvicorn's server, made to exit 0 after a graceful shutdown on SIGTERM/SIGINT
-    (uvicorn itself re-raises the signal afterwards, so the status would be -15), and
-    to let calls in flight finish (see :class:`Drain`)."""
-    import signal
+    """uvicorn's server, made to return after a graceful shutdown on SIGTERM/SIGINT
+    (uvicorn itself re-raises the signal afterwards, so the status would be -15),
+    remembering which signal came (``stopped_by``), and to let calls in flight finish
+    (see :class:`Drain`)."""
     import threading
 
     import uvicorn
@@ -345,8 +347,11 @@ def _server(config: Any, drain: Drain) -> Any:
     AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]
 
     class Server(uvicorn.Server):
+        stopped_by: int | None = None
+
         def handle_exit(self, sig: int, frame: Any) -> None:
             drain.stopping = True
+            self.stopped_by = self.stopped_by or sig
             super().handle_exit(sig, frame)
 
         @contextlib.contextmanager
@@ -366,7 +371,8 @@ def _server(config: Any, drain: Drain) -> Any:
 
 
 def serve_http(runtime: Runtime) -> None:
-    """Serve until SIGTERM or SIGINT, then drain within the grace period and exit."""
+    """Serve until SIGTERM or SIGINT, then drain within the grace period and exit:
+    status 0 after SIGTERM, 130 after Ctrl-C, as for any other command."""
     import uvicorn
 
     http = runtime.settings.http
@@ -401,4 +407,7 @@ def serve_http(runtime: Runtime) -> None:
         file=sys.stderr,
         flush=True,
     )
-    _server(config, drain).run()
+    server = _server(config, drain)
+    server.run()
+    if server.stopped_by == signal.SIGINT:
+        raise SystemExit(128 + signal.SIGINT)

@@ -7,7 +7,6 @@ configured, goes in the ``x-api-key`` header and nowhere else.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from urllib.parse import quote
 
 from doiget.config import Settings
 from doiget.errors import DoigetError, ErrorCode
+from doiget.jsontext import parse_json
 from doiget.models import Work
 from doiget.net.client import Fetched, SourceClient
 from doiget.refs import DOT_SEGMENT, arxiv_ref_for, parse_ref, shorten
@@ -251,7 +251,7 @@ async def _get(
 
 def _api_message(fetched: Fetched) -> str:
     try:
-        body = json.loads(fetched.content)
+        body = parse_json(fetched.content)
     except ValueError:
         body = None
     message = text(body.get("error") or body.get("message")) if isinstance(body, dict) else None

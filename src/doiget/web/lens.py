@@ -22,6 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from doiget.jsontext import parse_json
 from doiget.web.failure import Kind, web_error
 from doiget.web.requests import DOMAIN_PATTERN
 
@@ -84,7 +85,7 @@ def load_lenses(user_dir: Path | None) -> dict[str, Lens]:
         return lenses
     for path in sorted(user_dir.glob("*.json")):
         try:
-            lens = _parse(json.loads(path.read_text("utf-8")), str(path))
+            lens = _parse(parse_json(path.read_text("utf-8")), str(path))
         except (OSError, ValueError) as exc:
             logger.warning("lens file skipped: %s", exc)
             continue

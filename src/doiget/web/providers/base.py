@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-import json
 import shlex
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
 from urllib.parse import urlsplit
 
 from doiget.errors import DoigetError, ErrorCode
+from doiget.jsontext import parse_json
 from doiget.sources.markup import plain_text
 from doiget.sources.shape import mapping, text
 from doiget.web.failure import Kind, web_error
@@ -234,7 +234,7 @@ def hits_from(
 def error_body(fetched: Fetched) -> dict[str, Any]:
     """The JSON object of an error answer, or ``{}``: the body only explains the status."""
     try:
-        return mapping(json.loads(fetched.content))
+        return mapping(parse_json(fetched.content))
     except ValueError:
         return {}
 

@@ -12,11 +12,11 @@ Structured data is read from the page itself: JSON-LD blocks, OpenGraph (``og:*`
 from __future__ import annotations
 
 import copy
-import json
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from doiget.jsontext import parse_json
 from doiget.web.scrape.measure import clean_text
 
 if TYPE_CHECKING:
@@ -153,8 +153,8 @@ def _json_ld(tree: HtmlElement) -> list[Any]:
         if not source or size > budget:
             continue
         try:
-            value = json.loads(source, parse_constant=_reject_constant)
-        except (ValueError, RecursionError):
+            value = parse_json(source, parse_constant=_reject_constant)
+        except ValueError:
             continue
         budget -= size
         items = value if isinstance(value, list) else [value]
