@@ -448,3 +448,44 @@ def write_corrupt_pdf(path: Path) -> None:
     """
     garbage = bytes((i * 37 + 11) % 256 for i in range(2048))
     path.write_bytes(b"%PDF-1.7\n" + b"this is not a real pdf body\n" + garbage)
+
+
+def write_manuscript_pdf(
+    path: Path, entries: list[str], *, style: str = "numbered", appendix: str | None = None
+) -> None:
+    """Write a short manuscript whose last section is a reference list of ``entries``.
+
+    ``style`` sets how entries are told apart: ``"numbered"`` prints ``[1]``, ``[2]`` ...
+    with wrapped lines at the margin; ``"hanging"`` indents every line after an entry's
+    first; ``"flush"`` sets every line at the margin with no gap between entries.
+    ``appendix`` adds a bold "Appendix" heading and that paragraph after the list.
+    """
+    pdf = FPDF(orientation="P", unit="mm", format="A4")
+    pdf.set_creation_date(_FIXED_DATE)
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", TITLE_SIZE)
+    pdf.cell(0, 10, "A Manuscript With Citations", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+    pdf.set_font("Times", "", BODY_SIZE)
+    pdf.multi_cell(0, 5, "Body text that cites earlier work [1, 2]. " * 6)
+    pdf.ln(4)
+    pdf.set_font("Helvetica", "B", H1_SIZE)
+    pdf.cell(0, 8, "References", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+    pdf.set_font("Times", "", REFERENCE_SIZE)
+    for number, entry in enumerate(entries, start=1):
+        if style == "numbered":
+            pdf.multi_cell(0, 4.5, f"[{number}] {entry}", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+        elif style == "hanging":
+            first, _, rest = entry.partition(". ")
+            pdf.multi_cell(0, 4.5, f"{first}.", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+            pdf.set_left_margin(pdf.l_margin + 6)
+            pdf.multi_cell(0, 4.5, rest, new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+            pdf.set_left_margin(pdf.l_margin - 6)
+        else:
+            pdf.multi_cell(0, 4.5, entry, new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+    if appendix is not None:
+        pdf.ln(4)
+        pdf.set_font("Helvetica", "B", H1_SIZE)
+        pdf.cell(0, 8, "Appendix", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+        pdf.set_font("Times", "", BODY_SIZE)
+        pdf.multi_cell(0, 5, appendix)
+    pdf.output(str(path))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -35,12 +35,16 @@ class UnusableDocument(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Line:
-    """One line of text: its 1-based page, font size and boldness at its first character."""
+    """One line of text: its 1-based page, font size and boldness at its first character,
+    and where that character stands on the page (points from the left edge, and from
+    the bottom edge to its top): what tells a hanging indent or a gap between entries."""
 
     text: str
     page: int
     size: float
     bold: bool
+    x: float = 0.0
+    top: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +90,20 @@ def _page_lines(textpage: object, page: int) -> list[Line]:
             continue
         first = start + (len(piece) - len(piece.lstrip()))
         size = float(pdfium_c.FPDFText_GetFontSize(raw, first))
-        lines.append(Line(stripped, page, round(size, 1), _is_bold(raw, first)))
+        x, top = _char_position(raw, first)
+        lines.append(Line(stripped, page, round(size, 1), _is_bold(raw, first), x, top))
     return lines
+
+
+def _char_position(raw: object, index: int) -> tuple[float, float]:
+    """(left, top) of the character at ``index``, in points, rounded to a tenth."""
+    import pypdfium2.raw as pdfium_c
+
+    left, right, bottom, top = (ctypes.c_double() for _ in range(4))
+    pdfium_c.FPDFText_GetCharBox(
+        raw, index, ctypes.byref(left), ctypes.byref(right), ctypes.byref(bottom), ctypes.byref(top)
+    )
+    return round(left.value, 1), round(top.value, 1)
 
 
 def join_hyphenated(lines: list[Line]) -> list[Line]:
@@ -102,10 +118,10 @@ def join_hyphenated(lines: list[Line]) -> list[Line]:
             carry = tail
             text = head
         if text:
-            out.append(Line(text, line.page, line.size, line.bold))
+            out.append(replace(line, text=text))
     if carry and out:
         last = out[-1]
-        out[-1] = Line(f"{last.text} {carry}", last.page, last.size, last.bold)
+        out[-1] = replace(last, text=f"{last.text} {carry}")
     return out
 
 
