@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import Any, Final
 
 from doiget.secretforms import PARTIAL_MIN_CHARS, fold, secret_forms
-from doiget.textviews import escapes_of, views
+from doiget.textviews import Escapes, escapes_of, views
 
 REDACTED: Final = "[redacted]"
 # Long forms are found through pieces this long taken at every multiple of it: any
@@ -43,22 +43,30 @@ class _Matcher:
     anchors: dict[str, tuple[tuple[str, int], ...]]
     encoded: frozenset[str]
     # The escapes worth undoing: those of characters some form is spelled with.
-    escapes: re.Pattern[str]
+    escapes: Escapes
+    # The longest form: how far from an undone escape a match touching it can start.
+    reach: int
 
     def spans_in(self, text: str) -> Iterator[tuple[int, int]]:
-        """Where any form shows in ``text`` or in any view of it through its escapes."""
+        """Where any form shows in ``text`` or in any view of it through its escapes
+        (a view is searched only around what its escapes became)."""
         for view in views(text, self.escapes):
-            for start, end in self.spans(fold(view.text)):
-                yield view.origin(start), view.origin(end)
+            folded = fold(view.text)
+            for start, end in view.near_escapes(self.reach):
+                for found, until in self.spans(folded, start, end):
+                    yield view.origin(found), view.origin(until)
 
-    def spans(self, folded: str) -> Iterator[tuple[int, int]]:
-        """Where any form shows in ``folded``.
+    def spans(self, folded: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+        """Where any form starting in ``folded[start:end]`` shows in ``folded``.
 
         After a long match the search goes on PARTIAL_MIN_CHARS - 1 characters
         before its end: any other match reaching past that end has an anchor there.
         """
-        position = 0
-        while match := self.pattern.search(folded, position):
+        position = start
+        # A match starting before ``end`` ends before ``stop``, so no lookahead of
+        # the pattern ever sees a false end of the text.
+        stop = min(len(folded), end + self.reach + 1)
+        while (match := self.pattern.search(folded, position, stop)) and match.start() < end:
             position = match.start() + 1
             if match.lastgroup == "whole":
                 yield match.span()
@@ -111,6 +119,7 @@ def _matcher(secrets: frozenset[str]) -> _Matcher | None:
         {piece: tuple(found) for piece, found in anchors.items()},
         forms.encoded,
         escapes_of(forms.characters()),
+        max(map(len, forms.partial | forms.whole)),
     )
 
 
