@@ -1,83 +1,160 @@
 """The one redactor: every credential doiget knows of, kept out of any text.
 
-Upstreams echo keys back in their error text, sometimes cut short or lower-cased,
-and libraries log full URLs. So a secret is matched case-insensitively, also
-percent-encoded, and any copy of its first 8 or more characters counts. A
-secret shorter than that counts only as a whole token (not inside a longer word),
-so a short test value like ``k`` cannot blank out every "k" of every message. Every
-configured secret is remembered here when the settings load; error messages,
-tool results, provenance details and every log record pass through
-:func:`redact_known`.
+Upstreams echo keys back in their error text, cut short, re-cased, escaped or
+encoded, and libraries log full URLs. :mod:`doiget.secretforms` says which shapes of
+a secret count, :mod:`doiget.textviews` undoes escapes; here one compiled pattern
+per set of secrets finds them all in one pass over each view of a text. Every
+configured secret is remembered here when the settings load; error messages, tool
+results, provenance details and every log record pass through :func:`redact_known`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Final
-from urllib.parse import quote, quote_plus
+
+from doiget.secretforms import PARTIAL_MIN_CHARS, fold, secret_forms
+from doiget.textviews import Escapes, escapes_of, views
 
 REDACTED: Final = "[redacted]"
-# A copy this long of a secret's beginning is taken for the secret.
-PARTIAL_MIN_CHARS: Final = 8
+# Long forms are found through pieces this long taken at every multiple of it: any
+# stretch of PARTIAL_MIN_CHARS characters of a form holds one whole such piece.
+_ANCHOR: Final = PARTIAL_MIN_CHARS // 2
+_BASE64_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789+/")
+# Set apart from letters and digits (what a whole token must be), or right after an
+# escape that the views leave as it is (a token after ``%20`` or ``\n`` is whole).
+_ALONE_BEFORE: Final = r"(?:(?<![^\W_])|(?<=%[0-9a-f]{2})|(?<=\\[a-z])|(?<=\\u[0-9a-f]{4}))"
+_ALONE_AFTER: Final = r"(?![^\W_])"
 
 _known: set[str] = set()
 _factory_installed = False
 
 
-def _lower_same_length(text: str) -> str:
-    # str.lower() can lengthen some characters; positions must stay aligned.
-    lowered = text.lower()
-    if len(lowered) == len(text):
-        return lowered
-    return "".join(ch.lower() if len(ch.lower()) == 1 else ch for ch in text)
+@dataclass(frozen=True)
+class _Matcher:
+    """One pass over a folded text finds every form of a set of secrets."""
 
+    pattern: re.Pattern[str]
+    # Each anchor piece: the long forms it is cut from, and where.
+    anchors: dict[str, tuple[tuple[str, int], ...]]
+    encoded: frozenset[str]
+    # The escapes worth undoing: those of characters some form is spelled with.
+    escapes: Escapes
+    # The longest form: how far from an undone escape a match touching it can start.
+    reach: int
 
-def _forms(secrets: Iterable[str]) -> list[str]:
-    """Each secret as written and percent-encoded, lower-cased, longest first."""
-    found: set[str] = set()
-    for secret in secrets:
-        if secret:
-            found.update(
-                form.lower() for form in (secret, quote(secret, safe=""), quote_plus(secret))
-            )
-    return sorted(found, key=len, reverse=True)
+    def spans_in(self, text: str) -> Iterator[tuple[int, int]]:
+        """Where any form shows in ``text`` or in any view of it through its escapes
+        (a view is searched only around what its escapes became)."""
+        for view in views(text, self.escapes):
+            folded = fold(view.text)
+            for start, end in view.near_escapes(self.reach):
+                for found, until in self.spans(folded, start, end):
+                    yield view.origin(found), view.origin(until)
 
+    def spans(self, folded: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+        """Where any form starting in ``folded[start:end]`` shows in ``folded``.
 
-def _spans(lowered: str, form: str) -> Iterable[tuple[int, int]]:
-    """Where ``form`` (or a copy of its first 8+ characters) occurs in ``lowered``."""
-    if len(form) < PARTIAL_MIN_CHARS:
-        yield from _whole_tokens(lowered, form)
-        return
-    head = form[:PARTIAL_MIN_CHARS]
-    start = lowered.find(head)
-    while start != -1:
-        end = start + len(head)
-        while end < len(lowered) and end - start < len(form) and lowered[end] == form[end - start]:
+        After a long match the search goes on PARTIAL_MIN_CHARS - 1 characters
+        before its end: any other match reaching past that end has an anchor there.
+        """
+        position = start
+        # A match starting before ``end`` ends before ``stop``, so no lookahead of
+        # the pattern ever sees a false end of the text.
+        stop = min(len(folded), end + self.reach + 1)
+        while (match := self.pattern.search(folded, position, stop)) and match.start() < end:
+            position = match.start() + 1
+            if match.lastgroup == "whole":
+                yield match.span()
+                continue
+            for form, offset in self.anchors[match.group()]:
+                span = self._around(folded, match.start(), form, offset)
+                if span is not None:
+                    yield span
+                    position = max(position, span[1] - PARTIAL_MIN_CHARS + 1)
+
+    def _around(self, folded: str, at: int, form: str, offset: int) -> tuple[int, int] | None:
+        """The stretch of ``folded`` that agrees with ``form`` around an anchor found at
+        ``at`` (cut from ``offset``), when it is long enough to count."""
+        before = 0
+        while before < min(at, offset) and folded[at - before - 1] == form[offset - before - 1]:
+            before += 1
+        start, end = at - before, at + _ANCHOR
+        stop = min(len(folded), at + len(form) - offset)
+        while end < stop and folded[end] == form[offset + end - at]:
             end += 1
-        yield start, end
-        start = lowered.find(head, end)
+        if end - start < PARTIAL_MIN_CHARS:
+            return None
+        if form in self.encoded:
+            while start and folded[start - 1] in _BASE64_CHARS:
+                start -= 1
+            while end < len(folded) and folded[end] in _BASE64_CHARS:
+                end += 1
+            while end < len(folded) and folded[end] == "=":
+                end += 1
+        return start, end
 
 
-def _whole_tokens(lowered: str, form: str) -> Iterable[tuple[int, int]]:
-    """Where ``form`` occurs with no letter or digit right before or after it."""
-    start = lowered.find(form)
-    while start != -1:
-        end = start + len(form)
-        before = lowered[start - 1] if start else ""
-        after = lowered[end] if end < len(lowered) else ""
-        if not before.isalnum() and not after.isalnum():
-            yield start, end
-        start = lowered.find(form, start + 1)
+@lru_cache(maxsize=32)
+def _matcher(secrets: frozenset[str]) -> _Matcher | None:
+    """The matcher of ``secrets``, built once per set (None when there is nothing to find)."""
+    forms = secret_forms(secrets)
+    anchors: dict[str, list[tuple[str, int]]] = {}
+    for form in forms.partial:
+        for offset in range(0, len(form) - _ANCHOR + 1, _ANCHOR):
+            anchors.setdefault(form[offset : offset + _ANCHOR], []).append((form, offset))
+    branches = []
+    if forms.whole:
+        branches.append(f"(?P<whole>{_ALONE_BEFORE}{_alternation(forms.whole)}{_ALONE_AFTER})")
+    if anchors:
+        branches.append(f"(?P<part>{_alternation(anchors)})")
+    if not branches:
+        return None
+    return _Matcher(
+        re.compile("|".join(branches)),
+        {piece: tuple(found) for piece, found in anchors.items()},
+        forms.encoded,
+        escapes_of(forms.characters()),
+        max(map(len, forms.partial | forms.whole)),
+    )
+
+
+def _alternation(words: Iterable[str]) -> str:
+    """A pattern matching any of ``words``, shaped as a trie so that the regex engine
+    tries one branch per character instead of every word at every position."""
+    trie: dict[str, Any] = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def pattern(node: dict[str, Any]) -> str:
+        branches = [
+            re.escape(char) + pattern(child) for char, child in sorted(node.items()) if char
+        ]
+        if not branches:
+            return ""
+        optional = "?" if "" in node else ""
+        if len(branches) == 1 and not optional:
+            return branches[0]
+        return f"(?:{'|'.join(branches)}){optional}"
+
+    return pattern(trie)
 
 
 def redact_text(text: str, secrets: Iterable[str]) -> str:
     """``text`` with every copy of each of ``secrets`` (see the module) replaced."""
-    forms = _forms(secrets)
-    if not forms or not text:
+    if not text:
         return text
-    lowered = _lower_same_length(text)
-    spans = sorted(span for form in forms for span in _spans(lowered, form))
+    matcher = _matcher(frozenset(secret for secret in secrets if secret))
+    if matcher is None:
+        return text
+    spans = sorted(matcher.spans_in(text))
     if not spans:
         return text
     merged: list[list[int]] = []

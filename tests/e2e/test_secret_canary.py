@@ -1,9 +1,12 @@
 """A canary in every secret setting, DEBUG logging, and upstreams that echo it back
-(whole, upper-cased, cut short): the canary shows in no stdout, no stderr, no file
-and no tool result, over the command line and over MCP, in every toolset."""
+(whole, upper-cased, cut at either end, percent-encoded, in hex, in base64 alone or
+in a Basic pair, behind a redirect that httpx logs): the canary in none of these
+encodings shows in any stdout, stderr, file (logs and provenance included) or tool
+result, over the command line and over MCP, in every toolset."""
 
 from __future__ import annotations
 
+import base64
 import json
 import secrets
 import socket
@@ -14,6 +17,7 @@ from mcputil import mcp_session
 
 from doiget.config import CORE_SETTINGS
 from doiget.upstreams import Redaction, agree_var, all_upstreams
+from doiget.upstreams.google import CX_VAR as GOOGLE_CX_VAR
 
 from cliutil import doiget
 from replay import ReplayUpstream, Reply
@@ -59,17 +63,63 @@ def _environment(
         else:
             del canaries[setting.env]
     env.update({agree_var(publisher): "1" for publisher in TDM_PUBLISHERS})
+    env[GOOGLE_CX_VAR] = "canary-engine"  # not a secret, but google needs it to run
     return env
 
 
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def _b64url(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+def _percent(text: str, every: int = 1) -> str:
+    """``text`` with every ``every``-th character percent-encoded (alternating hex case)."""
+    return "".join(
+        (f"%{ord(ch):02X}" if i % 2 else f"%{ord(ch):02x}") if i % every == 0 else ch
+        for i, ch in enumerate(text)
+    )
+
+
 def _echoes(canary: str) -> str:
-    return f"key {canary} / {canary.upper()} / {canary[:10]}"
+    """The canary as upstreams echo it: whole, re-cased, cut at either end, percent-
+    encoded (all or some characters), in hex, in base64 / base64url, in Basic pairs."""
+    return " / ".join(
+        (
+            f"key {canary}",
+            canary.upper(),
+            canary[:10],
+            canary[3:],
+            canary[2:-5],
+            _percent(canary),
+            _percent(canary, every=3),
+            canary.encode().hex().upper(),
+            _b64(canary),
+            _b64url(canary),
+            *(f"Basic {_b64(user + ':' + canary)}" for user in ("u", "us", "usr")),
+            f"Basic {_b64(canary + ':x')}",
+        )
+    )
+
+
+def _tell_tales(canary: str) -> list[str]:
+    """Pieces (lower-cased) that only a copy of ``canary`` in some encoding contains."""
+    pieces = [canary[:8], canary[3:11], canary[-8:], canary.encode().hex()[4:16]]
+    pieces += [_percent(canary)[:12], _percent(canary, every=3)[:10]]
+    for prefix in ("", "u:", "us:"):  # the three base64 alignments
+        for encoded in (_b64(prefix + canary), _b64url(prefix + canary)):
+            pieces.append(encoded[8:20])
+    return [piece.lower() for piece in pieces]
 
 
 def _route_echoes(upstream: ReplayUpstream, canaries: dict[str, str]) -> None:
     every = " ; ".join(_echoes(canary) for canary in canaries.values())
     s2 = canaries["SEMANTIC_SCHOLAR_API_KEY"]
     pubmed = canaries["PUBMED_API_KEY"]
+    google = canaries["GOOGLE_API_KEY"]
+    epo = f"{canaries['EPO_OPS_KEY']}:{canaries['EPO_OPS_SECRET']}"
     upstream.json(
         "api.semanticscholar.org",
         "/graph/v1/paper/search",
@@ -87,9 +137,23 @@ def _route_echoes(upstream: ReplayUpstream, canaries: dict[str, str]) -> None:
         "/entrez/eutils/esearch.fcgi",
         Reply(400, f"<ERROR>API key invalid: {_echoes(pubmed)}</ERROR>".encode()),
     )
-    upstream.json("api.search.brave.com", "/res/v1/web/search", {"error": every}, status=422)
     upstream.json(
-        "www.googleapis.com", "/customsearch/v1", {"error": {"message": every}}, status=400
+        "ops.epo.org",
+        "/3.2/auth/accesstoken",
+        {"error": "invalid_client", "error_description": f"bad Basic {_b64(epo)} ; {every}"},
+        status=400,
+    )
+    upstream.json("api.search.brave.com", "/res/v1/web/search", {"error": every}, status=422)
+    upstream.redirect(
+        "www.googleapis.com",
+        "/customsearch/v1",
+        f"https://www.googleapis.com/customsearch/v1/moved?k={_b64url(google)}&cx=1",
+    )
+    upstream.json(
+        "www.googleapis.com",
+        "/customsearch/v1/moved",
+        {"error": {"message": every}},
+        status=400,
     )
     upstream.json("api.tavily.com", "/search", {"detail": {"error": every}}, status=400)
     upstream.json("api.lens.org", "/patent/search", {"message": every}, status=400)
@@ -108,7 +172,24 @@ def _route_echoes(upstream: ReplayUpstream, canaries: dict[str, str]) -> None:
 
 def _leaks(text: str, canaries: dict[str, str]) -> list[str]:
     lowered = text.lower()
-    return [env for env, canary in canaries.items() if canary[:8].lower() in lowered]
+    return [
+        env
+        for env, canary in canaries.items()
+        if any(piece in lowered for piece in _tell_tales(canary))
+    ]
+
+
+def _assert_every_echo_was_asked(upstream: ReplayUpstream) -> None:
+    """The echoing upstreams were reached, the redirect to ``?k=`` followed included."""
+    asked = {(seen.host, seen.path) for seen in upstream.requests}
+    for host, path in (
+        ("api.semanticscholar.org", "/graph/v1/paper/search"),
+        ("api.search.brave.com", "/res/v1/web/search"),
+        ("www.googleapis.com", "/customsearch/v1/moved"),
+        ("api.lens.org", "/patent/search"),
+        ("ops.epo.org", "/3.2/auth/accesstoken"),
+    ):
+        assert (host, path) in asked, f"{host}{path} was never asked"
 
 
 def _files_text(root: Path) -> str:
@@ -147,7 +228,7 @@ def test_no_canary_leaks_through_the_command_line(
         assert not leaked, (call, leaked)
         ran += 1
     assert ran == len(CLI_CALLS)
-    assert upstream.requests_to("api.semanticscholar.org"), "the echoing upstream was never asked"
+    _assert_every_echo_was_asked(upstream)
     assert not _leaks(_files_text(tmp_path), canaries)
 
 
@@ -172,4 +253,5 @@ async def test_no_canary_leaks_through_mcp(
             result = await session.call_tool(tool, arguments)
             shown = json.dumps(result.model_dump(mode="json"))
             assert not _leaks(shown, canaries), (tool, _leaks(shown, canaries))
+    _assert_every_echo_was_asked(upstream)
     assert not _leaks(_files_text(tmp_path), canaries)
