@@ -141,14 +141,19 @@ class Fetched:
     @property
     def text(self) -> str:
         """The body decoded with the declared charset (UTF-8 when none)."""
-        text: str = httpx.Response(self.status, headers=self.headers, content=self.content).text
-        return text
+        return decoded_body(self.content, str(self.headers.get("content-type", "")))
 
     @property
     def content_type(self) -> str:
         """The media type without parameters, lower-case ('' when absent)."""
         declared = str(self.headers.get("content-type", ""))
         return declared.split(";", 1)[0].strip().lower()
+
+
+def decoded_body(content: bytes, content_type: str) -> str:
+    """``content`` decoded as a response of this Content-Type is (its charset, else UTF-8)."""
+    text: str = httpx.Response(200, headers={"content-type": content_type}, content=content).text
+    return text
 
 
 @dataclass(frozen=True, slots=True)

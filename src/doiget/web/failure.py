@@ -27,6 +27,12 @@ class Kind(StrEnum):
     NOT_FOUND = "not_found"
     RATE_LIMIT = "rate_limit"
     CONTENT = "content"
+    # A body or document over one of doiget's reading caps (bytes, expansion, elements,
+    # CPU time, memory): refused rather than read.
+    TOO_LARGE = "too_large"
+    # A format or packaging doiget does not read (an encrypted or unusually
+    # compressed document, markup nested deeper than the parser goes).
+    UNSUPPORTED = "unsupported"
     UPSTREAM = "upstream"
     INTERNAL = "internal"
 
@@ -41,6 +47,8 @@ _CODES: dict[Kind, ErrorCode] = {
     Kind.NOT_FOUND: ErrorCode.NOT_FOUND,
     Kind.RATE_LIMIT: ErrorCode.RATE_LIMITED,
     Kind.CONTENT: ErrorCode.NOT_FOUND,
+    Kind.TOO_LARGE: ErrorCode.CAPABILITY_DENIED,
+    Kind.UNSUPPORTED: ErrorCode.CAPABILITY_DENIED,
     Kind.UPSTREAM: ErrorCode.NETWORK_ERROR,
     Kind.INTERNAL: ErrorCode.INTERNAL_ERROR,
 }
@@ -58,6 +66,11 @@ _SUGGESTED: dict[Kind, str] = {
     Kind.NOT_FOUND: "Check the URL, or search for the page's current address.",
     Kind.RATE_LIMIT: "Wait before retrying, or use another configured provider.",
     Kind.CONTENT: "Try mode 'raw' to see what the page sends, or another source.",
+    Kind.TOO_LARGE: "Do not retry this URL: find a smaller form of the same content (the "
+    "HTML page instead of the document, one chapter, another source), or read its first "
+    "bytes with mode 'raw' and a max_length.",
+    Kind.UNSUPPORTED: "Do not retry this URL: find the same content in another format "
+    "(an HTML page or a PDF) or from another source.",
     Kind.UPSTREAM: "Retry later or use another configured provider.",
     Kind.INTERNAL: "Retry once; report it if it persists (details are in doiget's stderr log).",
 }
@@ -102,6 +115,8 @@ def kind_of(error: DoigetError) -> Kind:
             return Kind.RATE_LIMIT
         if error.denial.reason is DenialReason.SCHEMA_DRIFT:
             return Kind.UPSTREAM
+        if error.denial.reason is DenialReason.SIZE_CAP_EXCEEDED:
+            return Kind.TOO_LARGE
         return Kind.CONTENT
     by_code = {
         ErrorCode.INVALID_REF: Kind.VALIDATION,

@@ -1,7 +1,10 @@
 """Text of PDF, DOCX and PPTX documents, and recognising them by their first bytes.
 
 The readers (pypdfium2, python-docx, python-pptx) are imported on first use. A document
-a reader cannot open is a ``content`` failure that names the format.
+a reader cannot open is a ``content`` failure that names the format. A DOCX or PPTX
+package is checked against the expansion caps (ooxml.py) before its reader opens it;
+text is taken block by block up to :data:`EXTRACT_MAX_TEXT_CHARS` (and a PDF up to
+:data:`PDF_MAX_PAGES` pages), the rest left unread and the text marked truncated.
 """
 
 from __future__ import annotations
@@ -9,14 +12,17 @@ from __future__ import annotations
 import datetime as dt
 import io
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from doiget.errors import DoigetError
 from doiget.pdfium import PDFIUM_LOCK
 from doiget.web.failure import Kind, web_error
+from doiget.web.scrape.limits import EXTRACT_MAX_TEXT_CHARS, PDF_MAX_PAGES
 from doiget.web.scrape.measure import clean_text
+from doiget.web.scrape.ooxml import check_package
 
 if TYPE_CHECKING:
     from docx.document import Document as DocxDocument
@@ -43,6 +49,7 @@ class DocumentText:
 
     ``date`` is ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD`` (creation date); ``pages`` is the
     page count of a PDF, the slide count of a presentation, None for a DOCX.
+    ``truncated``: the text stops at a cap; ``note`` says which.
     """
 
     text: str
@@ -50,6 +57,8 @@ class DocumentText:
     author: str | None
     date: str | None
     pages: int | None
+    truncated: bool = False
+    note: str | None = None
 
 
 # -- recognising ----------------------------------------------------------------------
@@ -126,6 +135,29 @@ def _read(kind: str, data: bytes, reader: Callable[[bytes], T]) -> T:
         ) from exc
 
 
+def capped_join(blocks: Iterable[str], separator: str = "\n\n") -> tuple[str, bool]:
+    """The non-empty ``blocks`` joined, up to :data:`EXTRACT_MAX_TEXT_CHARS`; whether
+    the cap cut them. Blocks past the cap are never asked for."""
+    taken: list[str] = []
+    size = 0
+    for block in blocks:
+        if not block:
+            continue
+        room = EXTRACT_MAX_TEXT_CHARS - size
+        if len(block) > room:
+            taken.append(block[:room])
+            return separator.join(taken), True
+        taken.append(block)
+        size += len(block) + len(separator)
+    return separator.join(taken), False
+
+
+def _cut_note(truncated: bool) -> str | None:
+    if not truncated:
+        return None
+    return f"Only the first {EXTRACT_MAX_TEXT_CHARS:,} characters of the text were read."
+
+
 def _text_or_none(value: Any) -> str | None:
     """A stripped non-empty string, or None."""
     if not isinstance(value, str):
@@ -187,24 +219,37 @@ def _pdf_text(pdfium: Any, data: bytes) -> DocumentText:
     """The document's text and metadata; the caller holds the PDFium lock."""
     document = pdfium.PdfDocument(data)
     try:
-        pages = []
-        for page in document:
-            textpage = page.get_textpage()
-            try:
-                pages.append(clean_text(textpage.get_text_range()))
-            finally:
-                textpage.close()
-                page.close()
+        count = len(document)
+        with closing(_pdf_pages(document, min(count, PDF_MAX_PAGES))) as pages:
+            text, truncated = capped_join(pages)
+        note = _cut_note(truncated)
+        if count > PDF_MAX_PAGES and not truncated:
+            truncated = True
+            note = f"Only the first {PDF_MAX_PAGES:,} of its {count:,} pages were read."
         metadata = document.get_metadata_dict(skip_empty=True)
         return DocumentText(
-            text="\n\n".join(page for page in pages if page),
+            text=text,
             title=_text_or_none(metadata.get("Title")),
             author=_text_or_none(metadata.get("Author")),
             date=_pdf_date(metadata.get("CreationDate")),
-            pages=len(pages),
+            pages=count,
+            truncated=truncated,
+            note=note,
         )
     finally:
         document.close()
+
+
+def _pdf_pages(document: Any, count: int) -> Generator[str, None, None]:
+    """The text of the first ``count`` pages, one page at a time."""
+    for index in range(count):
+        page = document[index]
+        textpage = page.get_textpage()
+        try:
+            yield clean_text(textpage.get_text_range())
+        finally:
+            textpage.close()
+            page.close()
 
 
 def extract_pdf(data: bytes) -> DocumentText:
@@ -215,10 +260,32 @@ def extract_pdf(data: bytes) -> DocumentText:
 # -- DOCX ------------------------------------------------------------------------------
 
 
+def _paragraph_styles(document: DocxDocument) -> Callable[[str | None], str]:
+    """The name of a paragraph style by its id (the default style for None or an
+    unknown id), looked up in a table made once: python-docx's own lookup scans every
+    style per paragraph, which takes seconds on a long document."""
+    from docx.enum.style import WD_STYLE_TYPE
+
+    styles = document.styles
+    names = {
+        style.style_id: style.name or ""
+        for style in styles
+        if style.type == WD_STYLE_TYPE.PARAGRAPH
+    }
+    default = styles.default(WD_STYLE_TYPE.PARAGRAPH)
+    fallback = (default.name if default is not None else None) or ""
+
+    def name(style_id: str | None) -> str:
+        return names.get(style_id, fallback) if style_id is not None else fallback
+
+    return name
+
+
 def _docx_blocks(document: DocxDocument) -> Iterator[str]:
     """Each paragraph (headings and list items in markdown) and table, in order."""
     from docx.table import Table
 
+    style_name = _paragraph_styles(document)
     for block in document.iter_inner_content():
         if isinstance(block, Table):
             rows = [[cell.text for cell in row.cells] for row in block.rows]
@@ -229,7 +296,7 @@ def _docx_blocks(document: DocxDocument) -> Iterator[str]:
         text = clean_text(block.text)
         if not text:
             continue
-        style = (block.style.name if block.style is not None else None) or ""
+        style = style_name(block._p.style)
         heading = _HEADING_STYLE.match(style)
         if style.lower() == "title":
             yield f"# {text}"
@@ -243,7 +310,7 @@ def _docx_blocks(document: DocxDocument) -> Iterator[str]:
             yield text
 
 
-def _office_text(text: str, properties: Any, pages: int | None) -> DocumentText:
+def _office_text(text: str, truncated: bool, properties: Any, pages: int | None) -> DocumentText:
     """DOCX and PPTX share their core properties (title, author, created)."""
     return DocumentText(
         text=text,
@@ -251,14 +318,18 @@ def _office_text(text: str, properties: Any, pages: int | None) -> DocumentText:
         author=_text_or_none(properties.author),
         date=_iso_date(properties.created),
         pages=pages,
+        truncated=truncated,
+        note=_cut_note(truncated),
     )
 
 
 def _docx(data: bytes) -> DocumentText:
     import docx
 
+    check_package("DOCX", data)
     document = docx.Document(io.BytesIO(data))
-    return _office_text("\n\n".join(_docx_blocks(document)), document.core_properties, None)
+    text, truncated = capped_join(_docx_blocks(document))
+    return _office_text(text, truncated, document.core_properties, None)
 
 
 def extract_docx(data: bytes) -> DocumentText:
@@ -291,13 +362,18 @@ def _shape_texts(shape: BaseShape) -> Iterator[str]:
 def _pptx(data: bytes) -> DocumentText:
     import pptx
 
+    check_package("PPTX", data)
     presentation = pptx.Presentation(io.BytesIO(data))
-    sections = []
-    count = 0
-    for count, slide in enumerate(presentation.slides, start=1):
-        texts = [text for shape in slide.shapes for text in _shape_texts(shape)]
-        sections.append("\n\n".join([f"## Slide {count}", *texts]))
-    return _office_text("\n\n".join(sections), presentation.core_properties, count)
+    slides = presentation.slides
+    text, truncated = capped_join(_slide_sections(slides))
+    return _office_text(text, truncated, presentation.core_properties, len(slides))
+
+
+def _slide_sections(slides: Iterable[Any]) -> Iterator[str]:
+    """One ``## Slide N`` section per slide, with its shapes' text."""
+    for number, slide in enumerate(slides, start=1):
+        texts = (text for shape in slide.shapes for text in _shape_texts(shape))
+        yield capped_join([f"## Slide {number}", *texts])[0]
 
 
 def extract_pptx(data: bytes) -> DocumentText:

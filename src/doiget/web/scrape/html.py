@@ -7,6 +7,10 @@ or ``<body>`` stands in and the extraction is reported ``partial``.
 Structured data is read from the page itself: JSON-LD blocks, OpenGraph (``og:*``,
 ``article:*``) meta tags and Highwire ``citation_*`` meta tags (plus the Dublin Core
 ``dc.identifier``, which often carries a DOI). All three are bounded in size.
+
+Extraction costs time and memory per element, so a page is first counted by a parser
+that builds no tree; one over :data:`HTML_MAX_ELEMENTS` is refused (``too_large``)
+before any tree is built.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from doiget.jsontext import parse_json
+from doiget.web.failure import Kind, web_error
+from doiget.web.scrape.limits import EXTRACT_MAX_TEXT_CHARS, HTML_MAX_ELEMENTS
 from doiget.web.scrape.measure import clean_text
 
 if TYPE_CHECKING:
@@ -263,6 +269,52 @@ def _plain_text(tree: HtmlElement) -> str:
     return clean_text("\n".join(line.strip() for line in text.split("\n")))
 
 
+class _OverBudget(Exception):
+    """Raised by the counting parser at the first element over the cap."""
+
+
+class _ElementCounter:
+    """An lxml parser target that counts start tags and builds nothing."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def start(self, tag: str | bytes, attrib: Any, nsmap: Any = None) -> None:
+        self.count += 1
+        if self.count > HTML_MAX_ELEMENTS:
+            raise _OverBudget
+
+    def end(self, tag: str | bytes) -> None:
+        pass
+
+    def data(self, data: str | bytes) -> None:
+        pass
+
+    def comment(self, text: str | bytes) -> None:
+        pass
+
+    def close(self) -> int:
+        return self.count
+
+
+def check_element_count(html: str) -> None:
+    """Refuse a page of more than :data:`HTML_MAX_ELEMENTS` elements (``too_large``)."""
+    from lxml import etree
+
+    parser = etree.HTMLParser(target=_ElementCounter())
+    try:
+        parser.feed(html)
+        parser.close()
+    except _OverBudget:
+        raise web_error(
+            Kind.TOO_LARGE,
+            f"The page was not read: it holds more than {HTML_MAX_ELEMENTS:,} HTML elements, "
+            "doiget's cap for one page.",
+        ) from None
+    except (etree.LxmlError, ValueError):
+        pass  # markup the counter cannot take is left to the tolerant loader
+
+
 def _parse(html: str) -> HtmlElement | None:
     """The page as an lxml tree (trafilatura's tolerant loader), or None."""
     from trafilatura import load_html
@@ -296,8 +348,11 @@ def extract_html(html: str, url: str) -> HtmlExtraction:
     """``html`` (fetched from ``url``) as markdown with its metadata and structured data.
 
     Never fails on bad markup: a page with no readable text gives empty markdown
-    (quality ``partial``), and the caller decides what that means.
+    (quality ``partial``), and the caller decides what that means. A page over the
+    element cap is a ``too_large`` error; the markdown stops at
+    :data:`EXTRACT_MAX_TEXT_CHARS`.
     """
+    check_element_count(html)
     tree = _parse(html)
     if tree is None:
         return HtmlExtraction("", None, None, None, None, None, None, "partial")
@@ -318,7 +373,7 @@ def extract_html(html: str, url: str) -> HtmlExtraction:
         author = "; ".join(names) if isinstance(names, list) else names
     date = metadata.date if metadata.date and _ISO_DAY.match(metadata.date) else None
     return HtmlExtraction(
-        markdown=markdown,
+        markdown=markdown[:EXTRACT_MAX_TEXT_CHARS],
         title=_clean(metadata.title),
         author=author,
         date=date,

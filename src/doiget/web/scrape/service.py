@@ -33,6 +33,8 @@ from doiget.web.results import ScrapePageResult
 if TYPE_CHECKING:
     from doiget.net.client import SourceClient
     from doiget.web.browser.tier import BrowserTier
+    from doiget.web.scrape.documents import DocumentText
+    from doiget.web.scrape.extraction import HtmlReading
     from doiget.web.scrape.html import HtmlExtraction
 
 logger = logging.getLogger("doiget.web")
@@ -46,6 +48,8 @@ ACCEPT: Final = (
     "text/markdown;q=0.9,text/plain;q=0.8,*/*;q=0.5"
 )
 _TEXT_TYPES: Final = ("text/markdown", "text/x-markdown", "text/plain")
+# What a page rendered by the browser tier is handed to extraction as.
+_RENDERED_TYPE: Final = "text/html; charset=utf-8"
 # Bodies larger than this are decoded in a worker thread, off the event loop.
 _INLINE_DECODE_BYTES: Final = 64 * 1024
 
@@ -64,6 +68,8 @@ class Extracted:
     extracted_by: str | None = None
     quality: str | None = None
     note: str | None = None
+    # The text stops at an extraction cap (whatever max_length the caller gave).
+    truncated: bool = False
 
 
 async def decoded_text(fetched: Fetched) -> str:
@@ -171,47 +177,37 @@ class Scraper:
         return await self._from_body(url, fetched)
 
     async def _from_body(self, url: str, fetched: Fetched) -> Extracted:
-        from doiget.web.scrape.documents import (
-            extract_docx,
-            extract_pdf,
-            extract_pptx,
-            sniff_document,
-        )
-        from doiget.web.scrape.html import extract_html
+        from doiget.web.scrape.documents import sniff_document
+        from doiget.web.scrape.worker import extract_isolated
 
         content_type, body = fetched.content_type, fetched.content
+        declared = str(fetched.headers.get("content-type", ""))
         kind = sniff_document(content_type, parse_url(url).path, body[:4096])
         if kind is not None:
-            reader = {"pdf": extract_pdf, "docx": extract_docx, "pptx": extract_pptx}[kind]
-            doc = await anyio.to_thread.run_sync(reader, body)
-            return Extracted(doc.text, kind, doc.title, doc.author, doc.date)
-        decoded = await decoded_text(fetched)
+            doc: DocumentText = await extract_isolated("document", body, kind, what=kind.upper())
+            return Extracted(
+                doc.text,
+                kind,
+                doc.title,
+                doc.author,
+                doc.date,
+                truncated=doc.truncated,
+                note=doc.note,
+            )
         if content_type in _TEXT_TYPES:
-            return Extracted(decoded, "markdown", extracted_by="markdown", quality="complete")
-        page = await anyio.to_thread.run_sync(extract_html, decoded, url)
-        shell = await self._script_shell(page, decoded)
-        if shell is None:
-            return _from_html(page)
-        return await self._escalated(url, fetched, page, shell)
-
-    async def _script_shell(self, page: HtmlExtraction, html: str) -> str | None:
-        """Why the page needs its scripts run to be read, or None when it does not."""
-        from doiget.web.scrape.scriptshell import SHELL_TEXT_CHARS, script_shell
-
-        text = page.markdown.strip()
-        if len(text) >= SHELL_TEXT_CHARS:
-            return None
-        shell = await anyio.to_thread.run_sync(script_shell, html)
-        if shell is None and not text:
-            return "no readable text came out of its HTML"
-        return shell
+            text = await extract_isolated("text", body, declared, what="text")
+            return Extracted(text, "markdown", extracted_by="markdown", quality="complete")
+        reading: HtmlReading = await extract_isolated("html", body, declared, url, what="page")
+        if reading.shell is None:
+            return _from_html(reading.page)
+        return await self._escalated(url, fetched, reading.page, reading.shell)
 
     async def _escalated(
         self, url: str, fetched: Fetched, page: HtmlExtraction, shell: str
     ) -> Extracted:
         """The browser tier's reading of a page the html tier could not read fully;
         without the tier, the html tier's reading (or, with no text, why none)."""
-        from doiget.web.scrape.html import extract_html
+        from doiget.web.scrape.worker import extract_isolated
 
         text = page.markdown.strip()
         if self.browser is None or not self.browser.state.usable:
@@ -235,7 +231,10 @@ class Scraper:
             # What the html tier found is still the caller's, with why it is all.
             note = f"Extraction stopped at the html tier: {shell}; the browser tier failed: "
             return replace(_from_html(page), quality="partial", note=note + error.message)
-        browser_page = await anyio.to_thread.run_sync(extract_html, rendered.html, url)
+        browser_reading: HtmlReading = await extract_isolated(
+            "html", rendered.html.encode("utf-8"), _RENDERED_TYPE, url, what="rendered page"
+        )
+        browser_page = browser_reading.page
         if len(browser_page.markdown.strip()) > len(text):
             return replace(_from_html(browser_page), extracted_by="browser")
         if not text:
@@ -287,7 +286,9 @@ class Scraper:
         from doiget.web.scrape.measure import clean_text, truncate_utf8
 
         content, truncated = truncate_utf8(clean_text(page.content), limit)
-        out = self._output(url, replace(page, content=content), len(content.encode()), truncated)
+        out = self._output(
+            url, replace(page, content=content), len(content.encode()), truncated or page.truncated
+        )
         if page.extracted_by:
             out["extractedBy"] = page.extracted_by
         if page.quality:
