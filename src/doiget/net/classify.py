@@ -64,6 +64,8 @@ _DROPPED_TLS: Final = (ssl.SSLEOFError, ssl.SSLZeroReturnError, ssl.SSLSyscallEr
 # How h11/httpcore say that a response ended early (the peer closed the connection);
 # any other remote protocol error is a response that is not well-formed HTTP.
 _ENDED_EARLY: Final = ("peer closed connection", "unexpectedly closed", "server disconnected")
+# How httpx says that a redirect's Location is not a URL.
+_BAD_LOCATION: Final = "invalid url in location header"
 
 
 def classify(exc: BaseException) -> Verdict:
@@ -89,6 +91,8 @@ def classify(exc: BaseException) -> Verdict:
     if isinstance(exc, httpx.LocalProtocolError | httpcore.LocalProtocolError | httpx.ProxyError):
         return _permanent(Permanent.REFUSED_REQUEST, f"could not be sent as HTTP ({exc})")
     if isinstance(exc, httpx.RemoteProtocolError | httpcore.RemoteProtocolError):
+        if _BAD_LOCATION in str(exc).lower():
+            return _permanent(Permanent.UNUSABLE_URL, f"redirects to an unusable URL ({exc})")
         if any(phrase in str(exc).lower() for phrase in _ENDED_EARLY):
             return Verdict(Fate.RETRY, f"failed ({name}: the answer was cut short)")
         return _permanent(

@@ -406,7 +406,7 @@ class SourceClient:
             try:
                 self._check_destination(current, hop)
             except (httpx.InvalidURL, UnicodeError) as exc:
-                raise self._unusable_url(str(current), exc, hop) from None
+                raise self._unusable_url(redact_url(str(current)), exc, hop) from None
             same_origin = (current.scheme, current.host, current.port) == origin
             request = _Request(method, current, _headers_for_hop(headers, same_origin), body)
             outcome = await self._attempts(request, hop, accept_status, timeouts, consume)
@@ -474,19 +474,20 @@ class SourceClient:
         except AddressRefused as exc:
             raise self._ssrf_denial(exc, hop) from None
 
-    def _unusable_url(self, url: str, exc: Exception, hop: int = 0) -> DoigetError:
+    def _unusable_url(self, shown: str, exc: Exception, hop: int = 0) -> DoigetError:
         """A URL that cannot be requested (no host, a host that cannot be encoded such
         as a bad IDNA label ...): the caller's bad input at the first hop, an upstream
-        that redirects nowhere usable after it. Never a crash, never retried."""
+        that redirects nowhere usable after it. Never a crash, never retried.
+        ``shown`` is the URL as it may be shown (redacted)."""
         if hop == 0:
             return DoigetError(
                 ErrorCode.INVALID_REF,
-                f"{self.source}: {redact_url(url)} is not a usable URL ({type(exc).__name__}).",
+                f"{self.source}: {shown} is not a usable URL ({type(exc).__name__}).",
             )
         return DoigetError(
             ErrorCode.NETWORK_ERROR,
             self._scrub(
-                f"{self.source}: redirect hop {hop} leads to {redact_url(url)}, which is not "
+                f"{self.source}: redirect hop {hop} leads to {shown}, which is not "
                 f"a usable URL ({type(exc).__name__}); not retried: the link is broken at "
                 "its source, use another source."
             ),
@@ -559,7 +560,7 @@ class SourceClient:
                         status = response.status_code
                         self._counted(f"{status // 100}xx")
                         if response.has_redirect_location:
-                            return _Redirect(url.join(response.headers["location"]))
+                            return self._redirect(url, response.headers["location"], hop)
                         if status in RETRYABLE_STATUS and status not in accept_status:
                             last = _Failure(
                                 f"answered HTTP {status}",
@@ -589,20 +590,31 @@ class SourceClient:
         self, exc: Exception, url: httpx.URL, hop: int, timeouts: Timeouts
     ) -> Verdict:
         """The verdict on a failed attempt; a final one is raised as its error."""
-        if isinstance(exc, httpx.InvalidURL | UnicodeError):
-            raise self._unusable_url(str(url), exc, hop) from None
+        shown = redact_url(str(url))
+        if isinstance(exc, UnicodeError):
+            raise self._unusable_url(shown, exc, hop) from None
         verdict = classify(exc)
         if verdict.fate is Fate.TIMEOUT:
             self._counted("timeout")
-            raise self._timeout_error(redact_url(str(url)), timeouts, call=False) from None
+            raise self._timeout_error(shown, timeouts, call=False) from None
         self._counted("network")
         if verdict.offline is not None:
             raise self._offline_error(url.host, verdict.offline) from None
         if verdict.permanent is Permanent.UNUSABLE_URL:
-            raise self._unusable_url(str(url), exc, hop) from None
+            # The URL itself passed its checks before it was sent: what could not be
+            # used is the Location the upstream answered with.
+            raise self._unusable_url(f"the Location {shown} answered", exc, hop + 1) from None
         if verdict.permanent is not None:
-            raise self._permanent_error(redact_url(str(url)), verdict, hop) from None
+            raise self._permanent_error(shown, verdict, hop) from None
         return verdict
+
+    def _redirect(self, url: httpx.URL, location: str, hop: int) -> _Redirect:
+        """Where a redirect leads; a Location that is not a URL is the next hop's
+        unusable URL (never blamed on the URL that was redirected)."""
+        try:
+            return _Redirect(url.join(location))
+        except (httpx.InvalidURL, UnicodeError) as exc:
+            raise self._unusable_url(redact_url(location), exc, hop + 1) from None
 
     def _counted(self, outcome: str) -> None:
         metrics.count("upstream_requests", source=self.source, outcome=outcome)
