@@ -324,8 +324,8 @@ class Papers:
                 failures.append(error)
                 await self._log_failure("fetch", ref, error, source)
         # No PDF: keep what we learned, so the metadata is not lost.
-        for source, error in resolution.timed_out():
-            await self._log_failure("fetch", ref, error, source)
+        for lookup, timed_out in resolution.timed_out():
+            await self._log_failure("fetch", ref, timed_out, lookup)
         await self._store_metadata(
             ref, resolution, "store_write", "metadata only: no candidate gave a PDF"
         )
