@@ -110,7 +110,7 @@ def _tls_cause(exc: BaseException) -> Verdict | None:
     seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, ssl.SSLCertVerificationError):
-            detail = seen.verify_message or seen.reason or "unverified"
+            detail = seen.verify_message or getattr(seen, "reason", None) or "unverified"
             if seen.verify_code == _HOSTNAME_MISMATCH:
                 return _permanent(
                     Permanent.TLS_HOSTNAME,
@@ -125,7 +125,7 @@ def _tls_cause(exc: BaseException) -> Verdict | None:
             if isinstance(seen, _DROPPED_TLS) or not connecting:
                 # Dropped during the handshake, or a TLS stream broken mid-answer.
                 return Verdict(Fate.RETRY, f"failed ({type(seen).__name__})")
-            detail = seen.reason or type(seen).__name__
+            detail = getattr(seen, "reason", None) or type(seen).__name__
             return _permanent(
                 Permanent.TLS_HANDSHAKE, f"could not agree on a TLS connection ({detail})"
             )
