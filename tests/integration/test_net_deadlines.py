@@ -88,11 +88,11 @@ def _unpaywall_with(paths: list[str]) -> dict[str, Any]:
     return record
 
 
-async def _fetch_failure(env: dict[str, str]) -> DoigetError:
+async def _fetch_failure(env: dict[str, str], ref: str = NATURE) -> DoigetError:
     papers = make_papers(env)
     try:
         with pytest.raises(DoigetError) as caught:
-            await papers.fetch(c.PaperFetch(ref=NATURE))
+            await papers.fetch(c.PaperFetch(ref=ref))
     finally:
         await papers.aclose()
     return caught.value
@@ -362,12 +362,7 @@ async def test_a_ref_whose_time_ran_out_is_fetch_timeout_never_no_oa(
 ) -> None:
     route(upstream)
     env = short(doiget_env, api="0.5", pdf="1")
-    papers = make_papers(env)
-    try:
-        with pytest.raises(DoigetError) as caught:
-            await papers.fetch(c.PaperFetch(ref=PNAS))
-    finally:
-        await papers.aclose()
-    assert caught.value.code is ErrorCode.FETCH_TIMEOUT, caught.value.message
+    error = await _fetch_failure(env, PNAS)
+    assert error.code is ErrorCode.FETCH_TIMEOUT, error.message
     codes = [row.get("error_code") for row in read_rows(Path(env["DOIGET_LOG_PATH"]))]
     assert "FETCH_TIMEOUT" in codes
