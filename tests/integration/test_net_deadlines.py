@@ -1,6 +1,8 @@
 """A request that runs out of time is final: one request, FETCH_TIMEOUT (the web
-`timeout` kind), the same code in the provenance row and in the answer; and a call
-has one overall deadline across its retries and candidates."""
+`timeout` kind), the same code in the provenance row and in the answer; a call has
+one overall deadline across its retries and candidates; time queued at doiget's own
+gates is charged to neither; a ref whose time ran out is FETCH_TIMEOUT, never
+NO_OA_AVAILABLE."""
 
 from __future__ import annotations
 
@@ -9,9 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
-from doiget.contract import parse
+from doiget.contract import parse, plain
 from doiget.errors import DoigetError, ErrorCode
 from doiget.net.deadline import call_deadline
 from doiget.papers import contracts as c
@@ -21,7 +24,7 @@ from doiget.web.requests import ScrapePageRequest
 from doiget.web.scrape.service import Scraper
 
 from netutil import make_network
-from papersutil import NATURE, make_papers
+from papersutil import NATURE, PNAS, STUB_PDF, make_papers
 from replay import FIXTURES, ReplayUpstream, Reply
 
 # 64 KiB sent 4 KiB at a time, 0.4 s apart: about 6 s in all.
@@ -85,11 +88,11 @@ def _unpaywall_with(paths: list[str]) -> dict[str, Any]:
     return record
 
 
-async def _fetch_failure(env: dict[str, str]) -> DoigetError:
+async def _fetch_failure(env: dict[str, str], ref: str = NATURE) -> DoigetError:
     papers = make_papers(env)
     try:
         with pytest.raises(DoigetError) as caught:
-            await papers.fetch(c.PaperFetch(ref=NATURE))
+            await papers.fetch(c.PaperFetch(ref=ref))
     finally:
         await papers.aclose()
     return caught.value
@@ -180,3 +183,186 @@ def test_a_bad_timeout_setting_is_a_configuration_error(
             load_settings({**doiget_env, f"DOIGET_{name}_TIMEOUT": value})
         assert caught.value.code is ErrorCode.INVALID_CONFIG
         assert f"DOIGET_{name}_TIMEOUT" in caught.value.message
+
+
+# -- time queued at doiget's own gates is not the upstream being slow ---------------
+
+# Five sources: the per-source gaps allow 25 requests a second, so the 5/s budget is
+# the gate these requests queue at (20 requests: the last waits about 4 s).
+GATED_URLS = [
+    f"https://{host}/gated/{number}"
+    for number in range(4)
+    for host in (
+        "api.crossref.org",
+        "api.unpaywall.org",
+        "api.openalex.org",
+        "doaj.org",
+        "europepmc.org",
+    )
+]
+_CLIENT_OF = {
+    "api.crossref.org": "crossref",
+    "api.unpaywall.org": "unpaywall",
+    "api.openalex.org": "openalex",
+    "doaj.org": "doaj",
+    "europepmc.org": "oa-publisher",
+}
+
+
+@pytest.mark.parametrize("limit", ["request", "call"])
+async def test_time_queued_at_the_rate_gate_is_charged_to_no_deadline(
+    upstream: ReplayUpstream, doiget_env: dict[str, str], limit: str
+) -> None:
+    """20 requests that each may take 0.5 s (their own limit, or their call's) but
+    queue up to 4 s behind the 5/s budget: every one is answered."""
+    for url in GATED_URLS:
+        upstream.route(url.split("/")[2], "/" + url.split("/", 3)[3], Reply(200, b"{}"))
+    env = short(doiget_env, api="0.5") if limit == "request" else doiget_env
+    network = make_network(env)
+    answered: list[object] = []
+
+    async def one(url: str) -> None:
+        client = network.client(_CLIENT_OF[url.split("/")[2]])
+        if limit == "call":
+            with call_deadline(0.5):
+                answered.append(await client.get_json(url))
+        else:
+            answered.append(await client.get_json(url))
+
+    try:
+        async with anyio.create_task_group() as tasks:
+            for url in GATED_URLS:
+                tasks.start_soon(one, url)
+    finally:
+        await network.aclose()
+    assert answered == [{}] * len(GATED_URLS)
+    assert len(upstream.requests) == len(GATED_URLS)
+
+
+async def test_a_calls_later_request_queued_behind_the_source_gap_still_runs(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    """arXiv's 3 s gap: a call given 1 s makes its second and third requests after
+    waiting 3 s each at the gate."""
+    upstream.route("export.arxiv.org", "/api/query", Reply(200, b"<feed/>"))
+    network = make_network(doiget_env)
+    client = network.client("arxiv")
+    try:
+        with call_deadline(1.0):
+            for _ in range(3):
+                await client.get("https://export.arxiv.org/api/query")
+    finally:
+        await network.aclose()
+    assert len(upstream.requests) == 3
+
+
+async def test_the_deadline_still_runs_while_the_upstream_is_slow_after_a_queue(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    """Queuing is free; the upstream's own slowness is not: behind a 3 s gate wait, a
+    call given 1 s still ends FETCH_TIMEOUT on an answer that takes 2 s."""
+    counted = Counted(Reply(200, b"<feed/>", delay=2.0))
+    upstream.route("export.arxiv.org", "/first", Reply(200, b"<feed/>"))
+    upstream.responder("export.arxiv.org", "/slow", counted)
+    network = make_network(doiget_env)
+    client = network.client("arxiv")
+    try:
+        with pytest.raises(DoigetError) as caught, call_deadline(1.0):
+            await client.get("https://export.arxiv.org/first")
+            await client.get("https://export.arxiv.org/slow")
+    finally:
+        await network.aclose()
+    assert caught.value.code is ErrorCode.FETCH_TIMEOUT
+    assert "overall time limit" in caught.value.message
+    assert counted.count == 1
+
+
+def _route_batch(upstream: ReplayUpstream, count: int) -> list[str]:
+    """``count`` DOIs, each with Crossref metadata, one Unpaywall location and a PDF."""
+    work = json.loads((FIXTURES / "crossref/works-10.1073_pnas.1414271111.json").read_text())
+    pdf = (FIXTURES / STUB_PDF).read_bytes()
+    dois = []
+    for number in range(count):
+        doi = f"10.5555/queued.{number}"
+        dois.append(doi)
+        work["message"]["DOI"] = doi
+        upstream.json("api.crossref.org", f"/works/{doi}", work)
+        upstream.json("api.unpaywall.org", f"/v2/{doi}", _unpaywall_with([f"/q/{number}.pdf"]))
+        upstream.route(
+            "europepmc.org",
+            f"/q/{number}.pdf",
+            Reply(200, pdf, {"Content-Type": "application/pdf"}),
+        )
+    return dois
+
+
+async def test_a_batch_queued_behind_the_rate_gate_loses_no_ref_to_its_deadline(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    """8 refs, 24 requests: about 5 s at 5/s, while each ref's own deadline is 1.6 s."""
+    dois = _route_batch(upstream, 8)
+    papers = make_papers(short(doiget_env, api="0.3", pdf="1"))
+    try:
+        result = await papers.batch(c.BatchFetch(refs=dois))
+    finally:
+        await papers.aclose()
+    rows = plain(result)["results"]
+    assert [row.get("error") for row in rows] == [None] * len(dois)
+    assert len(upstream.requests) == 3 * len(dois)
+
+
+# -- a ref whose time ran out says so, whatever step ran out ------------------------
+
+
+def _no_oa_unpaywall() -> dict[str, Any]:
+    record: dict[str, Any] = json.loads(
+        (FIXTURES / "unpaywall/v2-10.1073_pnas.1414271111.json").read_text()
+    )
+    record.update(is_oa=False, best_oa_location=None, oa_locations=[])
+    return record
+
+
+def _slow_unpaywall(upstream: ReplayUpstream) -> None:
+    upstream.fixture(
+        "api.crossref.org", f"/works/{PNAS}", "crossref/works-10.1073_pnas.1414271111.json"
+    )
+    upstream.json("api.unpaywall.org", f"/v2/{PNAS}", _no_oa_unpaywall(), delay=1.5)
+
+
+def _slow_crossref(upstream: ReplayUpstream) -> None:
+    upstream.fixture(
+        "api.crossref.org",
+        f"/works/{PNAS}",
+        "crossref/works-10.1073_pnas.1414271111.json",
+        delay=1.5,
+    )
+    upstream.json("api.unpaywall.org", f"/v2/{PNAS}", _no_oa_unpaywall())
+
+
+def _second_candidate_slow(upstream: ReplayUpstream) -> None:
+    upstream.fixture(
+        "api.crossref.org", f"/works/{PNAS}", "crossref/works-10.1073_pnas.1414271111.json"
+    )
+    record = _unpaywall_with(["/gone.pdf", "/slow.pdf"])
+    record["doi"] = PNAS
+    upstream.json("api.unpaywall.org", f"/v2/{PNAS}", record)
+    upstream.route("europepmc.org", "/gone.pdf", Reply(404, b"gone"))
+    upstream.route(
+        "europepmc.org", "/slow.pdf", trickling("application/pdf", b"%PDF-1.4\n" + SLOW_BODY)
+    )
+
+
+@pytest.mark.parametrize(
+    "route",
+    [_slow_unpaywall, _slow_crossref, _second_candidate_slow],
+    ids=["unpaywall-ran-out", "crossref-ran-out", "second-candidate-ran-out"],
+)
+async def test_a_ref_whose_time_ran_out_is_fetch_timeout_never_no_oa(
+    upstream: ReplayUpstream, doiget_env: dict[str, str], route: Callable[[ReplayUpstream], None]
+) -> None:
+    route(upstream)
+    env = short(doiget_env, api="0.5", pdf="1")
+    error = await _fetch_failure(env, PNAS)
+    assert error.code is ErrorCode.FETCH_TIMEOUT, error.message
+    codes = [row.get("error_code") for row in read_rows(Path(env["DOIGET_LOG_PATH"]))]
+    assert "FETCH_TIMEOUT" in codes

@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -122,10 +123,17 @@ class _Route:
 class ReplayUpstream:
     """The server. Use as a context manager, or through the ``upstream`` fixture."""
 
-    def __init__(self, hosts: Iterable[str] = DEFAULT_HOSTS, tmp_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        hosts: Iterable[str] = DEFAULT_HOSTS,
+        tmp_dir: Path | None = None,
+        *,
+        not_after: datetime | None = None,
+    ) -> None:
+        """``not_after`` ends the certificate's validity (a past date: an expired one)."""
         self.hosts = tuple(dict.fromkeys(hosts))
         self._ca = trustme.CA()
-        self._cert = self._ca.issue_cert(*self.hosts)
+        self._cert = self._ca.issue_cert(*self.hosts, not_after=not_after)
         self._tmp_dir = tmp_dir
         self._routes: dict[tuple[str, str, tuple[tuple[str, str], ...] | None], _Route] = {}
         self._lock = threading.Lock()

@@ -7,7 +7,8 @@ allowlist). Every request goes through the same steps:
    allowlist, non-public IP literals (each refusal a :class:`DenialContext`);
 2. the rate gate (:mod:`doiget.net.ratelimit`);
 3. the guarded transport (host map, SSRF pinning, TLS);
-4. retries for connect/read failures and 408/429/5xx, honouring Retry-After;
+4. retries for what may pass on a second try (a dropped connection, 408/429/5xx),
+   honouring Retry-After; everything else is final (:mod:`doiget.net.classify`);
 5. size caps, enforced on the declared length and again while streaming.
 """
 
@@ -35,8 +36,9 @@ from doiget.errors import DenialContext, DenialReason, DoigetError, ErrorCode, d
 from doiget.jsontext import parse_json
 from doiget.net.addresses import AddressRefused, check_literal
 from doiget.net.allowlist import Allowlist, is_blocked
-from doiget.net.deadline import time_left
-from doiget.net.offline import Offline, offline_cause
+from doiget.net.classify import Fate, Permanent, Verdict, classify
+from doiget.net.deadline import RequestClock, time_left
+from doiget.net.offline import Offline
 from doiget.net.ratelimit import RateLimiter
 from doiget.net.redact import redact_text, redact_url
 
@@ -410,7 +412,7 @@ class SourceClient:
             try:
                 self._check_destination(current, hop)
             except (httpx.InvalidURL, UnicodeError) as exc:
-                raise self._unusable_url(str(current), exc) from None
+                raise self._unusable_url(redact_url(str(current)), exc, hop) from None
             same_origin = (current.scheme, current.host, current.port) == origin
             request = _Request(method, current, _headers_for_hop(headers, same_origin), body)
             outcome = await self._attempts(request, hop, accept_status, timeouts, consume)
@@ -449,6 +451,8 @@ class SourceClient:
                 hop_index=hop,
             )
         host = url.host
+        if not host:
+            raise httpx.InvalidURL("the URL has no host")
         if is_blocked(host, self._blocked):
             raise denied(
                 ErrorCode.CAPABILITY_DENIED,
@@ -476,12 +480,24 @@ class SourceClient:
         except AddressRefused as exc:
             raise self._ssrf_denial(exc, hop) from None
 
-    def _unusable_url(self, url: str, exc: Exception) -> DoigetError:
-        """A URL (often from upstream data) whose host cannot be encoded, e.g. a bad
-        IDNA label: refused as bad input, never a crash."""
+    def _unusable_url(self, shown: str, exc: Exception, hop: int = 0) -> DoigetError:
+        """A URL that cannot be requested (no host, a host that cannot be encoded such
+        as a bad IDNA label ...): the caller's bad input at the first hop, an upstream
+        that redirects nowhere usable after it. Never a crash, never retried.
+        ``shown`` is the URL as it may be shown (redacted)."""
+        if hop == 0:
+            return DoigetError(
+                ErrorCode.INVALID_REF,
+                f"{self.source}: {shown} is not a usable URL ({type(exc).__name__}).",
+            )
         return DoigetError(
-            ErrorCode.INVALID_REF,
-            f"{self.source}: {redact_url(url)} is not a usable URL ({type(exc).__name__}).",
+            ErrorCode.NETWORK_ERROR,
+            self._scrub(
+                f"{self.source}: redirect hop {hop} leads to {shown}, which is not "
+                f"a usable URL ({type(exc).__name__}); not retried: the link is broken at "
+                "its source, use another source."
+            ),
+            details={"transport": Permanent.UNUSABLE_URL.value, "retryable": False},
         )
 
     def _ssrf_denial(self, exc: AddressRefused, hop: int) -> DoigetError:
@@ -505,8 +521,9 @@ class SourceClient:
         consume: Callable[[httpx.Response, int], Awaitable[T]],
     ) -> T | _Redirect:
         """Send ``request`` until it is answered, retrying only what may pass: a
-        dropped connection, 408/429/5xx. A request that ran out of time, a name that
-        does not resolve and a refused or unroutable connection are final."""
+        dropped connection, 408/429/5xx (see :mod:`doiget.net.classify`). A request
+        that ran out of time, a connection that cannot be made and a failure that
+        would repeat itself are final."""
         url = request.url
         shown = redact_url(str(url))
         last = _Failure("did not answer")
@@ -519,8 +536,10 @@ class SourceClient:
                 if not _time_for(last.wait):
                     break
                 await anyio.sleep(last.wait)
+            left = time_left()
+            if left is not None and left <= 0:
+                raise self._timeout_error(shown, timeouts, call=True)
             tries += 1
-            budget = self._request_budget(timeouts, shown)
             logger.debug(
                 "%s %s %s (hop %d, attempt %d)",
                 self.source,
@@ -529,54 +548,79 @@ class SourceClient:
                 hop,
                 attempt + 1,
             )
+            clock = RequestClock(timeouts.total)
             try:
-                async with (
-                    self._limiter.turn(self._gate_key(url)) as turn,
-                    self._limiter.slot(url.host),
-                ):
-                    with anyio.fail_after(budget.total):
-                        async with self._http.stream(
+                with clock:
+                    async with (
+                        self._limiter.turn(self._gate_key(url)) as turn,
+                        self._limiter.slot(url.host),
+                        self._http.stream(
                             request.method,
                             url,
                             headers=request.headers,
                             content=request.body,
                             timeout=http_timeout,
                             extensions={"trace": turn.trace},
-                        ) as response:
-                            status = response.status_code
-                            self._counted(f"{status // 100}xx")
-                            if response.has_redirect_location:
-                                return _Redirect(url.join(response.headers["location"]))
-                            if status in RETRYABLE_STATUS and status not in accept_status:
-                                last = _Failure(
-                                    f"answered HTTP {status}",
-                                    status=status,
-                                    retry_after=_retry_after_seconds(response.headers),
-                                )
-                            elif status >= 400 and status not in accept_status:
-                                raise self._status_error(status, shown)
-                            else:
-                                return await consume(response, hop)
+                        ) as response,
+                    ):
+                        status = response.status_code
+                        self._counted(f"{status // 100}xx")
+                        if response.has_redirect_location:
+                            return self._redirect(url, response.headers["location"], hop)
+                        if status in RETRYABLE_STATUS and status not in accept_status:
+                            last = _Failure(
+                                f"answered HTTP {status}",
+                                status=status,
+                                retry_after=_retry_after_seconds(response.headers),
+                            )
+                        elif status >= 400 and status not in accept_status:
+                            raise self._status_error(status, shown)
+                        else:
+                            return await consume(response, hop)
             except AddressRefused as exc:
                 self._counted("refused")
                 raise self._ssrf_denial(exc, hop) from None
-            except (httpx.InvalidURL, UnicodeError) as exc:
-                raise self._unusable_url(str(url), exc) from None
-            except (TimeoutError, httpx.TimeoutException):
+            except (httpx.RequestError, httpx.InvalidURL, UnicodeError) as exc:
+                last = _Failure(self._final_or_retried(exc, url, hop, timeouts).what)
+            if clock.expired:
                 self._counted("timeout")
-                raise self._timeout_error(shown, budget) from None
-            except httpx.TransportError as exc:
-                self._counted("network")
-                offline = offline_cause(exc)
-                if offline is not None:
-                    raise self._offline_error(url.host, offline) from None
-                last = _Failure(f"failed ({type(exc).__name__})")
+                raise self._timeout_error(shown, timeouts, call=clock.call_ran_out)
             last.wait = (
                 self._retry.backoff(attempt) if last.retry_after is None else last.retry_after
             )
             if last.retry_after is not None and last.retry_after > self._retry.max_wait:
                 break
         raise self._exhausted_error(shown, last, tries)
+
+    def _final_or_retried(
+        self, exc: Exception, url: httpx.URL, hop: int, timeouts: Timeouts
+    ) -> Verdict:
+        """The verdict on a failed attempt; a final one is raised as its error."""
+        shown = redact_url(str(url))
+        if isinstance(exc, UnicodeError):
+            raise self._unusable_url(shown, exc, hop) from None
+        verdict = classify(exc)
+        if verdict.fate is Fate.TIMEOUT:
+            self._counted("timeout")
+            raise self._timeout_error(shown, timeouts, call=False) from None
+        self._counted("network")
+        if verdict.offline is not None:
+            raise self._offline_error(url.host, verdict.offline) from None
+        if verdict.permanent is Permanent.UNUSABLE_URL:
+            # The URL itself passed its checks before it was sent: what could not be
+            # used is the Location the upstream answered with.
+            raise self._unusable_url(f"the Location {shown} answered", exc, hop + 1) from None
+        if verdict.permanent is not None:
+            raise self._permanent_error(shown, verdict, hop) from None
+        return verdict
+
+    def _redirect(self, url: httpx.URL, location: str, hop: int) -> _Redirect:
+        """Where a redirect leads; a Location that is not a URL is the next hop's
+        unusable URL (never blamed on the URL that was redirected)."""
+        try:
+            return _Redirect(url.join(location))
+        except (httpx.InvalidURL, UnicodeError) as exc:
+            raise self._unusable_url(redact_url(location), exc, hop + 1) from None
 
     def _counted(self, outcome: str) -> None:
         metrics.count("upstream_requests", source=self.source, outcome=outcome)
@@ -586,21 +630,12 @@ class SourceClient:
         any public host, each host on its own (one slow site never queues another)."""
         return self.source if self.allowlist.patterns is not None else f"{self.source}:{url.host}"
 
-    def _request_budget(self, timeouts: Timeouts, shown: str) -> Timeouts:
-        """This request's limits, cut to what is left of the call's deadline."""
-        left = time_left()
-        if left is None or left >= timeouts.total:
-            return timeouts
-        if left <= 0:
-            raise self._timeout_error(shown, None)
-        return Timeouts(min(timeouts.connect, left), min(timeouts.read, left), left, "")
-
-    def _timeout_error(self, shown: str, budget: Timeouts | None) -> DoigetError:
+    def _timeout_error(self, shown: str, timeouts: Timeouts, *, call: bool) -> DoigetError:
         """A request or a call that ran out of time: final, never retried."""
-        if budget is None or not budget.setting:
+        if call or not timeouts.setting:
             what = "the call's overall time limit ran out"
         else:
-            what = f"no answer within {budget.total:g} s ({budget.setting})"
+            what = f"no answer within {timeouts.total:g} s ({timeouts.setting})"
         return DoigetError(
             ErrorCode.FETCH_TIMEOUT,
             self._scrub(
@@ -608,6 +643,22 @@ class SourceClient:
                 "the limit if the upstream is known to be slow."
             ),
             retry_after=None,
+        )
+
+    def _permanent_error(self, shown: str, verdict: Verdict, hop: int) -> DoigetError:
+        """A failure that a second try would repeat: said plainly, not retried."""
+        assert verdict.permanent is not None
+        tls = verdict.permanent in (Permanent.TLS_CERTIFICATE, Permanent.TLS_HOSTNAME)
+        advice = (
+            "doiget reads only from hosts whose certificate verifies; use another source"
+            if tls
+            else "retrying will not help; use another source"
+        )
+        where = f" (redirect hop {hop})" if hop else ""
+        return DoigetError(
+            ErrorCode.NETWORK_ERROR,
+            self._scrub(f"{self.source}: {shown}{where} {verdict.what}; not retried: {advice}."),
+            details={"transport": verdict.permanent.value, "retryable": False},
         )
 
     def _offline_error(self, host: str, cause: Offline) -> DoigetError:

@@ -13,6 +13,10 @@ In-flight places are counted per host, so a slow or hung host only ever delays
 requests to itself; the per-second and per-source limits count request starts and
 live in a :mod:`~doiget.net.budget` that every doiget process sharing a data
 directory (or a Redis server) shares.
+
+Every wait here is inside :func:`~doiget.net.deadline.at_gate`: time queued behind
+doiget's own limits is charged neither to the request's time limit nor to its
+call's deadline.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import anyio
 
 from doiget import metrics
 from doiget.net.budget import Budget, LocalBudget
+from doiget.net.deadline import at_gate
 from doiget.upstreams import find
 from doiget.upstreams.limits import HARD_CODED
 
@@ -70,19 +75,25 @@ class RateLimiter:
         places = self._in_flight.setdefault(
             host.lower(), anyio.Semaphore(HARD_CODED.max_concurrent_fetches)
         )
-        async with places:
+        with at_gate():
+            await places.acquire()
+        try:
             yield
+        finally:
+            places.release()
 
     @asynccontextmanager
     async def turn(self, source: str) -> AsyncIterator[Turn]:
         """Queue behind ``source``'s earlier requests; yield the turn to start on send."""
         lock = self._source_locks.setdefault(source, anyio.Lock())
-        await lock.acquire()
+        with at_gate():
+            await lock.acquire()
         turn = Turn(self, source, lock)
         try:
             last = self._last_start.get(source)
             if last is not None:
-                await _sleep_until(last + self._gap(source))
+                with at_gate():
+                    await _sleep_until(last + self._gap(source))
             yield turn
         finally:
             turn.release()
@@ -92,6 +103,11 @@ class RateLimiter:
 
     async def _start(self, source: str) -> None:
         began = time.monotonic()
+        with at_gate():
+            await self._wait_for_budget(source)
+        metrics.observe("rate_limit_wait_seconds", time.monotonic() - began, source=source)
+
+    async def _wait_for_budget(self, source: str) -> None:
         async with self._window_lock:
             window = 1.0 + CLOCK_MARGIN_S
             limit = int(HARD_CODED.max_fetches_per_second)
@@ -100,7 +116,6 @@ class RateLimiter:
             ) > 0:
                 await anyio.sleep(wait)
             self._last_start[source] = time.monotonic()
-        metrics.observe("rate_limit_wait_seconds", time.monotonic() - began, source=source)
 
     async def _sent(self, source: str) -> None:
         await self._budget.sent(source)

@@ -52,6 +52,13 @@ class Resolution:
     candidates: tuple[PdfCandidate, ...] = ()
     consulted: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # The sources that were asked and did not answer, with their errors.
+    unanswered: tuple[tuple[str, DoigetError], ...] = ()
+
+    def timed_out(self) -> list[tuple[str, DoigetError]]:
+        """The sources whose lookup ran out of time (what they might have listed,
+        such as an Open Access copy, is unknown)."""
+        return [(name, e) for name, e in self.unanswered if e.code is ErrorCode.FETCH_TIMEOUT]
 
     @property
     def license(self) -> str | None:
@@ -81,10 +88,12 @@ class _Failures:
     def __init__(self) -> None:
         self.notes: list[str] = []
         self.errors: list[DoigetError] = []
+        self.sources: list[str] = []
 
     def add(self, name: str, error: DoigetError) -> None:
         self.notes.append(f"{name}: {error.code.value}: {error.message}")
         self.errors.append(error)
+        self.sources.append(name)
         offline = bool(error.details and error.details.get("offline"))
         level = logging.DEBUG if offline else logging.WARNING
         logger.log(level, "%s lookup failed, continuing: %s", name, error.message)
@@ -226,7 +235,14 @@ class Resolver:
             work = merge_works(work, Work(source=base.source, doi=doi))
         candidates = self._doi_candidates(work, open_access, extras)
         return Resolution(
-            ref, work, base.source, open_access, tuple(candidates), tuple(consulted), tuple(notes)
+            ref,
+            work,
+            base.source,
+            open_access,
+            tuple(candidates),
+            tuple(consulted),
+            tuple(notes),
+            tuple(zip(failed.sources, failed.errors, strict=True)),
         )
 
     def _doi_candidates(

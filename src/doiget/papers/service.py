@@ -324,12 +324,27 @@ class Papers:
                 failures.append(error)
                 await self._log_failure("fetch", ref, error, source)
         # No PDF: keep what we learned, so the metadata is not lost.
+        for lookup, timed_out in resolution.timed_out():
+            await self._log_failure("fetch", ref, timed_out, lookup)
         await self._store_metadata(
             ref, resolution, "store_write", "metadata only: no candidate gave a PDF"
         )
-        raise self._no_pdf_error(ref, failures, grant_hint(ungranted))
+        raise self._no_pdf_error(ref, resolution, failures, grant_hint(ungranted))
 
-    def _no_pdf_error(self, ref: Ref, failures: list[DoigetError], hint: str) -> DoigetError:
+    def _no_pdf_error(
+        self, ref: Ref, resolution: Resolution, failures: list[DoigetError], hint: str
+    ) -> DoigetError:
+        timed_out = [error for _, error in resolution.timed_out()]
+        timed_out += [failure for failure in failures if failure.code is ErrorCode.FETCH_TIMEOUT]
+        if timed_out:
+            # Time ran out before every place that might hold a copy was asked: that
+            # no copy exists is not known, and the answer must not say so.
+            said = "; ".join(error.message for error in timed_out)
+            return DoigetError(
+                ErrorCode.FETCH_TIMEOUT,
+                f"time ran out before {ref} could be fetched ({said}); its metadata was "
+                "stored. Try again later.",
+            )
         if not failures:
             if not self.runtime.settings.email:
                 hint += " Set DOIGET_EMAIL so Unpaywall can be asked."
@@ -347,10 +362,10 @@ class Papers:
                 first.denial,
             )
         codes = {failure.code for failure in failures}
-        if len(codes) == 1 and codes <= {ErrorCode.FETCH_TIMEOUT, ErrorCode.RATE_LIMITED}:
+        if codes == {ErrorCode.RATE_LIMITED}:
             # Every candidate failed the same passing way: say so, as its rows do.
             return DoigetError(
-                codes.pop(),
+                ErrorCode.RATE_LIMITED,
                 f"no candidate for {ref} gave a PDF in time ({tried}); its metadata was stored.",
                 retry_after=failures[-1].retry_after,
             )

@@ -75,6 +75,8 @@ _SUGGESTED: dict[Kind, str] = {
     Kind.INTERNAL: "Retry once; report it if it persists (details are in doiget's stderr log).",
 }
 
+_PERMANENT_ADVICE = "Do not retry: it fails the same way every time. Use another source."
+
 _SSRF_LIKE = frozenset(
     {
         DenialReason.SSRF_PRIVATE_ADDRESS,
@@ -162,14 +164,16 @@ class Failure:
 
 
 def failure_of(error: DoigetError) -> Failure:
-    """What an agent is told about ``error``."""
+    """What an agent is told about ``error``. A failure ``net/`` marks as one that a
+    second try would repeat (``retryable: false`` in its details) is never retryable."""
     kind = kind_of(error)
     details = error.details or {}
+    retryable = kind in _RETRYABLE and details.get("retryable") is not False
     advice = details.get("suggestedAction")
     if advice is None and kind is Kind.RATE_LIMIT and error.retry_after:
         advice = f"Wait {error.retry_after:.0f} s before retrying, or use another provider."
+    if advice is None and not retryable and kind in _RETRYABLE:
+        advice = _PERMANENT_ADVICE
     advice = advice or _SUGGESTED[kind]
     provider = details.get("provider")
-    return Failure(
-        kind, error.message, kind in _RETRYABLE, str(advice), str(provider) if provider else None
-    )
+    return Failure(kind, error.message, retryable, str(advice), str(provider) if provider else None)

@@ -1,28 +1,24 @@
 """YouTube transcripts, fetched by youtube-transcript-api over doiget's own network.
 
-The library speaks ``requests``; :class:`_NetSession` hands each of its requests to a
-:class:`~doiget.net.client.SourceClient` bound to YouTube's hosts, so the SSRF guard,
-allowlist, caps, rate gate and host map apply exactly as to every other request.
-The library runs in a worker thread and calls back into the event loop per request.
+The library speaks ``requests``; :func:`doiget.net.requests_bridge.youtube_transcripts`
+hands each of its requests to a :class:`~doiget.net.client.SourceClient` bound to
+YouTube's hosts, so the SSRF guard, allowlist, caps, rate gate and host map apply
+exactly as to every other request. The library runs in a worker thread.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
-import anyio.from_thread
 
 from doiget.errors import DoigetError
 from doiget.net.client import SourceClient
+from doiget.net.requests_bridge import youtube_transcripts
 from doiget.web.failure import Kind, web_error
-
-if TYPE_CHECKING:
-    import requests
 
 YOUTUBE_HOSTS: Final = ("youtube.com", "www.youtube.com", "m.youtube.com", "youtu.be")
 _VIDEO_ID = re.compile(r"^[A-Za-z0-9_-]{11}$")
@@ -54,45 +50,6 @@ def video_id(url: str) -> str | None:
     return candidate if _VIDEO_ID.match(candidate) else None
 
 
-def _session(client: SourceClient) -> requests.Session:
-    import requests
-    from requests.structures import CaseInsensitiveDict
-
-    class _NetSession(requests.Session):
-        def request(  # type: ignore[override]
-            self, method: str, url: str, **kwargs: Any
-        ) -> requests.Response:
-            merged = {**self.headers, **(kwargs.get("headers") or {})}
-            # doiget's own User-Agent and connection handling apply, not requests'.
-            headers = {
-                name: str(value)
-                for name, value in merged.items()
-                if name.lower() not in ("user-agent", "connection", "accept-encoding")
-            }
-            cookies = "; ".join(f"{cookie.name}={cookie.value}" for cookie in self.cookies)
-            if cookies:
-                headers["Cookie"] = cookies
-            if method.upper() == "POST":
-                body = json.dumps(kwargs.get("json")).encode() if "json" in kwargs else b""
-                headers["Content-Type"] = "application/json"
-                fetched = anyio.from_thread.run(
-                    lambda: client.post(url, body, headers=headers, accept_status=(400, 403, 429))
-                )
-            else:
-                fetched = anyio.from_thread.run(
-                    lambda: client.get(url, headers=headers, accept_status=(400, 403, 429))
-                )
-            response = requests.Response()
-            response.status_code = fetched.status
-            response._content = fetched.content
-            response.headers = CaseInsensitiveDict(dict(fetched.headers.items()))
-            response.url = fetched.url
-            response.encoding = "utf-8"
-            return response
-
-    return _NetSession()
-
-
 def _stamp(seconds: float) -> str:
     whole = int(seconds)
     return f"{whole // 60}:{whole % 60:02d}"
@@ -102,10 +59,7 @@ async def read_transcript(client: SourceClient, video: str, title_hint: str) -> 
     """The video's transcript (English preferred, else the first listed)."""
 
     def fetch() -> Any:
-        from youtube_transcript_api import YouTubeTranscriptApi
-
-        api = YouTubeTranscriptApi(http_client=_session(client))
-        listing = api.list(video)
+        listing = youtube_transcripts(client).list(video)
         try:
             chosen = listing.find_transcript(["en", "en-US", "en-GB"])
         except Exception:
