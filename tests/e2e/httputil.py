@@ -87,7 +87,7 @@ def http_server(
             stdout=subprocess.DEVNULL,
             stderr=err,
             text=True,
-            preexec_fn=limited if open_files is not None else None,  # noqa: PLW1509
+            preexec_fn=limited if open_files is not None else None,
         )
     server = HttpServer(process, port, stderr_path)
     try:

@@ -9,7 +9,6 @@ concurrent clients, bounded in count and time.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +41,11 @@ async def ping(client: httpx.AsyncClient, url: str, token: str, session: str) ->
     message = {"jsonrpc": "2.0", "id": 7, "method": "ping"}
     headers = bearer(token, **PROTOCOL, **{"Mcp-Session-Id": session})
     return (await client.post(url, json=message, headers=headers)).status_code
+
+
+async def open_sessions(client: httpx.AsyncClient, url: str, token: str, count: int) -> list[str]:
+    """The ids of ``count`` sessions opened one after another with ``token``."""
+    return [(await initialize(client, url, token)).headers["mcp-session-id"] for _ in range(count)]
 
 
 def rss_mib(pid: int) -> float:
@@ -91,9 +95,7 @@ async def test_ten_thousand_sessions_of_one_token_never_refuse_another(
                     tasks.start_soon(token_a)
             after = rss_mib(server.process.pid)
             late = await initialize(client, server.url, TOKEN)
-            first_again = await ping(
-                client, server.url, OTHER, first.headers["mcp-session-id"]
-            )
+            first_again = await ping(client, server.url, OTHER, first.headers["mcp-session-id"])
     assert statuses == {200: calls}
     assert set(a_statuses) == {200} and late.status_code == 200
     assert first_again == 404  # B's oldest idle session made room for its newer ones
@@ -107,16 +109,10 @@ async def test_one_more_session_ends_the_longest_idle_of_that_token_only(
     env = {**team_env, "DOIGET_HTTP_MAX_SESSIONS": "3"}
     with http_server(env, tmp_path) as server:
         async with httpx.AsyncClient(timeout=30) as client:
-            mine = [
-                (await initialize(client, server.url, TOKEN)).headers["mcp-session-id"]
-                for _ in range(3)
-            ]
+            mine = await open_sessions(client, server.url, TOKEN, 3)
             # The second is used again: the first is now the longest idle.
             assert await ping(client, server.url, TOKEN, mine[1]) == 200
-            theirs = [
-                (await initialize(client, server.url, OTHER)).headers["mcp-session-id"]
-                for _ in range(5)
-            ]
+            theirs = await open_sessions(client, server.url, OTHER, 5)
             fourth = await initialize(client, server.url, TOKEN)
             mine_now = [await ping(client, server.url, TOKEN, sid) for sid in mine]
             theirs_now = [await ping(client, server.url, OTHER, sid) for sid in theirs]
@@ -132,10 +128,7 @@ async def test_when_every_session_of_a_token_is_busy_one_more_is_refused_by_name
     env = {**team_env, "DOIGET_HTTP_MAX_SESSIONS": "2"}
     with http_server(env, tmp_path) as server:
         async with httpx.AsyncClient(timeout=30) as client:
-            sessions = [
-                (await initialize(client, server.url, TOKEN)).headers["mcp-session-id"]
-                for _ in range(2)
-            ]
+            sessions = await open_sessions(client, server.url, TOKEN, 2)
             ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
             async with anyio.create_task_group() as tasks:
                 opened = anyio.Event()
@@ -222,7 +215,6 @@ def test_refusals_without_a_token_are_logged_and_limited_per_address(
     assert [line["status"] for line in logged if line["token"] != "-"] == [200]
     assert "wrong-token" not in server.stderr
     assert all("ms" in line for line in logged)
-
 
 
 async def test_slow_connections_without_a_token_do_not_starve_a_client(

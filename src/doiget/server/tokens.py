@@ -80,8 +80,8 @@ class StaticTokens:
         return AccessToken(token=found, client_id=found, scopes=[])
 
 
-def holder(scope: Mapping[str, Any]) -> str:
+def holder(scope: Mapping[str, Any], default: str = NO_AUTH_HOLDER) -> str:
     """The token id of an authenticated request (set by the bearer authentication);
-    :data:`NO_AUTH_HOLDER` when the server runs without authentication."""
+    ``default`` when the server runs without authentication."""
     token = getattr(scope.get("user"), "access_token", None)
-    return str(getattr(token, "client_id", "")) or NO_AUTH_HOLDER
+    return str(getattr(token, "client_id", "")) or default
