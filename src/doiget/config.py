@@ -191,6 +191,35 @@ CORE_SETTINGS: tuple[Setting, ...] = (
         "serve --http: seconds in-flight calls get to finish after SIGTERM (default 30)",
         config_key="http_shutdown_grace",
     ),
+    Setting(
+        "DOIGET_HTTP_MAX_SESSIONS",
+        "serve --http: open MCP sessions per token (default 32); one more ends that token's "
+        "longest idle session, or is refused (429) while all are busy",
+        config_key="http_max_sessions",
+    ),
+    Setting(
+        "DOIGET_HTTP_SESSION_IDLE",
+        "serve --http: seconds an MCP session may go without a request before it ends "
+        "(default 300); the client then initializes a new one",
+        config_key="http_session_idle",
+    ),
+    Setting(
+        "DOIGET_HTTP_UNAUTH_RATE",
+        "serve --http: requests a minute per client address without a valid token "
+        "(default 60), then 429 with Retry-After",
+        config_key="http_unauth_rate",
+    ),
+    Setting(
+        "DOIGET_HTTP_HEADER_TIMEOUT",
+        "serve --http: seconds a connection has to send a whole request head (default 10)",
+        config_key="http_header_timeout",
+    ),
+    Setting(
+        "DOIGET_HTTP_MAX_CONNECTIONS",
+        "serve --http: open connections (default 1000, lowered to fit the open-file limit); "
+        "beyond it the connection waiting longest for its request head is closed",
+        config_key="http_max_connections",
+    ),
     *BROWSER_SETTINGS,
 )
 

@@ -17,6 +17,13 @@ DEFAULT_RATE: Final = 600  # requests a minute per token
 DEFAULT_MAX_BODY: Final = 4 * 1024 * 1024
 DEFAULT_GRACE: Final = 30.0
 MAX_GRACE: Final = 3600.0
+DEFAULT_MAX_SESSIONS: Final = 32  # open MCP sessions per token
+DEFAULT_SESSION_IDLE: Final = 300.0  # seconds without a request before a session ends
+MAX_SESSION_IDLE: Final = 86400.0
+DEFAULT_UNAUTH_RATE: Final = 60  # requests a minute per client address without a valid token
+DEFAULT_HEADER_TIMEOUT: Final = 10.0  # seconds a connection has to send a request head
+MAX_HEADER_TIMEOUT: Final = 300.0
+DEFAULT_MAX_CONNECTIONS: Final = 1000
 
 
 @dataclass(frozen=True)
@@ -34,6 +41,11 @@ class HttpSettings:
     max_body_bytes: int = DEFAULT_MAX_BODY
     metrics: bool = False
     shutdown_grace: float = DEFAULT_GRACE
+    max_sessions: int = DEFAULT_MAX_SESSIONS
+    session_idle: float = DEFAULT_SESSION_IDLE
+    unauth_rate_per_minute: int = DEFAULT_UNAUTH_RATE
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
 
     @property
     def loopback(self) -> bool:
@@ -99,5 +111,38 @@ def http_settings(pick: Callable[[str, str], Any]) -> HttpSettings:
             pick("DOIGET_HTTP_SHUTDOWN_GRACE", "http_shutdown_grace"),
             DEFAULT_GRACE,
             MAX_GRACE,
+        ),
+        max_sessions=whole_setting(
+            "DOIGET_HTTP_MAX_SESSIONS",
+            pick("DOIGET_HTTP_MAX_SESSIONS", "http_max_sessions"),
+            DEFAULT_MAX_SESSIONS,
+            1,
+            10_000,
+        ),
+        session_idle=seconds_setting(
+            "DOIGET_HTTP_SESSION_IDLE",
+            pick("DOIGET_HTTP_SESSION_IDLE", "http_session_idle"),
+            DEFAULT_SESSION_IDLE,
+            MAX_SESSION_IDLE,
+        ),
+        unauth_rate_per_minute=whole_setting(
+            "DOIGET_HTTP_UNAUTH_RATE",
+            pick("DOIGET_HTTP_UNAUTH_RATE", "http_unauth_rate"),
+            DEFAULT_UNAUTH_RATE,
+            1,
+            1_000_000,
+        ),
+        header_timeout=seconds_setting(
+            "DOIGET_HTTP_HEADER_TIMEOUT",
+            pick("DOIGET_HTTP_HEADER_TIMEOUT", "http_header_timeout"),
+            DEFAULT_HEADER_TIMEOUT,
+            MAX_HEADER_TIMEOUT,
+        ),
+        max_connections=whole_setting(
+            "DOIGET_HTTP_MAX_CONNECTIONS",
+            pick("DOIGET_HTTP_MAX_CONNECTIONS", "http_max_connections"),
+            DEFAULT_MAX_CONNECTIONS,
+            16,
+            1_000_000,
         ),
     )

@@ -3,6 +3,7 @@ client for it."""
 
 from __future__ import annotations
 
+import resource
 import signal
 import subprocess
 import time
@@ -61,10 +62,22 @@ def token_file(tmp_path: Path, *tokens: str) -> Path:
 
 @contextmanager
 def http_server(
-    env: dict[str, str], tmp_path: Path, *args: str, port: int | None = None
+    env: dict[str, str],
+    tmp_path: Path,
+    *args: str,
+    port: int | None = None,
+    open_files: int | None = None,
 ) -> Iterator[HttpServer]:
-    """``doiget serve --http`` on a free loopback port; stopped with SIGTERM at the end."""
+    """``doiget serve --http`` on a free loopback port; stopped with SIGTERM at the end.
+
+    ``open_files``: the server's open-file limit (soft and hard), as on a small host.
+    """
     port = port or free_port()
+
+    def limited() -> None:
+        if open_files is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
+
     stderr_path = tmp_path / f"serve-{port}.stderr"
     with stderr_path.open("w") as err:
         process = subprocess.Popen(
@@ -74,6 +87,7 @@ def http_server(
             stdout=subprocess.DEVNULL,
             stderr=err,
             text=True,
+            preexec_fn=limited if open_files is not None else None,
         )
     server = HttpServer(process, port, stderr_path)
     try:

@@ -6,9 +6,11 @@ import hashlib
 
 import pytest
 
+from doiget.owner import owned_by
 from doiget.web.artifacts import (
     ARTIFACT_TTL_SECONDS,
     LINK_THRESHOLD_BYTES,
+    MAX_PER_OWNER,
     Artifacts,
     Linked,
 )
@@ -119,3 +121,23 @@ async def test_malformed_uri_reads_as_none(artifacts: Artifacts, uri: str) -> No
 async def test_mime_type_with_a_line_break_is_refused(artifacts: Artifacts) -> None:
     with pytest.raises(ValueError):
         await artifacts.link_if_large("u" * LINK_THRESHOLD_BYTES, "text/plain\nx", "s")
+
+
+async def test_an_artifact_is_its_owners_alone_and_each_owner_has_a_cap(
+    artifacts: Artifacts,
+) -> None:
+    def body(number: int) -> str:
+        return f"{number}\n" + "z" * LINK_THRESHOLD_BYTES
+
+    with owned_by("aaaaaaaaaaaa"):
+        mine = await artifacts.link_if_large(body(0), MIME, "s")
+    assert mine is not None
+    with owned_by("bbbbbbbbbbbb"):
+        assert await artifacts.read(mine.uri) is None  # as for an id never made
+        theirs = [await artifacts.link_if_large(body(n), MIME, "s") for n in range(1, 80)]
+        readable = [await artifacts.read(link.uri) is not None for link in theirs if link]
+    assert await artifacts.read(mine.uri) is None  # the local owner is another owner too
+    with owned_by("aaaaaaaaaaaa"):
+        assert await artifacts.read(mine.uri) == (body(0), MIME)
+    dropped = len(theirs) - MAX_PER_OWNER
+    assert readable == [False] * dropped + [True] * MAX_PER_OWNER

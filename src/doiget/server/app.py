@@ -29,11 +29,13 @@ from doiget import __version__, metrics
 from doiget.envelopes import PAPERS_ENVELOPE, Rendered
 from doiget.errors import DoigetError, ErrorCode
 from doiget.installed import servable
+from doiget.owner import LOCAL, owned_by
 from doiget.redaction import redact_known, redact_value
 from doiget.runtime import Runtime
 from doiget.server.framing import checked_stdio
 from doiget.server.lifecycle import GRACE_SECONDS, draining
 from doiget.server.snapshot import listing
+from doiget.server.tokens import holder
 from doiget.server.toolset import ServedTool, Toolset
 
 logger = logging.getLogger("doiget.server")
@@ -107,6 +109,12 @@ def _ref_of(spec: ServedTool | None, arguments: Any) -> str | None:
     field = spec.ref_field if spec else None
     ref = arguments.get(field) if field and isinstance(arguments, dict) else None
     return ref if isinstance(ref, str) else None
+
+
+def _owner(ctx: ServerRequestContext[Any]) -> str:
+    """Who the call is for: the token id over HTTP, else the one local owner."""
+    scope = getattr(ctx.request, "scope", None)
+    return holder(scope, LOCAL) if isinstance(scope, Mapping) else LOCAL
 
 
 def _tool_result(rendered: Rendered) -> types.CallToolResult:
@@ -204,7 +212,8 @@ class DoigetServer:
     ) -> types.CallToolResult:
         """Run a tool; counted and timed by tool and outcome when metrics are on."""
         began = time.perf_counter()
-        result = await self._call_tool(ctx, params)
+        with owned_by(_owner(ctx)):
+            result = await self._call_tool(ctx, params)
         tool = params.name if params.name in self.tools else "unknown"
         metrics.count("tool_calls", tool=tool, outcome="error" if result.is_error else "ok")
         metrics.observe("tool_call_seconds", time.perf_counter() - began, tool=tool)
@@ -284,7 +293,8 @@ class DoigetServer:
         for toolset in self.toolsets:
             if toolset.read_resource is None:
                 continue
-            body = await toolset.read_resource(uri)
+            with owned_by(_owner(ctx)):
+                body = await toolset.read_resource(uri)
             if body is None:
                 continue
             if body.data is not None:

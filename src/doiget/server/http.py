@@ -6,14 +6,17 @@ structured results, progress notifications, resources and resource links,
 cancellation. Around it:
 
 - ``/mcp`` needs a valid bearer token (401 with ``WWW-Authenticate`` otherwise, and
-  nothing else); each token has a request rate (429 with ``Retry-After`` above it).
+  nothing else); each token has a request rate (429 with ``Retry-After`` above it), and
+  so has each client address for requests without a valid token.
+- Each token holds a bounded number of MCP sessions (:mod:`doiget.server.httpsessions`);
+  connections that do not send a request are closed (:mod:`doiget.server.connections`).
 - Host and Origin are checked against the allowed names (DNS-rebinding protection as
   the MCP transport spec requires); request bodies are capped; CORS is off unless
   origins are configured.
 - ``/healthz`` (liveness) and ``/readyz`` (store, log, Redis, Qdrant reachable) are
   open and say nothing beyond that.
-- One JSON line per request on stderr: token id (never the token), JSON-RPC method,
-  tool, status, duration.
+- One JSON line per request on stderr: token id (never the token; ``-`` without a
+  valid one), JSON-RPC method, tool, status, duration.
 - SIGTERM stops accepting, lets in-flight calls finish within the grace period, then
   closes the toolsets (ending the provenance session) and exits 0.
 """
@@ -30,8 +33,11 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
 from typing import Any, Final
 
-from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
-from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.auth.middleware.bearer_auth import (
+    AuthenticatedUser,
+    BearerAuthBackend,
+    RequireAuthMiddleware,
+)
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -48,7 +54,10 @@ from doiget.httpconfig import HttpSettings
 from doiget.jsontext import parse_json
 from doiget.runtime import Runtime
 from doiget.server.app import DoigetServer
+from doiget.server.connections import uvicorn_limits
+from doiget.server.httpsessions import PerTokenSessions
 from doiget.server.tokens import StaticTokens, read_token_file
+from doiget.server.tokens import holder as _holder
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -61,6 +70,9 @@ MCP_PATH: Final = "/mcp"
 # How much of a request body is read to name the JSON-RPC method and tool in the log.
 PEEK_BYTES: Final = 64 * 1024
 SETTLE_SECONDS: Final = 0.5
+# Request budgets kept at most (client addresses are not a closed set).
+MAX_HOLDERS: Final = 10_000
+UNAUTHENTICATED: Final = "-"
 
 
 def token_verifier(settings: HttpSettings) -> StaticTokens | None:
@@ -86,7 +98,10 @@ def token_verifier(settings: HttpSettings) -> StaticTokens | None:
 
 
 class _Tokens:
-    """Per-token request budget: a bucket of ``rate`` a minute, refilled continuously."""
+    """Per-holder request budget (a token, or a client address): a bucket of ``rate``
+    a minute, refilled continuously. At most :data:`MAX_HOLDERS` buckets are kept: a
+    new holder beyond them first drops the buckets that have refilled, then the oldest.
+    """
 
     def __init__(self, per_minute: int) -> None:
         self.capacity = float(per_minute)
@@ -96,7 +111,9 @@ class _Tokens:
     def wait_for(self, holder: str) -> float:
         """0 when ``holder`` may go now (and spends one), else seconds until it may."""
         now = time.monotonic()
-        level, then = self._buckets.get(holder, (self.capacity, now))
+        if holder not in self._buckets and len(self._buckets) >= MAX_HOLDERS:
+            self._forget(now)
+        level, then = self._buckets.pop(holder, (self.capacity, now))
         level = min(self.capacity, level + (now - then) * self.per_second)
         if level >= 1.0:
             self._buckets[holder] = (level - 1.0, now)
@@ -104,11 +121,22 @@ class _Tokens:
         self._buckets[holder] = (level, now)
         return (1.0 - level) / self.per_second
 
+    def _forget(self, now: float) -> None:
+        """Make room for one more bucket: full ones go, then the least recently used."""
+        for holder, (level, then) in list(self._buckets.items()):
+            if level + (now - then) * self.per_second >= self.capacity:
+                del self._buckets[holder]
+        while len(self._buckets) >= MAX_HOLDERS:
+            del self._buckets[next(iter(self._buckets))]
 
-def _holder(scope: Scope) -> str:
-    user = scope.get("user")
-    token = getattr(user, "access_token", None)
-    return str(getattr(token, "client_id", "")) or "anonymous"
+
+def _rate_limited(wait: float) -> Response:
+    seconds = math.ceil(wait)
+    return JSONResponse(
+        {"error": f"rate limit: try again in {seconds} s"},
+        status_code=429,
+        headers={"Retry-After": str(seconds)},
+    )
 
 
 def _jsonrpc_names(body: bytes) -> tuple[str | None, str | None]:
@@ -172,12 +200,7 @@ class RequestLog:
         record: dict[str, Any] = {"token": holder, "http": scope["method"], "status": None}
         if wait > 0:
             record["status"] = 429
-            response = JSONResponse(
-                {"error": f"rate limit: try again in {math.ceil(wait)} s"},
-                status_code=429,
-                headers={"Retry-After": str(math.ceil(wait))},
-            )
-            await response(scope, receive, send)
+            await _rate_limited(wait)(scope, receive, send)
             self._write(record, started)
             return
         replay = await self._peek(receive, record)
@@ -217,6 +240,39 @@ class RequestLog:
         record["ms"] = round((time.perf_counter() - started) * 1000, 1)
         fields = {key: value for key, value in record.items() if value is not None}
         access_log.info(json.dumps(fields, separators=(",", ":")))
+
+
+class AuthGate:
+    """Bearer authentication in front of ``app``: a request without a valid token gets
+    401, is logged (token id ``-``), and such requests are rate-limited per client
+    address (429 with ``Retry-After``) before anything else is done for them."""
+
+    def __init__(self, app: ASGIApp, budget: _Tokens) -> None:
+        self.guarded = RequireAuthMiddleware(app, required_scopes=[])
+        self.budget = budget
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or isinstance(scope.get("user"), AuthenticatedUser):
+            await self.guarded(scope, receive, send)
+            return
+        started = time.perf_counter()
+        record: dict[str, Any] = {
+            "token": UNAUTHENTICATED,
+            "http": scope["method"],
+            "path": scope["path"],
+            "status": None,
+        }
+        client = scope.get("client")
+        wait = self.budget.wait_for(str(client[0]) if client else UNAUTHENTICATED)
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                record["status"] = message["status"]
+            await send(message)
+
+        refusal = _rate_limited(wait) if wait > 0 else self.guarded
+        await refusal(scope, receive, sending)
+        RequestLog._write(record, started)
 
 
 async def _healthz(request: Request) -> Response:
@@ -271,8 +327,10 @@ def build_app(runtime: Runtime, drain: Drain | None = None) -> tuple[Starlette, 
     http = runtime.settings.http
     verifier = token_verifier(http)
     doiget = DoigetServer(runtime)
-    manager = StreamableHTTPSessionManager(
+    manager = PerTokenSessions(
         app=doiget.build(),
+        per_token=http.max_sessions,
+        session_idle_timeout=http.session_idle,
         security_settings=TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
             allowed_hosts=http.host_headers(),
@@ -280,10 +338,11 @@ def build_app(runtime: Runtime, drain: Drain | None = None) -> tuple[Starlette, 
         ),
         max_request_body_size=http.max_body_bytes,
     )
-    mcp: ASGIApp = RequestLog(StreamableHTTPASGIApp(manager), _Tokens(http.rate_per_minute), drain)
+    mcp: ASGIApp = RequestLog(manager.handle_request, _Tokens(http.rate_per_minute), drain)
     middleware = []
+    unauthenticated = _Tokens(http.unauth_rate_per_minute)
     if verifier is not None:
-        mcp = RequireAuthMiddleware(mcp, required_scopes=[])
+        mcp = AuthGate(mcp, unauthenticated)
         middleware.append(Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(verifier)))
     if http.allowed_origins:
         middleware.append(
@@ -324,7 +383,7 @@ def build_app(runtime: Runtime, drain: Drain | None = None) -> tuple[Starlette, 
         metrics.enable()
         page: ASGIApp = Route("/metrics", metrics_page, methods=["GET"])
         if verifier is not None:
-            page = RequireAuthMiddleware(page, required_scopes=[])
+            page = AuthGate(page, unauthenticated)
         routes.append(Route("/metrics", page, methods=["GET"]))
     app = Starlette(
         routes=routes,
@@ -393,6 +452,7 @@ def serve_http(runtime: Runtime) -> None:
         lifespan="on",
         timeout_graceful_shutdown=math.ceil(http.shutdown_grace),
         server_header=False,
+        **uvicorn_limits(http.header_timeout, http.max_connections),
     )
     if runtime.settings.redis_url and runtime.settings.cache_key is None:
         print(

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from mcp.server.auth.provider import AccessToken
 
@@ -20,6 +20,8 @@ from doiget.errors import DoigetError, ErrorCode
 
 # Shorter tokens are refused at start: a guessable token is no authentication.
 MIN_TOKEN_CHARS: Final = 16
+# Who a request is when the server runs without authentication (loopback only).
+NO_AUTH_HOLDER: Final = "anonymous"
 
 
 def _digest(token: str) -> bytes:
@@ -76,3 +78,10 @@ class StaticTokens:
         if found is None:
             return None
         return AccessToken(token=found, client_id=found, scopes=[])
+
+
+def holder(scope: Mapping[str, Any], default: str = NO_AUTH_HOLDER) -> str:
+    """The token id of an authenticated request (set by the bearer authentication);
+    ``default`` when the server runs without authentication."""
+    token = getattr(scope.get("user"), "access_token", None)
+    return str(getattr(token, "client_id", "")) or default
