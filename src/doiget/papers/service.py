@@ -87,7 +87,7 @@ class Papers:
         self.network = network or runtime.network()
         self.store = Store(settings.store_root)
         self.index = PaperIndex(self.store)
-        self.log = ProvenanceLog(settings.log_path)
+        self.log = ProvenanceLog(settings.log_path, settings.provenance_key_path)
         self.resolver = Resolver(settings, runtime.profile, self.network)
         self.flights = flights_for(settings.redis_url, settings.data_dir)
         self._index_checked = False
