@@ -10,6 +10,7 @@ wrong, what to do next. Callers remove what they had half written before raising
 from __future__ import annotations
 
 import errno
+import os
 from pathlib import Path
 from typing import Final
 
@@ -26,9 +27,21 @@ _ADVICE: Final = {
 }
 
 
-def disk_full(exc: BaseException) -> bool:
-    """Whether ``exc`` says the disk (or the quota) has no room left."""
-    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+# SQLite's result codes (sqlite3 and apsw carry them) for the same conditions.
+_SQLITE_ERRNO: Final = {13: errno.ENOSPC, 8: errno.EROFS, 23: errno.EACCES}
+
+
+def disk_failure(exc: BaseException) -> OSError | None:
+    """The disk condition behind ``exc`` as an OSError (None when it is not one):
+    an OSError with an errno, or an SQLite error whose primary result code says the
+    disk is full, the database read-only or access denied."""
+    if isinstance(exc, OSError):
+        return exc if exc.errno else None
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None:
+        code = getattr(exc, "result", None)
+    number = _SQLITE_ERRNO.get(code & 0xFF) if isinstance(code, int) else None
+    return OSError(number, os.strerror(number)) if number else None
 
 
 def write_error(

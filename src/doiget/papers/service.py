@@ -153,8 +153,16 @@ class Papers:
         """
 
         def write() -> None:
+            new = not self.store.metadata_path(ref).exists()
             target = None if pdf is None else self.store.place_pdf(ref, pdf)
-            self.store.write_metadata(ref, resolution.work, pdf=target, doiget_fields=doiget_fields)
+            try:
+                self.store.write_metadata(
+                    ref, resolution.work, pdf=target, doiget_fields=doiget_fields
+                )
+            except DoigetError:
+                if new and target is not None:  # no TOML points at it: leave no stray PDF
+                    target.unlink(missing_ok=True)
+                raise
             self._index_entry(ref)
 
         await anyio.to_thread.run_sync(write)
