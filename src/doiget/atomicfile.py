@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -17,18 +16,29 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` so readers see the old or the new file, never a mix."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+def _fsynced_temp(directory: Path, name: str, data: bytes) -> Path:
+    """A private temp file (mkstemp: O_EXCL, mode 0600) in ``directory`` holding
+    ``data``, fsynced; removed again if writing it fails."""
+    fd, temp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        Path(name).replace(path)
     except BaseException:
-        Path(name).unlink(missing_ok=True)
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return Path(temp)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` so readers see the old or the new file, never a mix."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = _fsynced_temp(path.parent, path.name, data)
+    try:
+        temp.replace(path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
         raise
     fsync_dir(path.parent)
 
@@ -49,18 +59,12 @@ def create_once(path: Path, data: bytes) -> bool:
     wins and the other reads the winner's file.
     """
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    temp = _fsynced_temp(path.parent, path.name, data)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            os.link(temp, path)
-        except FileExistsError:
-            return False
+        os.link(temp, path)
+    except FileExistsError:
+        return False
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            Path(temp).unlink()
+        temp.unlink(missing_ok=True)
     fsync_dir(path.parent)
     return True
