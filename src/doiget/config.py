@@ -59,6 +59,12 @@ CORE_SETTINGS: tuple[Setting, ...] = (
         config_key="log_path",
     ),
     Setting(
+        "DOIGET_PROVENANCE_KEY_PATH",
+        "key that signs the provenance log's head, made on first use, mode 0600 (default: "
+        "keys/provenance.key beside config.toml; refused in the log's folder or the store)",
+        config_key="provenance_key_path",
+    ),
+    Setting(
         "DOIGET_DATA_DIR",
         "caches, passage index, artifacts (default: platform data dir doiget)",
         config_key="data_dir",
@@ -232,6 +238,8 @@ class Settings:
     log_path: Path
     data_dir: Path
     config_path: Path
+    # The key that signs the provenance log's head (made on first use).
+    provenance_key_path: Path = Path("provenance.key")
     email: str | None = None
     toolsets: tuple[str, ...] = KNOWN_TOOLSETS
     log_level: str = "WARNING"
@@ -432,6 +440,21 @@ def _upstream_settings(
     return found
 
 
+def _provenance_key_path(key: Path, log_path: Path, store_root: Path) -> Path:
+    """The key's place, refused in the log's folder or the store: whoever can rewrite
+    the log there could then re-sign it too."""
+    key = key.expanduser()
+    where = key.resolve()
+    beside_log = where.parent == log_path.expanduser().resolve().parent
+    if beside_log or where.is_relative_to(store_root.expanduser().resolve()):
+        raise refuse(
+            f"the provenance key {key} would sit in the provenance log's folder or in the "
+            "store, beside what it signs; set DOIGET_PROVENANCE_KEY_PATH to a file elsewhere "
+            "(e.g. in the config directory)."
+        )
+    return key
+
+
 def _switch(raw: Any) -> bool:
     """On unless set to a false-looking value."""
     return raw is None or str(raw).strip().lower() not in ("0", "false", "no", "off")
@@ -457,6 +480,12 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     log_path = Path(
         pick("DOIGET_LOG_PATH", "log_path")
         or Path(platformdirs.user_state_dir(APP_NAME)) / "provenance.jsonl"
+    )
+    key_setting = pick("DOIGET_PROVENANCE_KEY_PATH", "provenance_key_path")
+    provenance_key_path = _provenance_key_path(
+        Path(key_setting) if key_setting else config_path.parent / "keys" / "provenance.key",
+        log_path,
+        store_root,
     )
     log_level = str(pick("DOIGET_LOG_LEVEL", "log_level") or "WARNING").upper()
     if log_level not in LOG_LEVELS:
@@ -487,6 +516,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         log_path=log_path.expanduser(),
         data_dir=data_dir.expanduser(),
         config_path=config_path,
+        provenance_key_path=provenance_key_path,
         email=pick("DOIGET_EMAIL", "email") or None,
         toolsets=parse_toolsets(pick("DOIGET_TOOLSETS", "toolsets")),
         log_level=log_level,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from mcputil import converse, frames, responses, spawn_server
 
-from doiget.papers.provenance import verify
+from logcheck import verify_env
 
 from papersutil import JOSE_PDF, NATURE, STUB_PDF, route_nature
 from replay import FIXTURES, ReplayUpstream, Reply
@@ -65,7 +65,7 @@ def test_stdout_carries_only_json_rpc_across_all_thirteen_tools(
         expected_ok = tool != "doiget_fetch_paper" or number != 1 + len(calls)
         assert structured["ok"] is expected_ok, (tool, structured)
     assert b"DEBUG" in stderr  # the logs went to stderr
-    assert verify(Path(env["DOIGET_LOG_PATH"])).ok
+    assert verify_env(env).ok
 
 
 def slow_nature(upstream: ReplayUpstream) -> None:
@@ -106,4 +106,4 @@ def test_stopping_during_a_slow_fetch_exits_cleanly(
     assert process.returncode == 0
     responses(process.stdout.read())  # type: ignore[union-attr]
     no_partial_files(store)
-    assert verify(Path(doiget_env["DOIGET_LOG_PATH"])).ok
+    assert verify_env(doiget_env).ok

@@ -9,7 +9,8 @@ from typing import Any
 
 from mcputil import PAPERS_TOOLS, call, mcp_session
 
-from doiget.papers.provenance import read_rows, verify
+from doiget.papers.provenance import read_rows
+from logcheck import verify_env
 
 from papersutil import NATURE, STUB_PDF, route_nature
 from replay import ReplayUpstream
@@ -122,7 +123,7 @@ async def test_every_tool_works_end_to_end(
     blob = as_pdf.contents[0]
     assert blob.mime_type == "application/pdf"
     assert base64.b64decode(blob.blob) == nature_pdf  # type: ignore[union-attr]
-    assert verify(Path(env["DOIGET_LOG_PATH"])).ok
+    assert verify_env(env).ok
 
 
 BAD_INPUTS: list[tuple[str, Any]] = [

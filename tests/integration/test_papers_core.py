@@ -11,9 +11,10 @@ from doiget.contract import plain
 from doiget.errors import DenialReason, DoigetError, ErrorCode
 from doiget.net.client import SourceClient
 from doiget.papers import contracts as c
-from doiget.papers.provenance import read_rows, verify
+from doiget.papers.provenance import read_rows
 from doiget.papers.store import Store
 from doiget.refs import parse_ref
+from logcheck import verify_env
 
 from papersutil import (
     CLOSED,
@@ -60,7 +61,7 @@ async def test_arxiv_new_style_is_fetched_end_to_end(
     assert document["arxiv_id"] == "1605.08386v1"
     assert document["pdf_path"] == result["path"]
     assert document["doiget"]["sha256"]
-    report = verify(Path(doiget_env["DOIGET_LOG_PATH"]))
+    report = verify_env(doiget_env)
     assert report.ok and report.rows >= 3
 
 
@@ -81,7 +82,7 @@ async def test_arxiv_old_style_is_fetched_end_to_end(
         Path(doiget_env["DOIGET_STORE_ROOT"]) / ".metadata" / "arxiv_quant-ph_0201082v1.toml"
     )
     assert document["title"].startswith("Quantum Computers and Quantum Computer Languages")
-    assert verify(Path(doiget_env["DOIGET_LOG_PATH"])).ok
+    assert verify_env(doiget_env).ok
 
 
 @pytest.mark.parametrize(
@@ -118,7 +119,7 @@ async def test_real_dois_are_fetched_end_to_end(
         "resolve",
         "store_write",
     ]
-    assert verify(Path(doiget_env["DOIGET_LOG_PATH"])).ok
+    assert verify_env(doiget_env).ok
 
 
 async def test_off_allowlist_best_location_is_skipped_and_never_contacted(

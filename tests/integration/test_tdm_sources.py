@@ -17,7 +17,8 @@ from doiget import capability
 from doiget.contract import plain
 from doiget.errors import DenialReason, DoigetError, ErrorCode
 from doiget.papers import contracts as c
-from doiget.papers.provenance import read_rows, verify
+from doiget.papers.provenance import read_rows
+from logcheck import verify_env
 
 from papersutil import (
     CLOSED,
@@ -135,7 +136,7 @@ async def test_elsevier_grant_fetches_the_pdf_after_the_entitlement_check(
     ]
     toml = next(Path(env["DOIGET_STORE_ROOT"]).rglob("*.toml"))
     assert read_toml(toml)["doiget"]["pdf_source"] == "tdm-elsevier"
-    assert verify(Path(env["DOIGET_LOG_PATH"])).ok
+    assert verify_env(env).ok
     assert_key_nowhere(env, result)
 
 

@@ -35,6 +35,7 @@ from doiget.upstreams import (
     registry,
 )
 from doiget.upstreams.limits import HARD_CODED
+from logcheck import key_for
 
 from netutil import make_network
 from replay import ReplayUpstream, Reply
@@ -114,7 +115,7 @@ async def test_every_declared_secret_stays_out_of_logs_errors_and_provenance(
         await network.aclose()
     assert upstream.requests_to(host), "the request never reached the upstream"
     error = caught.value
-    log = ProvenanceLog(tmp_path / "provenance.jsonl")
+    log = ProvenanceLog(tmp_path / "provenance.jsonl", key_for(tmp_path / "provenance.jsonl"))
     log.append(
         "fetch",
         source=source,

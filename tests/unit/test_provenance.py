@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 
 from doiget.errors import DoigetError, ErrorCode
 from doiget.papers.provenance import GENESIS, ProvenanceLog, log_files, read_rows, row_hash, verify
+from logcheck import key_for
 
 
 def write_rows(path: Path, count: int, **kw: int) -> ProvenanceLog:
-    log = ProvenanceLog(path, **kw)
+    log = ProvenanceLog(path, key_for(path), **kw)
     for number in range(count):
         log.append(
             "fetch", ref=f"10.1000/{number}", source="oa-publisher", result="ok", size=number
@@ -42,7 +43,7 @@ def test_rows_chain_from_genesis_and_verify(tmp_path: Path) -> None:
         assert row["this_hash"] == row_hash(row)
     assert [row["seq"] for row in rows] == list(range(5))
     assert len({row["session_id"] for row in rows}) == 1
-    report = verify(path)
+    report = verify(path, key_for(path))
     assert (report.ok, report.rows, report.files) == (True, 5, 1)
 
 
@@ -52,7 +53,7 @@ def test_a_second_session_continues_the_chain(tmp_path: Path) -> None:
     write_rows(path, 1).close()
     rows = list(read_rows(path))
     assert len({row["session_id"] for row in rows}) == 2
-    assert verify(path).ok
+    assert verify(path, key_for(path)).ok
 
 
 @pytest.mark.parametrize("tamper", ["edit", "delete", "swap", "garbage"])
@@ -71,7 +72,7 @@ def test_any_tampering_is_reported_at_the_first_broken_row(tmp_path: Path, tampe
     else:
         lines[2] = "{not json"
     path.write_text("\n".join(lines) + "\n")
-    report = verify(path)
+    report = verify(path, key_for(path))
     assert not report.ok
     assert (report.first_broken, report.line) == (2, 3)
     assert report.reason
@@ -86,7 +87,7 @@ def test_a_recomputed_hash_still_breaks_the_next_link(tmp_path: Path) -> None:
     row["this_hash"] = row_hash(row)
     lines[1] = json.dumps(row)
     path.write_text("\n".join(lines) + "\n")
-    assert verify(path).first_broken == 2
+    assert verify(path, key_for(path)).first_broken == 2
 
 
 def test_rotation_keeps_one_chain_across_files(tmp_path: Path) -> None:
@@ -95,10 +96,10 @@ def test_rotation_keeps_one_chain_across_files(tmp_path: Path) -> None:
     files = log_files(path)
     assert len(files) > 2 and files[-1] == path
     assert all(file.stat().st_size <= 1500 for file in files)
-    report = verify(path)
+    report = verify(path, key_for(path))
     assert report.ok and report.rows == 14 and report.files == len(files)
     (files[1]).write_text(files[1].read_text().replace("10.1000/", "10.9999/", 1))
-    broken = verify(path)
+    broken = verify(path, key_for(path))
     assert not broken.ok and broken.file == str(files[1])
 
 
@@ -115,13 +116,13 @@ def test_concurrent_processes_never_fork_the_chain(tmp_path: Path) -> None:
     for worker in workers:
         worker.join(60)
         assert worker.exitcode == 0
-    report = verify(path)
+    report = verify(path, key_for(path))
     assert report.ok and report.rows == 4 * 17
 
 
 def test_threads_sharing_one_log_never_fork_the_chain(tmp_path: Path) -> None:
     path = tmp_path / "log.jsonl"
-    log = ProvenanceLog(path)
+    log = ProvenanceLog(path, key_for(path))
 
     def append_some(worker: int) -> None:
         for number in range(10):
@@ -133,7 +134,7 @@ def test_threads_sharing_one_log_never_fork_the_chain(tmp_path: Path) -> None:
     for thread in threads:
         thread.join(60)
     log.close()
-    report = verify(path)
+    report = verify(path, key_for(path))
     assert report.ok and report.rows == 1 + 4 * 10 + 1
     assert [row["event"] for row in read_rows(path)].count("session_start") == 1
 
@@ -141,27 +142,47 @@ def test_threads_sharing_one_log_never_fork_the_chain(tmp_path: Path) -> None:
 def test_unwritable_log_fails_closed_with_log_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("a file where the log directory should be")
-    log = ProvenanceLog(blocker / "log.jsonl")
+    log = ProvenanceLog(blocker / "log.jsonl", key_for(blocker / "log.jsonl"))
     with pytest.raises(DoigetError) as failed:
         log.append("fetch", ref="10.1000/x", result="ok")
     assert failed.value.code is ErrorCode.LOG_ERROR
     assert "DOIGET_LOG_PATH" in failed.value.message
 
 
-def test_a_torn_last_row_is_reported_and_new_rows_still_append(tmp_path: Path) -> None:
+def test_a_torn_last_row_is_cut_by_the_next_append_and_the_log_verifies(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "log.jsonl"
     write_rows(path, 2)
     with path.open("ab") as handle:
-        handle.write(b'{"seq": 3, "event": "fet')  # a crash mid-row
+        handle.write(b'{"seq":3,"ts":"20')  # a crash mid-row
+    pending = verify(path, key_for(path))
+    assert pending.ok and pending.rows == 3
+    assert any("interrupted write" in note for note in pending.notes)
     write_rows(path, 1)
-    report = verify(path)
-    assert not report.ok and report.line == 4
+    report = verify(path, key_for(path))
+    assert report.ok and report.rows == 5 and report.notes == ()
+    assert b'"ts":"20\n' not in path.read_bytes() and path.read_bytes().endswith(b"\n")
     assert list(read_rows(path))[-1]["event"] == "fetch"
+
+
+def test_a_torn_line_an_earlier_release_closed_is_passed_over(tmp_path: Path) -> None:
+    """Earlier releases closed a torn row with a newline and went on after it: the
+    chain runs past that line, so it is the remains of a write, not a break."""
+    path = tmp_path / "log.jsonl"
+    write_rows(path, 2)
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join([*lines[:2], b'{"seq":2,"ts":"20\n', *lines[2:]]))
+    report = verify(path, key_for(path))
+    assert report.ok and report.rows == 3
+    assert any("line 3" in note and "interrupted write" in note for note in report.notes)
 
 
 def test_unknown_fields_are_a_programming_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
-        ProvenanceLog(tmp_path / "log.jsonl").append("fetch", api_key="x")
+        ProvenanceLog(tmp_path / "log.jsonl", key_for(tmp_path / "log.jsonl")).append(
+            "fetch", api_key="x"
+        )
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -170,9 +191,10 @@ def test_verify_and_read_rows_survive_any_bytes(tmp_path: Path, lines: list[byte
     path = tmp_path / "fuzz.jsonl"
     data = b"\n".join(lines)
     path.write_bytes(data)
-    report = verify(path)
-    # Random bytes never form a chain: only an empty file verifies.
-    assert report.ok == (data == b"")
+    report = verify(path, key_for(path))
+    # Random bytes never form a chain: only a file with no whole line verifies (what
+    # is there is an unfinished write, which the next append cuts).
+    assert report.ok == (b"\n" not in data)
     if not report.ok:
         assert report.first_broken == 0 and report.line == 1 and report.reason
     assert all(isinstance(row, dict) for row in read_rows(path))

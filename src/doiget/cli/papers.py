@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -302,30 +302,42 @@ def reindex(ctx: typer.Context, json_output: JsonFlag = False) -> None:
 @handles_errors
 def audit_log(
     ctx: typer.Context,
-    verify: Annotated[bool, typer.Option("--verify", help="Check the hash chain.")] = False,
+    verify: Annotated[
+        bool, typer.Option("--verify", help="Check the hash chain (what the command does).")
+    ] = True,
     json_output: JsonFlag = False,
 ) -> None:
-    """Verify the provenance log's hash chain and report the first broken row."""
+    """Verify the provenance log: its hash chain, and that it reaches the row its signed
+    head records. Exit 0 when intact, 4 with what is broken or missing."""
     from dataclasses import asdict
 
     from doiget.papers.provenance import verify as verify_log
 
-    if not verify:
-        raise DoigetError(ErrorCode.INVALID_REF, "nothing to do: use `doiget audit-log --verify`.")
-    report = verify_log(runtime(ctx).settings.log_path)
-    payload = {"ok": report.ok, **{k: v for k, v in asdict(report).items() if k != "ok"}}
-    if wants_json(ctx, json_output):
-        emit_json(payload)
-    elif report.ok:
-        out.print(f"provenance log verified: {report.rows} rows, chain intact")
-    else:
-        out.print(f"[red]broken[/] at row {report.first_broken}: {report.reason}")
+    del verify  # checking is all the command does; --verify stays accepted
+    settings = runtime(ctx).settings
+    report = verify_log(settings.log_path, settings.provenance_key_path)
+    payload: dict[str, Any] = {"ok": report.ok, **asdict(report)}
+    error = None
     if not report.ok:
-        report_error(
-            DoigetError(ErrorCode.LOG_ERROR, f"the provenance chain is broken: {report.reason}"),
-            wants_json(ctx, json_output),
+        error = DoigetError(
+            ErrorCode.LOG_ERROR, f"the provenance log does not verify: {report.reason}"
         )
-        raise typer.Exit(4)
+        payload["error"] = error.to_dict()
+    if wants_json(ctx, json_output):
+        emit_json(payload)  # one document, the failure included
+    else:
+        if report.ok:
+            anchored = "signed head matches" if report.anchored else "no signed head yet"
+            out.print(f"provenance log verified: {report.rows} rows, chain intact, {anchored}")
+        else:
+            where = f" (file {report.file}, line {report.line})" if report.line else ""
+            out.print(f"broken at row {report.first_broken}{where}: {report.reason}", markup=False)
+        for note in report.notes:
+            out.print(f"note: {note}", markup=False)
+        if error is not None:
+            report_error(error, False)
+    if error is not None:
+        raise typer.Exit(error.exit_status)
 
 
 COMMANDS: dict[str, Callable[..., None]] = {

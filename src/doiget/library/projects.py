@@ -22,6 +22,7 @@ from typing import Any, Final
 
 from filelock import FileLock
 
+from doiget.diskerror import write_error
 from doiget.errors import DoigetError, ErrorCode
 
 DEFAULT_EMBED_MODEL: Final = "sentence-transformers/all-MiniLM-L6-v2"
@@ -155,13 +156,23 @@ def _write(config_path: Path, document: dict[str, Any]) -> None:
 
     from doiget.atomicfile import write_atomic
 
-    write_atomic(config_path, tomli_w.dumps(document).encode("utf-8"))
+    try:
+        write_atomic(config_path, tomli_w.dumps(document).encode("utf-8"))
+    except OSError as exc:
+        raise _unwritable(config_path, exc) from exc
+
+
+def _unwritable(config_path: Path, exc: OSError) -> DoigetError:
+    return write_error(ErrorCode.STORE_ERROR, "write", config_path, exc, "DOIGET_CONFIG")
 
 
 def _editing(config_path: Path) -> FileLock:
     """The lock that makes read-modify-write of the config file one step across
     processes (two servers creating projects at once both keep theirs)."""
-    config_path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        config_path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _unwritable(config_path, exc) from exc
     return FileLock(f"{config_path}.lock")
 
 

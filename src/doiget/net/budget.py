@@ -98,23 +98,30 @@ class FileBudget:
             try:
                 return self._try_start(key, gap, limit, window)
             except OSError as exc:
-                logger.warning(
-                    "the shared request budget at %s is unusable (%s); this process keeps "
-                    "its own limits",
-                    self.path,
-                    exc.strerror or exc,
-                )
-                self._fallback = LocalBudget()
+                self._fall_back(exc)
+        assert self._fallback is not None
         return await self._fallback.try_start(key, gap, limit, window)
 
+    def _fall_back(self, exc: OSError) -> None:
+        logger.warning(
+            "the shared request budget at %s is unusable (%s); this process keeps its own limits",
+            self.path,
+            exc.strerror or exc,
+        )
+        self._fallback = LocalBudget()
+
     async def sent(self, key: str) -> None:
-        if self._fallback is not None:
-            await self._fallback.sent(key)
-            return
-        try:
-            descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError:
-            return  # the next try_start says what is wrong with the file
+        if self._fallback is None:
+            try:
+                self._sent(key)
+                return
+            except OSError as exc:  # a full disk, say: the budget goes on in memory
+                self._fall_back(exc)
+        assert self._fallback is not None
+        await self._fallback.sent(key)
+
+    def _sent(self, key: str) -> None:
+        descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX)
             state = _read_state(descriptor)

@@ -32,6 +32,7 @@ import anyio
 import httpx
 
 from doiget import __version__, metrics
+from doiget.diskerror import write_error
 from doiget.errors import DenialContext, DenialReason, DoigetError, ErrorCode, denied
 from doiget.jsontext import parse_json
 from doiget.net.addresses import AddressRefused, check_literal
@@ -754,9 +755,12 @@ class SourceClient:
                 expected=("application/pdf",),
                 hop_index=hops,
             )
-        dest_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            dest_dir.mkdir(parents=True, exist_ok=True)
+            fd, name = _temp_file(dest_dir)
+        except OSError as exc:
+            raise write_error(ErrorCode.STORE_ERROR, "save a download in", dest_dir, exc) from exc
         digest = hashlib.sha256()
-        fd, name = _temp_file(dest_dir)
         path = Path(name)
         try:
             with os.fdopen(fd, "wb") as handle:
@@ -769,9 +773,11 @@ class SourceClient:
                     size += len(chunk)
                 handle.flush()
                 os.fsync(handle.fileno())
-        except BaseException:
+        except BaseException as exc:
             with suppress(FileNotFoundError):
                 path.unlink()
+            if isinstance(exc, OSError):
+                raise write_error(ErrorCode.STORE_ERROR, "save the download to", path, exc) from exc
             raise
         return DownloadedPdf(path, size, digest.hexdigest(), str(response.url))
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
+from doiget.diskerror import disk_failure, write_error
 from doiget.errors import DoigetError, ErrorCode
 from doiget.papers.store import Entry, Store
 
@@ -190,7 +191,7 @@ class PaperIndex:
                 "INSERT OR REPLACE INTO meta(name, value) VALUES ('format', ?)", (INDEX_FORMAT,)
             )
             db.commit()
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             raise self._error("open", exc) from exc
         self._db = db
         return db
@@ -203,7 +204,16 @@ class PaperIndex:
             return None
         return str(row[0]) if row else None
 
-    def _error(self, action: str, exc: sqlite3.Error) -> DoigetError:
+    def _error(self, action: str, exc: sqlite3.Error | OSError) -> DoigetError:
+        disk = disk_failure(exc)
+        if disk is not None:
+            return write_error(
+                ErrorCode.STORE_ERROR,
+                f"{action} the search index",
+                self.path,
+                disk,
+                "DOIGET_STORE_ROOT",
+            )
         return DoigetError(
             ErrorCode.STORE_ERROR,
             f"cannot {action} the search index {self.path}: {exc}; run `doiget reindex` "
@@ -309,10 +319,7 @@ class PaperIndex:
             with db:
                 self._upsert_row(db, entry, stat.st_mtime_ns, stat.st_size)
         except (OSError, sqlite3.Error) as exc:
-            raise DoigetError(
-                ErrorCode.STORE_ERROR,
-                f"cannot index {entry.key}: {exc}; run `doiget reindex`.",
-            ) from exc
+            raise self._error(f"add {entry.key} to", exc) from exc
 
     @_one_at_a_time
     def remove(self, key: str) -> None:

@@ -87,7 +87,7 @@ class Papers:
         self.network = network or runtime.network()
         self.store = Store(settings.store_root)
         self.index = PaperIndex(self.store)
-        self.log = ProvenanceLog(settings.log_path)
+        self.log = ProvenanceLog(settings.log_path, settings.provenance_key_path)
         self.resolver = Resolver(settings, runtime.profile, self.network)
         self.flights = flights_for(settings.redis_url, settings.data_dir)
         self._index_checked = False
@@ -153,8 +153,16 @@ class Papers:
         """
 
         def write() -> None:
+            new = not self.store.metadata_path(ref).exists()
             target = None if pdf is None else self.store.place_pdf(ref, pdf)
-            self.store.write_metadata(ref, resolution.work, pdf=target, doiget_fields=doiget_fields)
+            try:
+                self.store.write_metadata(
+                    ref, resolution.work, pdf=target, doiget_fields=doiget_fields
+                )
+            except DoigetError:
+                if new and target is not None:  # no TOML points at it: leave no stray PDF
+                    target.unlink(missing_ok=True)
+                raise
             self._index_entry(ref)
 
         await anyio.to_thread.run_sync(write)

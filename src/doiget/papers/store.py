@@ -29,6 +29,7 @@ import tomli_w
 from filelock import FileLock, Timeout
 
 from doiget.atomicfile import move_into_place, write_atomic
+from doiget.diskerror import write_error
 from doiget.errors import DoigetError, ErrorCode
 from doiget.models import Author, Work
 from doiget.refs import Ref, legacy_safekey, parse_ref
@@ -403,11 +404,7 @@ class Store:
 
     @staticmethod
     def _io_error(action: str, path: Path, exc: OSError) -> DoigetError:
-        return DoigetError(
-            ErrorCode.STORE_ERROR,
-            f"cannot {action} {path}: {exc.strerror or exc}; check DOIGET_STORE_ROOT "
-            "and its permissions.",
-        )
+        return write_error(ErrorCode.STORE_ERROR, action, path, exc, "DOIGET_STORE_ROOT")
 
 
 def _process_alive(pid: int) -> bool:

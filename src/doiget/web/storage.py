@@ -31,7 +31,6 @@ import logging
 import math
 import os
 import struct
-import tempfile
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -41,7 +40,7 @@ from typing import TYPE_CHECKING, Final
 
 import anyio.to_thread
 
-from doiget.atomicfile import write_atomic
+from doiget.atomicfile import create_once, write_atomic
 from doiget.errors import DoigetError, ErrorCode
 
 if TYPE_CHECKING:
@@ -375,28 +374,13 @@ def _read_key_file(path: Path) -> bytes:
 
 
 def _key_file(path: Path) -> bytes:
-    """The key in ``path``, made there once when it does not exist.
-
-    A new key is written to a private temp file (mkstemp: O_EXCL, mode 0600),
-    fsynced, then hard-linked to ``path``. ``link`` refuses an existing name just
-    as O_EXCL does, and the name appears with all 32 bytes in it, so of two
-    processes racing exactly one key wins and the other reads that one back.
-    """
+    """The key in ``path``, made there once when it does not exist (of two processes
+    racing to make it, exactly one key wins and both use it)."""
     try:
         return _read_key_file(path)
     except FileNotFoundError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(os.urandom(KEY_BYTES))
-            handle.flush()
-            os.fsync(handle.fileno())
-        with contextlib.suppress(FileExistsError):
-            os.link(temp, path)
-    finally:
-        Path(temp).unlink(missing_ok=True)
+    create_once(path, os.urandom(KEY_BYTES))
     return _read_key_file(path)
 
 

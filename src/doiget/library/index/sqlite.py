@@ -32,6 +32,7 @@ import apsw
 import numpy as np
 import sqlite_vec
 
+from doiget.diskerror import disk_failure, write_error
 from doiget.errors import DoigetError, ErrorCode
 from doiget.library import analyzer
 from doiget.library.index.base import (
@@ -100,6 +101,16 @@ def _vector_bytes(vector: Sequence[float]) -> bytes:
     return np.asarray(directed(vector), dtype=np.float32).tobytes()
 
 
+def _raise_if_disk(path: Path, exc: BaseException) -> None:
+    """A full disk, a read-only file system or a denied write is the store's error,
+    with what to do about it; anything else is left to the caller."""
+    disk = disk_failure(exc)
+    if disk is not None:
+        raise write_error(
+            ErrorCode.STORE_ERROR, "write the passage index", path, disk, "DOIGET_DATA_DIR"
+        ) from exc
+
+
 class SqliteIndex:
     """The embedded backend (see the module docstring). Thread-safe; blocking calls."""
 
@@ -112,6 +123,7 @@ class SqliteIndex:
                 self._conn.execute(SCHEMA)
                 self._add_embedding_column()
         except (apsw.Error, OSError) as exc:
+            _raise_if_disk(path, exc)
             raise DoigetError(
                 ErrorCode.INDEX_UNAVAILABLE,
                 f"cannot open the passage index {path} ({exc}); check that DOIGET_DATA_DIR "
@@ -147,6 +159,7 @@ class SqliteIndex:
                     ErrorCode.TIMEOUT, "the index query was cancelled at its time limit"
                 ) from exc
             except apsw.Error as exc:
+                _raise_if_disk(self.path, exc)
                 raise DoigetError(
                     ErrorCode.INDEX_UNAVAILABLE,
                     f"the passage index {self.path} failed ({type(exc).__name__}: {exc}); "
