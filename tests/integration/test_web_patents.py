@@ -18,6 +18,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from doiget.config import load_settings
+from doiget.contract import parse
 from doiget.errors import DoigetError
 from doiget.net.network import Network
 from doiget.server.schema import input_schema
@@ -45,7 +46,18 @@ EPO_NO_RESULTS = (
 )
 EMPTY_LENS = {"total": 0, "data": [], "results": 0}
 
-Make = Callable[..., Patents]
+
+class Searcher:
+    """Patents driven as the tool drives it: arguments read through the contract."""
+
+    def __init__(self, patents: Patents) -> None:
+        self.patents = patents
+
+    async def search(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        return await self.patents.search(parse(PatentSearchRequest, arguments))
+
+
+Make = Callable[..., Searcher]
 
 
 @pytest.fixture
@@ -53,22 +65,22 @@ async def make(doiget_env: dict[str, str]) -> AsyncIterator[Make]:
     """Builds a Patents over the replay upstream with the given extra variables."""
     networks: list[Network] = []
 
-    def build(**extra: str) -> Patents:
+    def build(**extra: str) -> Searcher:
         env = {**doiget_env, **extra}
         network = make_network(env)
         networks.append(network)
-        return Patents(load_settings(env), network)
+        return Searcher(Patents(load_settings(env), network))
 
     yield build
     for network in networks:
         await network.aclose()
 
 
-def lens_only(make: Make) -> Patents:
+def lens_only(make: Make) -> Searcher:
     return make(LENS_API_TOKEN=LENS_TOKEN)
 
 
-def epo_only(make: Make) -> Patents:
+def epo_only(make: Make) -> Searcher:
     return make(EPO_OPS_KEY=EPO_KEY, EPO_OPS_SECRET=EPO_SECRET)
 
 

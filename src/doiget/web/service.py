@@ -167,8 +167,7 @@ class WebCore:
         patents = self._patents
 
         async def compute() -> PatentSearchResult:
-            arguments = request.model_dump(exclude={"session_id"}, exclude_none=True)
-            return PatentSearchResult.model_validate(await patents.search(arguments))
+            return PatentSearchResult.model_validate(await patents.search(request))
 
         context = None if request.provider else {"providers": list(patents.configured())}
 

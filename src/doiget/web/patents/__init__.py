@@ -11,7 +11,6 @@ a search that finds nothing carries hints on how to widen it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from doiget.config import Settings
@@ -26,11 +25,7 @@ from doiget.web.patents.base import (
     normalise_assignee,
     patent_number,
 )
-from doiget.web.requests import (
-    PATENT_OFFICES,
-    PATENT_PROVIDERS,
-    SEARCH_TYPES,
-)
+from doiget.web.requests import PATENT_PROVIDERS, PatentSearchRequest
 from doiget.web.results import PatentRecord
 
 if TYPE_CHECKING:
@@ -71,70 +66,48 @@ def _none_configured(settings: Settings) -> DoigetError:
     )
 
 
-def _text(args: Mapping[str, Any], name: str) -> str | None:
-    """The argument with its whitespace runs collapsed; ``None`` when absent or blank."""
-    value = args.get(name)
+def _collapsed(value: str | None) -> str | None:
+    """``value`` with its whitespace runs collapsed; ``None`` when absent or blank."""
     if value is None:
         return None
-    return " ".join(str(value).split()) or None
+    return " ".join(value.split()) or None
 
 
-def _choice(args: Mapping[str, Any], name: str, default: str, known: Sequence[str]) -> str:
-    """The argument (``default`` when absent), which must be one of ``known``."""
-    value = str(args.get(name, default))
-    if value not in known:
-        raise web_error(
-            Kind.VALIDATION, f"{name} {value!r} is not known; use one of: {', '.join(known)}."
-        )
-    return value
+def build_query(request: PatentSearchRequest) -> PatentQuery:
+    """The provider-neutral query for ``request``.
 
-
-def _year(args: Mapping[str, Any], name: str) -> int | None:
-    value = args.get(name)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
-        raise web_error(Kind.VALIDATION, f"{name} must be a whole year such as 2015.")
-    return int(value)
-
-
-def build_query(args: Mapping[str, Any]) -> PatentQuery:
-    """The provider-neutral query for schema-valid ``args``.
-
-    Raises VALIDATION for what the schema cannot say: a query is needed unless an
+    Raises VALIDATION for what the contract cannot say: a query is needed unless an
     assignee or inventor is given, ``specific`` needs a query, and ``year_from``
     may not come after ``year_to``.
     """
-    text = _text(args, "query")
-    assignee = _text(args, "assignee")
-    inventor = _text(args, "inventor")
+    text = _collapsed(request.query)
+    assignee = _collapsed(request.assignee)
+    inventor = _collapsed(request.inventor)
     if not (text or assignee or inventor):
         raise web_error(
             Kind.VALIDATION,
             "patent_search needs query, or assignee or inventor to search by; give at least one.",
         )
-    search_type = _choice(args, "search_type", "prior_art", SEARCH_TYPES)
-    if search_type == "specific" and not text:
+    if request.search_type == "specific" and not text:
         raise web_error(
             Kind.VALIDATION,
             "search_type specific needs query: a patent number (e.g. US10123456B2) or an "
             "exact title.",
         )
-    office = _choice(args, "patent_office", "all", PATENT_OFFICES)
-    year_from, year_to = _year(args, "year_from"), _year(args, "year_to")
+    year_from, year_to = request.year_from, request.year_to
     if year_from is not None and year_to is not None and year_from > year_to:
         raise web_error(
             Kind.VALIDATION,
             f"year_from ({year_from}) is after year_to ({year_to}); swap or widen them.",
         )
-    cpc = _text(args, "cpc_code")
-    wanted = int(args.get("num_results", 5))
+    cpc = _collapsed(request.cpc_code)
+    wanted = request.num_results
     return PatentQuery(
         text=text,
-        search_type=search_type,
-        size=max(wanted, LANDSCAPE_POOL) if search_type == "landscape" else wanted,
-        number=patent_number(text) if text and search_type == "specific" else None,
-        office=None if office == "all" else office,
+        search_type=request.search_type,
+        size=max(wanted, LANDSCAPE_POOL) if request.search_type == "landscape" else wanted,
+        number=patent_number(text) if text and request.search_type == "specific" else None,
+        office=None if request.patent_office == "all" else request.patent_office,
         assignee=normalise_assignee(assignee) if assignee else None,
         inventor=inventor,
         cpc=cpc.replace(" ", "").upper() if cpc else None,
@@ -173,18 +146,19 @@ def cluster_by_assignee(
     return picked, [{"assignee": shown[key], "count": count} for key, count in ranked]
 
 
-def _hints(args: Mapping[str, Any], others: tuple[str, ...]) -> dict[str, Any]:
+def _hints(request: PatentSearchRequest, others: tuple[str, ...]) -> dict[str, Any]:
     """Why nothing came back and how to widen the search (web_search's hint shape)."""
     from doiget.web.search import zero_result_hints
 
     applied = [
         name
         for name in FILTERS
-        if args.get(name) is not None and (name != "patent_office" or args[name] != "all")
+        if getattr(request, name) is not None
+        and (name != "patent_office" or request.patent_office != "all")
     ]
     extra = (
         ["use search_type=prior_art to match the terms instead of an exact title"]
-        if args.get("search_type") == "specific"
+        if request.search_type == "specific"
         else []
     )
     return zero_result_hints(applied, others, extra)
@@ -202,13 +176,13 @@ class Patents:
         """The providers that can run, in the order they are tried."""
         return configured_patent_providers(self._settings)
 
-    async def search(self, args: Mapping[str, Any]) -> dict[str, Any]:
+    async def search(self, request: PatentSearchRequest) -> dict[str, Any]:
         """``{patents, query, searchType, resultCount, source, notes?, hints?,
-        assigneeClusters?, trust}`` for ``args``."""
-        query = build_query(args)
-        order = self._order(args.get("provider"))
+        assigneeClusters?, trust}`` for ``request``."""
+        query = build_query(request)
+        order = self._order(request.provider)
         answer, notes = await self._ask(order, query)
-        wanted = int(args.get("num_results", 5))
+        wanted = request.num_results
         found = [
             patent
             for patent in answer.patents
@@ -233,24 +207,18 @@ class Patents:
             body["assigneeClusters"] = clusters
         if not found:
             others = tuple(name for name in self.configured() if name != answer.provider)
-            body["hints"] = _hints(args, others)
+            body["hints"] = _hints(request, others)
         body["trust"] = TRUST
         return body
 
-    def _order(self, pinned: Any) -> tuple[str, ...]:
-        """The providers to ask: the pinned one, else every configured one."""
-        if pinned is None:
+    def _order(self, name: str | None) -> tuple[str, ...]:
+        """The providers to ask: the pinned one (the contract checked its name), else
+        every configured one."""
+        if name is None:
             order = self.configured()
             if not order:
                 raise _none_configured(self._settings)
             return order
-        name = str(pinned).strip().lower()
-        names = PATENT_PROVIDERS
-        if name not in names:
-            raise web_error(
-                Kind.VALIDATION,
-                f"{pinned!r} is not a patent provider; use one of: {', '.join(names)}.",
-            )
         missing = _missing(name, self._settings)
         if missing:
             raise web_error(
