@@ -208,7 +208,7 @@ def web_toolset(runtime: Runtime) -> Toolset:
                 "3; gaps; the 10 latest sources.",
                 costs="Local only (encrypted on disk, or Redis).",
                 side_effects="Creates or updates the session; idle sessions expire after 4 h.",
-                limits="50 sessions per caller (longest idle dropped); 200 steps, 500 sources each.",
+                limits="50 sessions a caller (longest idle dropped); 200 steps, 500 sources each.",
             ),
             rq.ResearchStepRequest,
             rs.StepRecorded,
