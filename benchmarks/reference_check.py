@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import html
 import json
 import re
 import sys
@@ -102,8 +103,13 @@ def load_pool(path: Path) -> list[Record]:
     return records
 
 
+def _person(name: str) -> str:
+    """A name as Crossref and arXiv print it: no DBLP disambiguation number, no entity."""
+    return re.sub(r"\s+\d{4}$", "", html.unescape(name))
+
+
 def _split_name(name: str) -> tuple[str, str]:
-    parts = name.split()
+    parts = _person(name).split()
     return " ".join(parts[:-1]), parts[-1] if parts else name
 
 
@@ -211,7 +217,9 @@ class PoolReplay:
     # arXiv -----------------------------------------------------------------------------
 
     def _entry(self, record: Record) -> str:
-        authors = "".join(f"<author><name>{escape(a)}</name></author>" for a in record.authors)
+        authors = "".join(
+            f"<author><name>{escape(_person(a))}</name></author>" for a in record.authors
+        )
         return (
             f"<entry><id>http://arxiv.org/abs/{record.arxiv_id}v1</id>"
             f"<published>{record.year}-02-12T00:00:00Z</published>"

@@ -3,6 +3,7 @@ records and free text as it stands in a bibliography."""
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
@@ -29,7 +30,7 @@ _VENUE_FIELDS: Final = ("booktitle", "journal", "journaltitle", "eventtitle", "s
 def _clean(value: Any) -> str | None:
     if value is None:
         return None
-    text = " ".join(delatex(str(value)).split()).strip(" .,;")
+    text = " ".join(delatex(html.unescape(str(value))).split()).strip(" .,;")
     return text or None
 
 
@@ -63,7 +64,8 @@ def _arxiv(*values: Any) -> str | None:
 
 def split_name(name: str) -> CitedAuthor | None:
     """'Family, Given', 'Given Family' or 'Family G.' as an author; None for 'others'."""
-    name = " ".join(delatex(name).replace("{", "").replace("}", "").split()).strip(" ,;")
+    name = delatex(html.unescape(name)).replace("{", "").replace("}", "")
+    name = " ".join(name.split()).strip(" ,;")
     if not name or _MORE.match(name):
         return None
     if "," in name:
