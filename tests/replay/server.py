@@ -34,6 +34,7 @@ DEFAULT_HOSTS = (
     "api.unpaywall.org",
     "export.arxiv.org",
     "arxiv.org",
+    "dblp.org",
     "api.openalex.org",
     "api.semanticscholar.org",
     "eutils.ncbi.nlm.nih.gov",

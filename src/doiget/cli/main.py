@@ -13,6 +13,7 @@ from doiget.cli.papers import COMMANDS as PAPERS_COMMANDS
 from doiget.cli.scholar import scholar_app
 from doiget.cli.serve import serve
 from doiget.cli.system import capabilities, health
+from doiget.cli.verify import verify
 from doiget.cli.web import web_app
 
 app = typer.Typer(
@@ -50,6 +51,7 @@ app.command("health")(health)
 app.command("serve")(serve)
 for _name, _command in PAPERS_COMMANDS.items():
     app.command(_name)(_command)
+app.command("verify")(verify)
 app.add_typer(scholar_app, name="scholar")
 app.add_typer(projects_app, name="projects")
 app.add_typer(web_app, name="web")

@@ -29,6 +29,8 @@ from doiget.server.toolset import (
 
 if TYPE_CHECKING:
     from doiget.papers.service import Papers
+    from doiget.verify import contracts as vc
+    from doiget.verify.service import Verifier
 
 URI_PREFIX: Final = "doiget://paper/"
 _KEY: Final = re.compile(r"(?:doi|arxiv)_[A-Za-z0-9._-]{1,250}")
@@ -46,7 +48,17 @@ class PapersTools:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self._core = LazyCore(self._build)
-        self.close = self._core.close
+        self._verifier = LazyCore(self._build_verifier)
+        self.close = self._close
+
+    async def _close(self) -> None:
+        await self._core.close()
+        await self._verifier.close()
+
+    def _build_verifier(self) -> Verifier:
+        from doiget.verify.service import Verifier
+
+        return Verifier.of(self.runtime)
 
     def _build(self) -> Papers:
         from doiget.papers.service import Papers
@@ -58,6 +70,20 @@ class PapersTools:
         return self._core.get()
 
     # -- handlers ---------------------------------------------------------------
+
+    async def verify(self, request: vc.VerifyReferences, call: ToolCall) -> vc.Verification:
+        from doiget.verify.inputs import read_item
+
+        cited = [read_item(item) for item in request.references]
+
+        async def report(done: int, total: int, row: vc.Row) -> None:
+            await call.progress(done, total, f"{row.key or done}: {row.verdict}")
+
+        return await self.verifier.verify_many(cited, progress=report)
+
+    @property
+    def verifier(self) -> Verifier:
+        return self._verifier.get()
 
     async def resolve(self, request: c.PaperLookup, call: ToolCall) -> c.PapersReply:
         return await self.papers.resolve(request)
@@ -356,6 +382,26 @@ def papers_toolset(runtime: Runtime) -> Toolset:
             tools.csl,
         ),
     ]
+    from doiget.verify import contracts as vc
+
+    specs.append(
+        Tool(
+            "doiget_verify_references",
+            describe(
+                when="Check references before citing: real work, right details?",
+                inputs="references: BibTeX, RIS, CSL-JSON or free text (max 100).",
+                outputs="results[]: key, verdict (verified|miscited|not_found|uncertain), "
+                "confidence, problems[{field,kind,cited,actual}], match, integrity, corrected.",
+                costs="2-6 upstream requests a reference; cached.",
+                side_effects="None.",
+                limits="An upstream failure gives uncertain, never not_found.",
+            ),
+            vc.VerifyReferences,
+            vc.Verification,
+            READS_REMOTE,
+            tools.verify,
+        )
+    )
     return Toolset(
         "papers",
         specs,

@@ -28,6 +28,7 @@ REGISTRATION: Final = tuple(
         "crossref",
         "unpaywall",
         "arxiv",
+        "dblp",
         "oa_publisher",
         "openalex",
         "semantic_scholar",

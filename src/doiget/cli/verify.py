@@ -1,0 +1,98 @@
+"""``doiget verify``: check every reference of a bibliography against the record."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from doiget.cli.output import JsonFlag, emit_json, handles_errors, report_error, runtime, wants_json
+from doiget.contract import plain
+from doiget.errors import DoigetError, ErrorCode
+
+if TYPE_CHECKING:
+    from doiget.verify.cited import CitedWork
+    from doiget.verify.contracts import Row, Verification
+
+_COLOURS = {"verified": "green", "miscited": "yellow", "not_found": "red", "uncertain": "blue"}
+
+
+def _read(source: str) -> list[CitedWork]:
+    from doiget.verify.inputs import read_path, read_text
+
+    try:
+        if source == "-":
+            return read_text(sys.stdin.read())
+        return read_path(Path(source))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DoigetError(ErrorCode.INVALID_REF, f"cannot read {source}: {exc}") from exc
+
+
+def _show(result: Verification) -> None:
+    out = Console()
+    for index, row in enumerate(result.results, 1):
+        colour = _COLOURS[row.verdict]
+        label = row.key or f"#{index}"
+        out.print(f"[{colour}]{row.verdict:<9}[/] {label} ({row.confidence:.2f})", highlight=False)
+        for problem in row.problems:
+            out.print(f"    {problem.kind}: cited {problem.cited!r}, record {problem.actual!r}")
+        if row.match is not None and row.match.ref:
+            out.print(f"    match: {row.match.ref} {row.match.title}", highlight=False)
+        if row.note and row.verdict != "verified":
+            out.print(f"    {row.note}", highlight=False)
+
+
+@handles_errors
+def verify(
+    ctx: typer.Context,
+    source: Annotated[
+        str,
+        typer.Argument(
+            help="A .bib, CSL-JSON .json, .ris or .txt file (one reference per paragraph), "
+            "a PDF manuscript (its reference list), or - for stdin."
+        ),
+    ],
+    json_output: JsonFlag = False,
+) -> None:
+    """Check references against Crossref, DBLP and arXiv (exit 0 even when some are bad)."""
+    as_json = wants_json(ctx, json_output)
+    try:
+        cited = _read(source)
+    except DoigetError as failure:
+        report_error(failure, as_json)
+        raise typer.Exit(1) from None
+    if not cited:
+        report_error(
+            DoigetError(ErrorCode.INVALID_REF, f"no reference found in {source}."), as_json
+        )
+        raise typer.Exit(1)
+    result = _verify(ctx, cited, as_json)
+    emit_json(plain(result)) if as_json else _show(result)
+
+
+def _verify(ctx: typer.Context, cited: list[CitedWork], as_json: bool) -> Verification:
+    import anyio
+
+    from doiget.verify.service import Verifier
+
+    shared = runtime(ctx)
+
+    async def work() -> Verification:
+        verifier = Verifier.of(shared)
+        columns = (TextColumn("verifying"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        try:
+            with Progress(*columns, console=Console(stderr=True), transient=as_json) as bar:
+                task = bar.add_task("verify", total=len(cited))
+
+                def advance(done: int, total: int, row: Row) -> None:
+                    bar.update(task, completed=done)
+
+                return await verifier.verify_many(cited, advance)
+        finally:
+            await shared.aclose()
+
+    return anyio.run(work)

@@ -1,0 +1,46 @@
+"""A cited work: what a reference says, before anything is looked up.
+
+Readers (:mod:`doiget.verify.readers`) fill what their format carries; every field
+may be missing. ``more_authors`` records a list cut short on purpose ("and others",
+"et al."), which is not an error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class CitedAuthor:
+    """One cited author: family name and given names or initials as written."""
+
+    family: str
+    given: str = ""
+
+    @property
+    def display(self) -> str:
+        """'Given Family' as cited."""
+        return f"{self.given} {self.family}".strip()
+
+
+@dataclass(frozen=True, slots=True)
+class CitedWork:
+    """A reference as written: ``key`` is its BibTeX key or CSL id, ``text`` the free
+    text it came from (when it came as free text)."""
+
+    key: str | None = None
+    title: str | None = None
+    authors: tuple[CitedAuthor, ...] = ()
+    more_authors: bool = False
+    year: int | None = None
+    venue: str | None = None
+    doi: str | None = None
+    arxiv_id: str | None = None
+    pmid: str | None = None
+    kind: str | None = None
+    text: str | None = None
+
+    @property
+    def empty(self) -> bool:
+        """Whether nothing that could identify a work was read."""
+        return not (self.title or self.doi or self.arxiv_id or self.pmid)

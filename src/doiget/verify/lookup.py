@@ -1,0 +1,182 @@
+"""The upstream questions verification asks, each answered at most once.
+
+Answers (a record, a list of hits, or "no such record") are kept on disk under the
+data directory, keyed by the source, the URL and every parameter sent, so checking
+a bibliography again costs no upstream budget. Failures are never kept. Requests go
+through the process's :class:`~doiget.net.network.Network`: the papers rate budget,
+each upstream's own ceiling, retries and the host map all apply.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from doiget.atomicfile import write_atomic
+from doiget.errors import DoigetError, ErrorCode
+from doiget.models import Work
+from doiget.net.network import Network
+from doiget.sources import arxiv, crossref, dblp
+from doiget.sources.shape import ShapeError
+from doiget.verify.text import words
+
+CACHE_VERSION: Final = 1
+CACHE_SECONDS: Final = 7 * 24 * 3600
+DBLP_HITS: Final = 10
+CROSSREF_ROWS: Final = 5
+ARXIV_RESULTS: Final = 5
+# arXiv's search treats these as syntax; they never help find a title.
+_ARXIV_SYNTAX: Final = re.compile(r"\b(?:and|or|andnot)\b", re.IGNORECASE)
+
+
+class AnswerStore:
+    """Upstream answers on disk, one small JSON file per question."""
+
+    def __init__(self, directory: Path | None, ttl: float = CACHE_SECONDS) -> None:
+        self._directory = directory
+        self._ttl = ttl
+
+    def _path(self, question: tuple[str, ...]) -> Path | None:
+        if self._directory is None:
+            return None
+        digest = hashlib.sha256(json.dumps([CACHE_VERSION, *question]).encode()).hexdigest()
+        return self._directory / digest[:2] / f"{digest}.json"
+
+    def get(self, question: tuple[str, ...]) -> tuple[bool, Any]:
+        """(True, answer) when a fresh answer is kept, else (False, None)."""
+        path = self._path(question)
+        if path is None or not path.exists():
+            return False, None
+        try:
+            kept = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False, None
+        if not isinstance(kept, dict) or time.time() - float(kept.get("at", 0)) > self._ttl:
+            return False, None
+        return True, kept.get("answer")
+
+    def put(self, question: tuple[str, ...], answer: Any) -> None:
+        """Keep ``answer``; a cache that cannot be written only costs a later request."""
+        path = self._path(question)
+        if path is None:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, json.dumps({"at": time.time(), "answer": answer}).encode())
+        except OSError:
+            return
+
+
+@dataclass
+class Lookups:
+    """The questions one reference's check asks; ``requests`` counts those that reached
+    an upstream, ``failures`` the sources that failed (source -> message)."""
+
+    network: Network
+    store: AnswerStore
+    mailto: str | None = None
+    requests: int = 0
+    failures: dict[str, str] = field(default_factory=dict)
+
+    async def _answer(
+        self, source: str, question: tuple[str, ...], ask: Callable[[], Awaitable[Any]]
+    ) -> tuple[bool, Any]:
+        """(True, raw answer) or (False, None) when the source failed (recorded)."""
+        known, answer = self.store.get((source, *question))
+        if known:
+            return True, answer
+        self.requests += 1
+        try:
+            answer = await ask()
+        except DoigetError as error:
+            if error.code is ErrorCode.NOT_FOUND:
+                answer = None
+            else:
+                self.failures[source] = f"{error.code.value}: {error.message}"
+                return False, None
+        self.store.put((source, *question), answer)
+        return True, answer
+
+    async def crossref_doi(self, doi: str) -> tuple[bool, Work | None]:
+        """Crossref's record of ``doi`` (None when Crossref has none)."""
+        client = self.network.client("crossref")
+        url = crossref.API_BASE + crossref.doi_path(doi)
+        params = {"mailto": self.mailto} if self.mailto else None
+        ok, data = await self._answer(
+            "crossref", ("doi", doi), lambda: client.get_json(url, params=params)
+        )
+        if not ok or data is None:
+            return ok, None
+        return True, crossref.parse_work(data)
+
+    async def crossref_search(self, bibliographic: str, author: str | None) -> list[Work]:
+        """Crossref's best records for a title (or whole reference) and an author name."""
+        client = self.network.client("crossref")
+        params: dict[str, str | int] = {"query.bibliographic": bibliographic, "rows": CROSSREF_ROWS}
+        if author:
+            params["query.author"] = author
+        if self.mailto:
+            params["mailto"] = self.mailto
+        url = crossref.API_BASE.rstrip("/")
+        question = ("search", bibliographic, author or "", str(CROSSREF_ROWS))
+        ok, data = await self._answer(
+            "crossref", question, lambda: client.get_json(url, params=params)
+        )
+        return crossref.parse_works_page(data).works if ok and data else []
+
+    async def dblp_search(self, query: str) -> list[Work]:
+        """DBLP's publications matching every word of ``query``."""
+        client = self.network.client("dblp")
+        params: dict[str, str | int] = {"q": query, "format": "json", "h": DBLP_HITS}
+        ok, data = await self._answer(
+            "dblp",
+            ("search", query, str(DBLP_HITS)),
+            lambda: client.get_json(dblp.API_URL, params=params),
+        )
+        return dblp.parse_hits(data) if ok and data else []
+
+    async def _arxiv_feed(
+        self, question: tuple[str, ...], params: dict[str, str | int]
+    ) -> tuple[bool, list[Work]]:
+        """(answered, works); an id or query arXiv refuses is an answer with no works."""
+        client = self.network.client("arxiv")
+
+        async def ask() -> str:
+            fetched = await client.get(arxiv.API_URL, params=params, accept_status=(400,))
+            return fetched.content.decode("utf-8", errors="replace")
+
+        ok, body = await self._answer("arxiv", question, ask)
+        if not ok or not body:
+            return ok, []
+        try:
+            return True, arxiv.parse_feed(body.encode("utf-8"))
+        except DoigetError:
+            return True, []
+        except ShapeError as error:
+            self.failures["arxiv"] = f"NETWORK_ERROR: arXiv {error}"
+            return False, []
+
+    async def arxiv_id(self, arxiv_id: str) -> tuple[bool, Work | None]:
+        """arXiv's record of an id (None when arXiv has none)."""
+        params: dict[str, str | int] = {"id_list": arxiv_id, "max_results": 1}
+        ok, works = await self._arxiv_feed(("id", arxiv_id), params)
+        return ok, works[0] if works else None
+
+    async def arxiv_title(self, title: str) -> list[Work]:
+        """arXiv's records whose title has every word of ``title``."""
+        terms = [word for word in words(_ARXIV_SYNTAX.sub(" ", title)) if len(word) > 1]
+        if not terms:
+            return []
+        query = " AND ".join(f"ti:{term}" for term in terms)
+        params: dict[str, str | int] = {
+            "search_query": query,
+            "start": 0,
+            "max_results": ARXIV_RESULTS,
+        }
+        return (await self._arxiv_feed(("title", query, str(ARXIV_RESULTS)), params))[1]

@@ -1,0 +1,180 @@
+"""Whether a record is the cited work, and which cited details it contradicts.
+
+Titles are compared after :func:`doiget.verify.text.key` (LaTeX, accents, case,
+punctuation, spelling): equal keys are the same title; a title equal to the other's
+part before a colon is the same title without its subtitle; a character similarity
+of at least :data:`NEAR_TITLE` is a near miss, accepted as the cited work only when
+at least half of the cited authors are its authors. Everything else is another work.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from rapidfuzz import fuzz
+
+from doiget.models import Work
+from doiget.verify.cited import CitedWork
+from doiget.verify.contracts import Problem
+from doiget.verify.names import AuthorComparison, compare_authors, is_placeholder
+from doiget.verify.text import key
+from doiget.verify.venues import Venue, identify
+
+TitleRelation = Literal["same", "subtitle", "near"]
+
+NEAR_TITLE: Final = 0.8
+NEAR_AUTHORS: Final = 0.5
+_RANK: Final = {"same": 0, "subtitle": 1, "near": 2}
+
+
+def _main(title: str) -> str:
+    return key(title.split(":", 1)[0]) if ":" in title else ""
+
+
+_NOTICE_PREFIX: Final = re.compile(r"^\s*(?:retracted|withdrawn|retraction)\s*:\s*", re.I)
+
+
+def title_relation(cited: str, real: str) -> tuple[TitleRelation | None, float]:
+    """How ``cited`` stands to ``real`` and their similarity (0-1). A publisher's
+    "RETRACTED:" before the real title is not part of it."""
+    real = _NOTICE_PREFIX.sub("", real)
+    a, b = key(cited), key(real)
+    if not a or not b:
+        return None, 0.0
+    if a == b:
+        return "same", 1.0
+    similarity = fuzz.ratio(a, b) / 100
+    mains = (_main(cited), _main(real))
+    if (mains[1] and a == mains[1] and " " in a) or (mains[0] and b == mains[0] and " " in b):
+        return "subtitle", similarity
+    return ("near" if similarity >= NEAR_TITLE else None), similarity
+
+
+def is_preprint(work: Work) -> bool:
+    """Whether the record is a preprint (arXiv, CoRR) rather than a published version."""
+    venue = identify(work.venue)
+    return work.source == "arxiv" or (venue is not None and venue.kind == "preprint")
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A record that may be the cited work, with how well it fits."""
+
+    work: Work
+    relation: TitleRelation
+    similarity: float
+    authors: AuthorComparison
+
+    @property
+    def rank(self) -> tuple[int, float, float]:
+        """Lower is better: title relation, then author agreement, then similarity."""
+        return (_RANK[self.relation], -self.authors.share, -self.similarity)
+
+
+def candidate(cited: CitedWork, work: Work) -> Candidate | None:
+    """``work`` as a candidate for ``cited``, or None when it is another work."""
+    if not cited.title or not work.title:
+        return None
+    relation, similarity = title_relation(cited.title, work.title)
+    if relation is None:
+        return None
+    authors = compare_authors(cited.authors, work.authors)
+    if relation == "near" and cited.authors and authors.share < NEAR_AUTHORS:
+        return None
+    return Candidate(work, relation, similarity, authors)
+
+
+def same_work(a: Work, b: Work) -> bool:
+    """Whether two records are versions of one work (title and an author in common)."""
+    if not a.title or not b.title:
+        return False
+    relation, similarity = title_relation(a.title, b.title)
+    if relation is None or (relation == "near" and similarity < 0.9):
+        return False
+    if not a.authors or not b.authors:
+        return True
+    from doiget.verify.cited import CitedAuthor
+
+    cited = tuple(CitedAuthor(x.family or x.literal or "", x.given or "") for x in a.authors)
+    return bool(compare_authors(cited, b.authors).pairs)
+
+
+def _names(authors: Sequence[object]) -> str:
+    return "; ".join(getattr(author, "display", str(author)) for author in authors)
+
+
+def author_problems(cited: CitedWork, work: Work, comparison: AuthorComparison) -> list[Problem]:
+    """What is wrong with the cited author list against ``work``'s."""
+    if not cited.authors or not work.authors:
+        return []
+    actual = _names(work.authors)
+    cited_names = _names(cited.authors)
+    unmatched = [cited.authors[i] for i in comparison.unmatched]
+    problems: list[Problem] = []
+    placeholders = [author for author in unmatched if is_placeholder(author)]
+    if placeholders:
+        problems.append(Problem(field="authors", kind="authors_placeholder",
+                                cited=_names(placeholders), actual=actual))  # fmt: skip
+    elif unmatched:
+        extra = len(comparison.pairs) == len(work.authors)
+        kind = "authors_extra" if extra else "authors_replaced"
+        problems.append(Problem(field="authors", kind=kind, cited=_names(unmatched), actual=actual))
+    if comparison.missing and not cited.more_authors and not unmatched:
+        missing = _names([work.authors[i] for i in comparison.missing])
+        problems.append(
+            Problem(field="authors", kind="authors_missing", cited=cited_names, actual=missing)
+        )
+    if comparison.reordered and not unmatched:
+        problems.append(
+            Problem(field="authors", kind="authors_reordered", cited=cited_names, actual=actual)
+        )
+    return problems
+
+
+def year_problems(cited: CitedWork, versions: Sequence[Work]) -> list[Problem]:
+    """A year in the future, or one no version of the work carries."""
+    if cited.year is None:
+        return []
+    if cited.year > datetime.datetime.now(datetime.UTC).year:
+        actual = next((str(v.year) for v in versions if v.year), None)
+        return [Problem(field="year", kind="year_future", cited=str(cited.year), actual=actual)]
+    years = {version.year for version in versions if version.year}
+    if years and cited.year not in years:
+        actual = ", ".join(str(year) for year in sorted(years))
+        return [Problem(field="year", kind="year_differs", cited=str(cited.year), actual=actual)]
+    return []
+
+
+def _venue_fits(cited: Venue | None, cited_name: str, work: Work) -> bool:
+    real = identify(work.venue)
+    if cited is not None and real is not None:
+        return cited.id == real.id or real.kind == "series"
+    if real is not None and real.kind == "series":
+        return True
+    return fuzz.token_set_ratio(key(cited_name), key(work.venue or "")) >= 80
+
+
+def venue_problems(cited: CitedWork, versions: Sequence[Work]) -> list[Problem]:
+    """A cited venue that no version was published in (a preprint cited as published)."""
+    if not cited.venue:
+        return []
+    known = [version for version in versions if version.venue or version.source == "arxiv"]
+    if not known:
+        return []
+    cited_venue = identify(cited.venue)
+    published = [version for version in known if not is_preprint(version)]
+    if cited_venue is not None and cited_venue.kind == "preprint":
+        return []  # a preprint cited as one; a published version is news, not a problem
+    if any(_venue_fits(cited_venue, cited.venue, version) for version in published):
+        return []
+    actual = "; ".join(dict.fromkeys(v.venue or "arXiv" for v in published or known))
+    if not published:
+        return [
+            Problem(field="venue", kind="preprint_as_published", cited=cited.venue, actual=actual)
+        ]
+    kind = "venue_differs" if cited_venue is not None else "venue_unknown"
+    return [Problem(field="venue", kind=kind, cited=cited.venue, actual=actual)]

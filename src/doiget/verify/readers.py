@@ -1,0 +1,227 @@
+"""Cited works from the forms references come in: BibTeX entries, CSL-JSON items, RIS
+records and free text as it stands in a bibliography."""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from doiget.errors import DoigetError
+from doiget.refs import arxiv_ref_for, parse_ref
+from doiget.verify.cited import CitedAuthor, CitedWork
+from doiget.verify.text import delatex
+
+_DOI: Final = re.compile(r"\b10\.\d{4,9}/[^\s\"<>{}]+", re.IGNORECASE)
+_ARXIV: Final = re.compile(
+    r"(?:arxiv[:\s./]*(?:abs/|pdf/)?|arxiv\.org/(?:abs|pdf)/)"
+    r"(\d{4}\.\d{4,5}(?:v\d+)?|[a-z-]+(?:\.[a-z]{2})?/\d{7}(?:v\d+)?)",
+    re.IGNORECASE,
+)
+_YEAR: Final = re.compile(r"(?<![\d.])(1[89]\d\d|2\d\d\d)(?!\d|\.\d)")
+_PMID: Final = re.compile(r"\bPMID:?\s*(\d{1,9})\b", re.IGNORECASE)
+_MORE: Final = re.compile(r"^(?:others|et\.?\s*al\.?)$", re.IGNORECASE)
+_BIB_FIELD: Final = re.compile(r"^\s*(\w[\w-]*)\s*=\s*[{\"]?(.*?)[}\"]?\s*,?\s*$")
+_BIB_HEAD: Final = re.compile(r"@(\w+)\s*[{(]\s*([^,\s]*)\s*,")
+_VENUE_FIELDS: Final = ("booktitle", "journal", "journaltitle", "eventtitle", "series", "publisher")
+
+
+def _clean(value: Any) -> str | None:
+    if value is None:
+        return None
+    text = " ".join(delatex(html.unescape(str(value))).split()).strip(" .,;")
+    return text or None
+
+
+def _year(value: Any) -> int | None:
+    found = _YEAR.search(str(value)) if value is not None else None
+    return int(found.group(1)) if found else None
+
+
+def _doi(value: Any) -> str | None:
+    found = _DOI.search(str(value)) if value else None
+    return found.group(0).rstrip(".,;)").lower() if found else None
+
+
+def _arxiv(*values: Any) -> str | None:
+    """An arXiv id from an eprint field, an arXiv DOI or URL, or 'arXiv:...' in text."""
+    for value in values:
+        if not value:
+            continue
+        text = str(value)
+        found = _ARXIV.search(text)
+        if found:
+            return found.group(1)
+        try:
+            ref = arxiv_ref_for(parse_ref(text.strip()))
+        except DoigetError:
+            ref = None
+        if ref is not None:
+            return ref.value
+    return None
+
+
+def split_name(name: str) -> CitedAuthor | None:
+    """'Family, Given', 'Given Family' or 'Family G.' as an author; None for 'others'."""
+    name = delatex(html.unescape(name)).replace("{", "").replace("}", "")
+    name = " ".join(name.split()).strip(" ,;")
+    if not name or _MORE.match(name):
+        return None
+    if "," in name:
+        family, _, given = name.partition(",")
+        return CitedAuthor(family.strip(), given.strip())
+    parts = name.split(" ")
+    if len(parts) > 1 and re.fullmatch(r"(?:[A-Z]\.?-?){1,3}", parts[-1]):
+        return CitedAuthor(" ".join(parts[:-1]), parts[-1])  # "Vaswani A", "Le QV"
+    start = len(parts) - 1
+    while start > 1 and parts[start - 1][:1].islower():
+        start -= 1  # particles belong to the family name: "Ludwig van Beethoven"
+    return CitedAuthor(" ".join(parts[start:]), " ".join(parts[:start]))
+
+
+def _authors(names: Sequence[str]) -> tuple[tuple[CitedAuthor, ...], bool]:
+    authors, more = [], False
+    for name in names:
+        author = split_name(name)
+        if author is None:
+            more = more or bool(name.strip())
+        else:
+            authors.append(author)
+    return tuple(authors), more
+
+
+def _split_bibtex_authors(value: str) -> list[str]:
+    """A BibTeX author field split on ' and ' outside braces."""
+    names, depth, start = [], 0, 0
+    lowered = value.lower()
+    index = 0
+    while index < len(value):
+        char = value[index]
+        depth += char == "{"
+        depth -= char == "}"
+        if depth <= 0 and lowered.startswith(" and ", index):
+            names.append(value[start:index])
+            index += 5
+            start = index
+            continue
+        index += 1
+    names.append(value[start:])
+    return [name.strip() for name in names if name.strip()]
+
+
+def from_fields(key: str | None, kind: str | None, fields: Mapping[str, Any]) -> CitedWork:
+    """A cited work from BibTeX-style fields (names lower-case, values as written)."""
+    authors, more = _authors(_split_bibtex_authors(str(fields.get("author") or "")))
+    venue = next((_clean(fields[name]) for name in _VENUE_FIELDS if fields.get(name)), None)
+    links = (fields.get("eprint"), fields.get("doi"), fields.get("url"), fields.get("journal"))
+    return CitedWork(
+        key=key or None,
+        title=_clean(fields.get("title")),
+        authors=authors,
+        more_authors=more,
+        year=_year(fields.get("year") or fields.get("date")),
+        venue=venue,
+        doi=_doi(fields.get("doi")) or _doi(fields.get("url")),
+        arxiv_id=_arxiv(*links),
+        pmid=_clean(fields.get("pmid")),
+        kind=kind,
+    )
+
+
+def _lenient_bibtex(block: str) -> list[CitedWork]:
+    """Field lines of an entry bibtexparser refused (unbalanced braces, one field a line)."""
+    head = _BIB_HEAD.search(block)
+    fields: dict[str, str] = {}
+    for line in block.splitlines()[1:]:
+        found = _BIB_FIELD.match(line)
+        if found:
+            fields[found.group(1).lower()] = found.group(2)
+    if not head or not fields:
+        return []
+    return [from_fields(head.group(2), head.group(1).lower(), fields)]
+
+
+def read_bibtex(text: str) -> list[CitedWork]:
+    """Every entry of a BibTeX text, in order (an entry the parser refuses is read line by
+    line)."""
+    from bibtexparser.entrypoint import parse_string
+    from bibtexparser.model import Entry, ParsingFailedBlock
+
+    library = parse_string(text)
+    works: list[CitedWork] = []
+    for block in library.blocks:
+        if isinstance(block, Entry):
+            fields = {field.key.lower(): field.value for field in block.fields}
+            works.append(from_fields(block.key, block.entry_type.lower(), fields))
+        elif isinstance(block, ParsingFailedBlock) and (block.raw or "").lstrip().startswith("@"):
+            works.extend(_lenient_bibtex(block.raw or ""))
+    return works
+
+
+def _csl_name(item: Any) -> str:
+    if not isinstance(item, Mapping):
+        return str(item)
+    if item.get("family"):
+        particle = item.get("non-dropping-particle") or ""
+        family = f"{particle} {item['family']}".strip()
+        return f"{family}, {item.get('given', '')}".strip(", ")
+    return str(item.get("literal") or "")
+
+
+def read_csl(item: Mapping[str, Any]) -> CitedWork:
+    """A cited work from one CSL-JSON item."""
+    authors, more = _authors([_csl_name(name) for name in item.get("author") or []])
+    issued = item.get("issued") or {}
+    parts = issued.get("date-parts") if isinstance(issued, Mapping) else None
+    year = (
+        _year(parts[0][0])
+        if parts and parts[0]
+        else _year(issued.get("raw") if isinstance(issued, Mapping) else None)
+    )
+    number = item.get("number") if str(item.get("publisher") or "").lower() == "arxiv" else None
+    return CitedWork(
+        key=str(item["id"]) if item.get("id") is not None else None,
+        title=_clean(item.get("title")),
+        authors=authors,
+        more_authors=more,
+        year=year,
+        venue=_clean(
+            item.get("container-title") or item.get("event-title") or item.get("publisher")
+        ),
+        doi=_doi(item.get("DOI")),
+        arxiv_id=_arxiv(number, item.get("DOI"), item.get("URL")),
+        pmid=_clean(item.get("PMID")),
+        kind=_clean(item.get("type")),
+    )
+
+
+def read_ris(text: str) -> list[CitedWork]:
+    """Every record of an RIS text, in order."""
+    import rispy
+
+    works = []
+    for record in rispy.loads(text):
+        names = record.get("authors") or record.get("first_authors") or []
+        authors, more = _authors(names)
+        venue = (
+            record.get("secondary_title") or record.get("journal_name")
+            or record.get("alternate_title3") or record.get("alternate_title1")
+        )  # fmt: skip
+        urls = record.get("urls") or []
+        works.append(
+            CitedWork(
+                key=_clean(record.get("id")),
+                title=_clean(record.get("title") or record.get("primary_title")),
+                authors=authors,
+                more_authors=more,
+                year=_year(
+                    record.get("year") or record.get("publication_year") or record.get("date")
+                ),
+                venue=_clean(venue),
+                doi=_doi(record.get("doi")),
+                arxiv_id=_arxiv(record.get("doi"), *urls),
+                kind=_clean(record.get("type_of_reference")),
+            )
+        )
+    return works

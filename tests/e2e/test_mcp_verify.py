@@ -1,0 +1,47 @@
+"""doiget_verify_references over MCP: the same rows as the command line, progress sent."""
+
+from __future__ import annotations
+
+import json
+
+from mcputil import call, mcp_session
+from verifyutil import BIB, route_chain_of_thought
+
+from doiget.server.snapshot import stored
+
+from replay import ReplayUpstream
+
+LIMIT = 900
+
+
+async def test_the_tool_returns_one_row_per_reference_in_order(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    route_chain_of_thought(upstream)
+    fabricated = "Gui P, Tokmakov T. Quantum gravity priors for sparse transformers. ICML 2021."
+    async with mcp_session(doiget_env) as session:
+        result = await call(session, "doiget_verify_references", {"references": [BIB, fabricated]})
+    assert result["ok"] is True
+    assert [row["verdict"] for row in result["results"]] == ["verified", "not_found"]
+    assert result["results"][0]["match"]["venue"] == "NeurIPS"
+
+
+async def test_bad_input_is_an_invalid_ref_envelope(doiget_env: dict[str, str]) -> None:
+    async with mcp_session(doiget_env) as session:
+        too_many = await call(session, "doiget_verify_references", {"references": ["x"] * 101})
+        wrong = await call(session, "doiget_verify_references", {"references": [3]})
+    assert too_many["error"]["code"] == wrong["error"]["code"] == "INVALID_REF"
+
+
+def test_what_the_model_reads_stays_small() -> None:
+    tools = [tool for toolset in stored().values() for tool in toolset["tools"]]
+    sizes = {
+        tool["name"]: len(
+            (tool["name"] + tool["description"] + json.dumps(tool["inputSchema"])).encode()
+        )
+        for tool in tools
+    }
+    mean = sum(sizes.values()) / len(sizes)
+    print(f"verify tool {sizes['doiget_verify_references']} B; mean of all tools {mean:.0f} B")
+    assert sizes["doiget_verify_references"] <= LIMIT
+    assert sum(sizes.values()) / len(sizes) <= LIMIT

@@ -1,0 +1,236 @@
+"""Reference verification through the replay upstream: one test per problem kind and
+per benign difference, failing sources, and the command line.
+
+The record is DBLP's real answer for "Chain-of-thought prompting elicits reasoning in
+large language models" (the NeurIPS 2022 paper and its CoRR preprint), served in
+DBLP's envelope to every DBLP query that names the work's words or authors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from verifyutil import AUTHORS, HITS, TITLE, WAKEFIELD, bib, route_chain_of_thought
+
+from doiget.net.network import Network
+from doiget.runtime import load_runtime
+from doiget.verify.contracts import Row
+from doiget.verify.inputs import read_item
+from doiget.verify.lookup import AnswerStore
+from doiget.verify.service import Verifier
+
+from netutil import FAST_RETRY
+from replay import ReplayUpstream, Reply
+
+
+def _check(env: dict[str, str], *references: str | dict[str, Any]) -> list[Row]:
+    async def run() -> list[Row]:
+        runtime = load_runtime(env)
+        network = Network(runtime.settings, retry=FAST_RETRY)
+        verifier = Verifier(network, AnswerStore(None))
+        try:
+            result = await verifier.verify_many([read_item(item) for item in references])
+        finally:
+            await network.aclose()
+        return result.results
+
+    return anyio.run(run)
+
+
+def _kinds(row: Row) -> list[str]:
+    return [problem.kind for problem in row.problems]
+
+
+BENIGN = {
+    "exact": bib(),
+    "case, braces and LaTeX": bib(
+        title="chain-of-thought prompting elicits {R}easoning in large language {M}odels"
+    ),
+    "accents in a name": bib(author=AUTHORS.replace("Schuurmans", "Schuurm\\'{a}ns")),
+    "initials and et al.": bib(author="Wei, J. and Wang, X. and others"),
+    "family name first": bib(author="Wei, Jason and Wang, Xuezhi and Schuurmans, Dale and others"),
+    "full venue name with its edition": bib(
+        booktitle="Advances in Neural Information Processing Systems 35"
+    ),
+    "venue as NIPS": bib(booktitle="NIPS"),
+    "subtitle left out": bib(
+        title="Chain-of-Thought Prompting Elicits Reasoning in Large Language Models: A Study"
+    ),
+    "free text": "Wei J, Wang X, et al. Chain-of-thought prompting elicits reasoning in "
+    "large language models. NeurIPS 2022.",
+    "CSL-JSON": {
+        "id": "wei22",
+        "title": TITLE,
+        "author": [{"family": "Wei", "given": "Jason"}, {"literal": "others"}],
+        "issued": {"date-parts": [[2022]]},
+        "container-title": "NeurIPS",
+    },
+}
+
+
+@pytest.mark.parametrize("name", list(BENIGN))
+def test_benign_differences_are_verified(
+    name: str, upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    route_chain_of_thought(upstream)
+    [row] = _check(doiget_env, BENIGN[name])
+    assert (row.verdict, row.problems) == ("verified", []), row
+    assert row.match is not None and row.match.venue == "NeurIPS"
+    assert row.corrected is not None and "Chain-of-Thought" in row.corrected.bibtex
+
+
+def test_a_preprint_cited_as_arxiv_is_verified_and_names_the_published_version(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    route_chain_of_thought(upstream)
+    [row] = _check(doiget_env, bib(booktitle="", journal="arXiv preprint", year="2022"))
+    assert row.verdict == "verified", row
+    assert row.match is not None and row.match.ref == "arXiv:2201.11903"
+    assert row.match.newer_version is not None and row.match.newer_version.venue == "NeurIPS"
+
+
+PROBLEMS = {
+    "title_differs": bib(
+        title="Chain-of-Thought Prompting Elicits Inference in Large Language Models"
+    ),
+    "authors_missing": bib(author="Jason Wei and Xuezhi Wang and Dale Schuurmans"),
+    "authors_extra": bib(author=AUTHORS + " and Geoffrey Hinton"),
+    "authors_replaced": bib(author=AUTHORS.replace("Dale Schuurmans", "Yann LeCun")),
+    "authors_reordered": bib(
+        author=AUTHORS.replace("Jason Wei and Xuezhi Wang", "Xuezhi Wang and Jason Wei")
+    ),
+    "authors_placeholder": bib(author="John Doe and Jane Doe"),
+    "year_differs": bib(year="2019"),
+    "year_future": bib(year="2093"),
+    "venue_differs": bib(booktitle="ICML"),
+    "venue_unknown": bib(booktitle="Symposium on Neural Scaling Laws"),
+    "doi_unresolved": bib(doi="10.1371/notarealdoi"),
+    "doi_other_work": bib(doi="10.1073/pnas.1414271111"),
+}
+
+
+@pytest.mark.parametrize("kind", list(PROBLEMS))
+def test_each_wrong_detail_is_named(
+    kind: str, upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    route_chain_of_thought(upstream)
+    [row] = _check(doiget_env, PROBLEMS[kind])
+    assert row.verdict == "miscited", row
+    assert kind in _kinds(row), row
+
+
+def test_a_preprint_cited_as_published_is_named(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    route_chain_of_thought(upstream, [HITS[1]])  # only the CoRR record exists
+    corr = (
+        "Jason Wei and Xuezhi Wang and Dale Schuurmans and Maarten Bosma and Ed H. Chi and others"
+    )
+    [row] = _check(doiget_env, bib(booktitle="CVPR", author=corr))
+    assert _kinds(row) == ["preprint_as_published"], row
+
+
+def test_a_retracted_work_is_named_with_its_notices(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    route_chain_of_thought(upstream)
+    title = (
+        "Ileal-lymphoid-nodular hyperplasia, non-specific colitis, and pervasive "
+        "developmental disorder in children"
+    )
+    entry = bib(title=title, author="Wakefield, A. J. and others", year="1998",
+                booktitle="", journal="The Lancet", doi=WAKEFIELD)  # fmt: skip
+    [row] = _check(doiget_env, entry)
+    assert "retracted" in _kinds(row), row
+    assert row.integrity is not None
+    assert {notice.kind for notice in row.integrity} >= {"retraction", "correction"}
+
+
+def test_a_fabricated_reference_is_not_found(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    route_chain_of_thought(upstream)
+    [row] = _check(
+        doiget_env,
+        bib(
+            title="Quantum Gravity Priors for Sparse Transformers",
+            author="Pavel Gui and Tomoko Tokmakov",
+        ),
+    )
+    assert row.verdict == "not_found", row
+
+
+def test_every_source_down_gives_uncertain_rows_naming_them(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    down = Reply(503, b"down")
+    routes = (
+        ("dblp.org", "/search/publ/api"),
+        ("api.crossref.org", "/works"),
+        ("export.arxiv.org", "/api/query"),
+        ("api.crossref.org", "/works/10.1371/notarealdoi"),
+    )
+    for host, path in routes:
+        upstream.route(host, path, down)
+    rows = _check(
+        doiget_env, bib(), bib(doi="10.1371/notarealdoi"), "Someone. A title of a paper. 2020."
+    )
+    assert [row.verdict for row in rows] == ["uncertain"] * 3
+    assert all(row.note and "dblp failed" in row.note for row in rows)
+
+
+def test_a_rate_limited_source_is_named_as_such(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    route_chain_of_thought(upstream)
+    upstream.route("dblp.org", "/search/publ/api", Reply(429, b"", {"Retry-After": "0"}))
+    [row] = _check(doiget_env, bib())
+    assert row.verdict == "uncertain" and row.note is not None
+    assert "RATE_LIMITED" in row.note and "dblp" in row.note
+
+
+def test_rechecking_costs_no_request(
+    upstream: ReplayUpstream, doiget_env: dict[str, str], tmp_path: Path
+) -> None:
+    route_chain_of_thought(upstream)
+
+    async def run() -> None:
+        runtime = load_runtime(doiget_env)
+        network = Network(runtime.settings, retry=FAST_RETRY)
+        verifier = Verifier(network, AnswerStore(tmp_path / "answers"))
+        try:
+            await verifier.verify_many([read_item(bib())])
+            before = len(upstream.requests)
+            await verifier.verify_many([read_item(bib())])
+            assert len(upstream.requests) == before
+        finally:
+            await network.aclose()
+
+    anyio.run(run)
+
+
+def test_the_command_prints_one_row_per_entry_and_exits_0(
+    upstream: ReplayUpstream, doiget_env: dict[str, str], tmp_path: Path
+) -> None:
+    route_chain_of_thought(upstream)
+    refs = tmp_path / "refs.bib"
+    refs.write_text(
+        bib() + "\n" + PROBLEMS["year_future"].replace("{ref,", "{bad,"), encoding="utf-8"
+    )
+    env = {**os.environ, **doiget_env, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([sys.executable, "-m", "doiget", "verify", str(refs), "--json"],
+                          env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)["results"]
+    assert [(r["key"], r["verdict"]) for r in rows] == [("ref", "verified"), ("bad", "miscited")]
+    absent = str(tmp_path / "none.bib")
+    missing = subprocess.run([sys.executable, "-m", "doiget", "verify", absent, "--json"],
+                             env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert missing.returncode == 1
