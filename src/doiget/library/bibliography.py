@@ -53,10 +53,12 @@ _LONGEST_HEADING: Final = 90
 
 @dataclass(frozen=True, slots=True)
 class ReferenceEntry:
-    """One entry of a reference list as printed, and the page it starts on."""
+    """One entry of a reference list: its text without the list's number, the page it
+    starts on, and that number as printed (``[12]``, ``12.``) in a numbered list."""
 
     text: str
     page: int
+    label: str | None = None
 
 
 def reference_entries(lines: Sequence[Line]) -> list[ReferenceEntry]:
@@ -64,8 +66,9 @@ def reference_entries(lines: Sequence[Line]) -> list[ReferenceEntry]:
     body = _reference_lines(lines)
     if not body:
         return []
-    starts = _numbered_starts(body) if _numbered(body) else _layout_starts(body)
-    return [_entry(group) for group in _split(body, starts) if group]
+    numbered = _numbered(body)
+    starts = _numbered_starts(body) if numbered else _layout_starts(body)
+    return [_entry(group, numbered) for group in _split(body, starts) if group]
 
 
 def _reference_lines(lines: Sequence[Line]) -> list[Line]:
@@ -201,11 +204,15 @@ def _split(body: Sequence[Line], starts: set[int]) -> Iterator[list[Line]]:
     yield group
 
 
-def _entry(group: list[Line]) -> ReferenceEntry:
+def _entry(group: list[Line], numbered: bool) -> ReferenceEntry:
     text = ""
     for line in group:
         piece = line.text.strip()
         # A URL or DOI broken at the line's end goes on without a space.
         joined = _BROKEN_LINK.search(text)
         text = f"{text}{piece}" if joined else f"{text} {piece}".strip()
-    return ReferenceEntry(text=re.sub(r"\s+", " ", text), page=group[0].page)
+    text = re.sub(r"\s+", " ", text)
+    label = None
+    if numbered and (found := _NUMBER.match(text)):
+        label, text = found.group().strip(), text[found.end() :]
+    return ReferenceEntry(text=text, page=group[0].page, label=label)
