@@ -28,6 +28,7 @@ PAPERS_TOOLS = {
     "doiget_expand_citation_graph",
     "doiget_bibtex_export",
     "doiget_csl_export",
+    "doiget_format_references",
 }
 
 

@@ -77,6 +77,15 @@ class PaperExport(Request):
     refs: list[AnyRef]
 
 
+class FormatReferences(Request):
+    """Stored papers to format in a CSL style, or to export as bibtex, csl-json or ris."""
+
+    refs: list[AnyRef]
+    style: str = "apa"
+    locale: str | None = None
+    format: Literal["text", "html", "markdown"] = "text"
+
+
 class LocalSearch(Request):
     """Words to find in the local library."""
 
@@ -121,6 +130,23 @@ class BatchFetchArgs(BatchFetch):
 
 class PaperExportArgs(PaperExport):
     refs: PaperRefs
+
+
+class FormatReferencesArgs(FormatReferences):
+    refs: Annotated[
+        list[Annotated[str, Field(max_length=MAX_REF_LENGTH), AfterValidator(_readable_ref)]],
+        Field(min_length=1, max_length=100, description="DOIs or arXiv ids."),
+    ]
+    style: Annotated[
+        str,
+        Field(
+            pattern=r"^[a-z0-9][a-z0-9-]{0,120}$",
+            description="CSL style id (apa, ieee, ...) or bibtex, csl-json, ris.",
+        ),
+    ] = "apa"
+    locale: Annotated[
+        str | None, Field(pattern=r"^[a-z]{2,3}(-[A-Za-z]{2,4})?$", description="e.g. en-GB.")
+    ] = None
 
 
 class LocalSearchArgs(LocalSearch):
@@ -402,6 +428,39 @@ class BibtexExport(PapersReply):
 class CslExport(PapersReply):
     count: int | None = None
     items: list[dict[str, Any]] | None = None
+
+
+class FormattedEntry(PapersModel):
+    """One work's bibliography entry and its in-text citation."""
+
+    ref: str
+    entry: Annotated[str | None, NULLABLE] = None
+    citation: str
+
+
+class FormattedReferences(PapersReply):
+    """References in a style (entries in the style's order), or an export's text/items."""
+
+    style: str | None = None
+    locale: str | None = None
+    format: str | None = None
+    count: int | None = None
+    references: list[FormattedEntry] | None = None
+    citation: str | None = None
+    text: str | None = None
+    items: list[dict[str, Any]] | None = None
+
+
+class StyleList(PapersReply):
+    """The CSL style ids a reference can be formatted in (command line only)."""
+
+    count: int
+    styles: list[str]
+
+
+class RisExport(PapersReply):
+    count: int | None = None
+    ris: str | None = None
 
 
 class Removed(PapersReply):
