@@ -122,8 +122,7 @@ WORKS: Final[tuple[Work, ...]] = (
     ),
     _w(
         "10.18653/v1/N19-1423",
-        title="BERT: Pre-training of Deep Bidirectional Transformers for Language "
-        "Understanding",
+        title="BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding",
         authors=(
             _a("Devlin", "Jacob"),
             _a("Chang", "Ming-Wei"),
@@ -140,7 +139,12 @@ WORKS: Final[tuple[Work, ...]] = (
     _w(
         "10.1109/CVPR.2016.90",
         title="Deep Residual Learning for Image Recognition",
-        authors=(_a("He", "Kaiming"), _a("Zhang", "Xiangyu"), _a("Ren", "Shaoqing"), _a("Sun", "Jian")),
+        authors=(
+            _a("He", "Kaiming"),
+            _a("Zhang", "Xiangyu"),
+            _a("Ren", "Shaoqing"),
+            _a("Sun", "Jian"),
+        ),
         year=2016,
         venue="2016 IEEE Conference on Computer Vision and Pattern Recognition (CVPR)",
         pages="770-778",
@@ -307,7 +311,7 @@ WORKS: Final[tuple[Work, ...]] = (
     ),
     _w(
         "10.1000/two-authors",
-        title="The \"quoted\" word in a title: a study",
+        title='The "quoted" word in a title: a study',
         authors=(_a("Knuth", "Donald E."), _a("Plass", "Michael F.")),
         year=1981,
         venue="Software: Practice and Experience",

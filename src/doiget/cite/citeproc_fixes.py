@@ -32,19 +32,118 @@ from typing import Any, Final
 
 PUNCTUATION_IN_QUOTE: ContextVar[bool] = ContextVar("punctuation_in_quote", default=False)
 _CSL_NS: Final = "http://purl.org/net/xbiblio/csl"
-_CLOSE_QUOTES: Final = "”’\""
+_CLOSE_QUOTES: Final = '\u201d\u2019"'
 # The private-use characters doiget's formatter marks styling with.
 _MARKS: Final = "".join(chr(code) for code in range(0xE000, 0xE018))
 # Words title case leaves lowercase (CSL 1.0.2, "Title case conversion": prepositions,
 # conjunctions, articles and name particles), as citeproc-js applies them.
 STOP_WORDS: Final = frozenset(
-    "a about above across afore after against al along alongside amid amidst among amongst "
-    "an and anenst apropos apud around as aside astride at athwart atop barring before "
-    "behind below beneath beside besides between beyond but by c ca circa d' de despite "
-    "down during et except for forenenst from given in inside into lest like modulo near "
-    "next nor notwithstanding of off on onto or out over per plus pro qua sans since so "
-    "than the through thru throughout thruout till to toward towards under underneath "
-    "until unto up upon v v. van versus via vis-à-vis von vs vs. with within without yet".split()
+    [
+        "a",
+        "about",
+        "above",
+        "across",
+        "afore",
+        "after",
+        "against",
+        "al",
+        "along",
+        "alongside",
+        "amid",
+        "amidst",
+        "among",
+        "amongst",
+        "an",
+        "and",
+        "anenst",
+        "apropos",
+        "apud",
+        "around",
+        "as",
+        "aside",
+        "astride",
+        "at",
+        "athwart",
+        "atop",
+        "barring",
+        "before",
+        "behind",
+        "below",
+        "beneath",
+        "beside",
+        "besides",
+        "between",
+        "beyond",
+        "but",
+        "by",
+        "c",
+        "ca",
+        "circa",
+        "d'",
+        "de",
+        "despite",
+        "down",
+        "during",
+        "et",
+        "except",
+        "for",
+        "forenenst",
+        "from",
+        "given",
+        "in",
+        "inside",
+        "into",
+        "lest",
+        "like",
+        "modulo",
+        "near",
+        "next",
+        "nor",
+        "notwithstanding",
+        "of",
+        "off",
+        "on",
+        "onto",
+        "or",
+        "out",
+        "over",
+        "per",
+        "plus",
+        "pro",
+        "qua",
+        "sans",
+        "since",
+        "so",
+        "than",
+        "the",
+        "through",
+        "thru",
+        "throughout",
+        "thruout",
+        "till",
+        "to",
+        "toward",
+        "towards",
+        "under",
+        "underneath",
+        "until",
+        "unto",
+        "up",
+        "upon",
+        "v",
+        "v.",
+        "van",
+        "versus",
+        "via",
+        "vis-à-vis",
+        "von",
+        "vs",
+        "vs.",
+        "with",
+        "within",
+        "without",
+        "yet",
+    ]
 )
 _STOP_WORD_PUNCTUATION: Final = re.compile(r"^([^\W\d_]+)([:;,.!?]*)$")
 
@@ -239,8 +338,12 @@ def _layout_children(original: Any, self: Any, item: Any, **kwargs: Any) -> Any:
     formatter = self.get_formatter()
     if not hasattr(formatter, "Display"):
         return join(parts)
-    return join([formatter.Display("left-margin", parts[0]),
-                 formatter.Display("right-inline", join(parts[1:]))])
+    return join(
+        [
+            formatter.Display("left-margin", parts[0]),
+            formatter.Display("right-inline", join(parts[1:])),
+        ]
+    )
 
 
 AMBIGUOUS: ContextVar[frozenset[str]] = ContextVar("ambiguous", default=frozenset())
@@ -290,7 +393,7 @@ def apply() -> None:
     def add(self: Any, other: Any) -> Any:
         return _mixed_add(original_add, self, other)
 
-    string.MixedString.__add__ = add  # type: ignore[method-assign]
+    string.MixedString.__add__ = add
     _patch(model.Affixed, "wrap", _wrap)
     _patch(model.Name, "initialize", _initialize)
     _patch(model.TextCased, "case", _case)

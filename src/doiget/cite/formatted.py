@@ -24,7 +24,6 @@ from doiget.errors import DoigetError, ErrorCode
 from doiget.models import Work
 
 TextFormat = Literal["text", "html", "markdown"]
-TEXT_FORMATS: Final = ("text", "html", "markdown")
 
 # Styling marks: (open, close) private-use characters per kind.
 _MARKS: Final = {
@@ -89,7 +88,7 @@ class _MarkedFormatter:
     Underline = staticmethod(_wrapper("underline"))
 
     @staticmethod
-    def Light(text: Any) -> Any:  # noqa: N802 (citeproc-py's formatter interface)
+    def Light(text: Any) -> Any:
         return text
 
     @staticmethod
@@ -97,13 +96,13 @@ class _MarkedFormatter:
         return text
 
     @staticmethod
-    def Display(kind: str, text: Any) -> str:  # noqa: N802
+    def Display(kind: str, text: Any) -> str:
         return _wrapper(kind)(text) if kind in _MARKS else str(text)
 
 
 def _typographic(text: str, outer: tuple[str, str], inner: tuple[str, str]) -> str:
     """Straight quotes as the locale's curly ones (alternating outer and inner quotes
-    by depth), apostrophes as ’, as citeproc-js prints them."""
+    by depth), apostrophes as right single quotes, as citeproc-js prints them."""
     text = _APOSTROPHE.sub("\u2019", text)
     out: list[str] = []
     stack: list[str] = []
@@ -234,7 +233,9 @@ def _render_marked(
         singles_bib, singles = bibliography()
         single_texts = [str(singles_bib.cite(citation, unknown)) for citation in singles]
         ambiguous = frozenset(
-            key for key, text in zip(keys, single_texts, strict=True) if single_texts.count(text) > 1
+            key
+            for key, text in zip(keys, single_texts, strict=True)
+            if single_texts.count(text) > 1
         )
         if ambiguous:  # cites that read alike take the style's disambiguate branches
             ambiguity = citeproc_fixes.AMBIGUOUS.set(ambiguous)
@@ -268,8 +269,8 @@ def _quote_terms(locale: str) -> tuple[tuple[str, str], tuple[str, str]]:
     """The locale's (open, close) quotes and inner quotes."""
     from lxml import etree
 
-    terms = {"open-quote": "“", "close-quote": "”", "open-inner-quote": "‘"}
-    terms["close-inner-quote"] = "’"
+    terms = {"open-quote": "\u201c", "close-quote": "\u201d"}
+    terms |= {"open-inner-quote": "\u2018", "close-inner-quote": "\u2019"}
     tree = etree.parse(str(locale_path(locale)))
     for term in tree.iter("{http://purl.org/net/xbiblio/csl}term"):
         name = term.get("name")

@@ -32,7 +32,7 @@ RIS_TYPES: Final = {
 def _pages(pages: str | None) -> dict[str, str]:
     if not pages:
         return {}
-    first, _, last = pages.replace("--", "-").replace("–", "-").partition("-")
+    first, _, last = pages.replace("--", "-").replace("\u2013", "-").partition("-")
     return {"start_page": first.strip(), **({"end_page": last.strip()} if last else {})}
 
 

@@ -257,9 +257,7 @@ def cite(
     locale: Annotated[
         str | None, typer.Option(help="e.g. en-GB; default: the style's, else en-US.")
     ] = None,
-    text_format: Annotated[
-        str, typer.Option("--format", help="text, html or markdown.")
-    ] = "text",
+    text_format: Annotated[str, typer.Option("--format", help="text, html or markdown.")] = "text",
     styles: Annotated[bool, typer.Option("--styles", help="List the style ids.")] = False,
     json_output: JsonFlag = False,
 ) -> None:

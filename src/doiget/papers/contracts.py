@@ -133,20 +133,29 @@ class PaperExportArgs(PaperExport):
 
 
 class FormatReferencesArgs(FormatReferences):
+    # Shorter than PaperRefs' description: this tool's listing stays within its budget.
     refs: Annotated[
-        list[Annotated[str, Field(max_length=MAX_REF_LENGTH), AfterValidator(_readable_ref)]],
-        Field(min_length=1, max_length=100, description="DOIs or arXiv ids."),
+        list[
+            Annotated[
+                str,
+                Field(
+                    max_length=MAX_REF_LENGTH,
+                    description="A DOI ('10.1234/abc'), arXiv id ('2401.12345') or "
+                    "old-style arXiv id ('hep-th/9901001').",
+                ),
+                AfterValidator(_readable_ref),
+            ]
+        ],
+        Field(min_length=1, max_length=100),
     ]
+    # Style and locale ids are checked by the core, which names close ones.
     style: Annotated[
         str,
         Field(
-            pattern=r"^[a-z0-9][a-z0-9-]{0,120}$",
-            description="CSL style id (apa, ieee, ...) or bibtex, csl-json, ris.",
+            max_length=200, description="CSL style id (apa, ieee, ...) or bibtex, csl-json, ris."
         ),
     ] = "apa"
-    locale: Annotated[
-        str | None, Field(pattern=r"^[a-z]{2,3}(-[A-Za-z]{2,4})?$", description="e.g. en-GB.")
-    ] = None
+    locale: Annotated[str | None, Field(max_length=20)] = None
 
 
 class LocalSearchArgs(LocalSearch):

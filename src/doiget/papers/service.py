@@ -673,7 +673,6 @@ class Papers:
         items = to_csl_many(self.works(request.refs))
         return c.CslExport(ok=True, count=len(items), items=items)
 
-
     def ris(self, request: c.PaperExport) -> c.RisExport:
         """RIS for stored entries."""
         from doiget.cite.ris import to_ris_many

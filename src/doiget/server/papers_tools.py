@@ -102,9 +102,7 @@ class PapersTools:
     async def csl(self, request: c.PaperExport, call: ToolCall) -> c.PapersReply:
         return self.papers.csl(request)
 
-    async def format_references(
-        self, request: c.FormatReferences, call: ToolCall
-    ) -> c.PapersReply:
+    async def format_references(self, request: c.FormatReferences, call: ToolCall) -> c.PapersReply:
         return self.papers.format_references(request)
 
     # -- resources --------------------------------------------------------------
@@ -364,9 +362,9 @@ def papers_toolset(runtime: Runtime) -> Toolset:
             "doiget_format_references",
             describe(
                 when="Cite stored papers in a CSL style (APA, IEEE, ...) or export them.",
-                inputs="refs; style; locale; format.",
+                inputs="refs; style; locale (e.g. en-GB); format.",
                 outputs="references [{ref, entry, citation}] in the style's order, citation "
-                "(all refs), text; for csl-json items.",
+                "(all refs), text; csl-json: items.",
                 costs="Local, under a second; no network.",
                 side_effects="None.",
                 limits="Every ref must be stored. Retracted works say so.",
