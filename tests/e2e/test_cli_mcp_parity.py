@@ -28,6 +28,7 @@ CLI_ONLY = {
     "delete": "deletes files: the command line only",
     "reindex": "maintenance of the local search index",
     "audit-log": "verifies the provenance log file",
+    "ris": "doiget_format_references gives RIS with style ris",
     "projects add": "edits config.toml",
     "projects remove": "edits config.toml and deletes passages",
 }

@@ -93,6 +93,10 @@ async def test_every_tool_works_end_to_end(
         recent = await call(session, "doiget_list_recent", {"limit": 5})
         bib = await call(session, "doiget_bibtex_export", {"refs": [NATURE, ARXIV]})
         csl = await call(session, "doiget_csl_export", {"refs": [ARXIV]})
+        cited = await call(
+            session, "doiget_format_references", {"refs": [NATURE, ARXIV], "style": "ieee"}
+        )
+        as_ris = await call(session, "doiget_format_references", {"refs": [NATURE], "style": "ris"})
         graph = await call(
             session, "doiget_expand_citation_graph", {"ref": NATURE, "direction": "citations"}
         )
@@ -115,6 +119,10 @@ async def test_every_tool_works_end_to_end(
     assert recent["count"] == 2
     assert "@article{kucsko2013nanometre," in bib["bibtex"] and "stanley2016heat" in bib["bibtex"]
     assert csl["items"][0]["number"] == "arXiv:1605.08386v1"
+    assert [row["citation"] for row in cited["references"]] == ["[1]", "[2]"]
+    assert cited["references"][0]["entry"].startswith("[1] G. Kucsko et al.,")
+    assert cited["citation"] == "[1], [2]"
+    assert as_ris["text"].startswith("TY  - JOUR")
     assert graph["count"] == 21 and graph["truncated"] is True
     uris = {str(resource.uri) for resource in resources}
     assert {f"doiget://paper/{key}", f"doiget://paper/{key}/pdf"} <= uris
@@ -152,6 +160,8 @@ BAD_INPUTS: list[tuple[str, Any]] = [
     ("doiget_expand_citation_graph", {"ref": NATURE, "direction": "sideways"}),
     ("doiget_bibtex_export", {"refs": ["not a ref"]}),
     ("doiget_csl_export", {}),
+    ("doiget_format_references", {"refs": [NATURE], "style": "no-such-style"}),
+    ("doiget_format_references", {"refs": [NATURE], "format": "pdf"}),
 ]
 
 

@@ -18,7 +18,15 @@ SCHEMA_PATH: Final = Path(__file__).with_name("csl-data.schema.json")
 
 def _name(author: Author) -> dict[str, str]:
     if author.family:
-        name = {"family": author.family}
+        words = author.family.split(" ")
+        lead = 0
+        while lead < len(words) - 1 and words[lead].islower():
+            lead += 1
+        # "van der Walt": the lowercase words before the surname are its particle,
+        # which styles place and sort by their own rules.
+        name = {"family": " ".join(words[lead:])}
+        if lead:
+            name["non-dropping-particle"] = " ".join(words[:lead])
         if author.given:
             name["given"] = author.given
         return name

@@ -1,5 +1,5 @@
 """Papers commands: fetch, batch, resolve, metadata, info, search, recent, pdf-path,
-bib, csl, graph, delete, reindex, audit-log.
+bib, csl, cite, ris, graph, delete, reindex, audit-log.
 
 With ``--json`` each command prints one JSON object per line, shaped like the result
 of the matching MCP tool; without it, text for people. Failures go to stderr with the
@@ -246,6 +246,55 @@ def csl(ctx: typer.Context, refs: RefsArg, json_output: JsonFlag = False) -> Non
 
 
 @handles_errors
+def cite(
+    ctx: typer.Context,
+    refs: Annotated[
+        list[str] | None, typer.Argument(help="DOIs or arXiv ids of stored papers.")
+    ] = None,
+    style: Annotated[
+        str, typer.Option(help="A CSL style id (see --styles), or bibtex, csl-json, ris.")
+    ] = "apa",
+    locale: Annotated[
+        str | None, typer.Option(help="e.g. en-GB; default: the style's, else en-US.")
+    ] = None,
+    text_format: Annotated[str, typer.Option("--format", help="text, html or markdown.")] = "text",
+    styles: Annotated[bool, typer.Option("--styles", help="List the style ids.")] = False,
+    json_output: JsonFlag = False,
+) -> None:
+    """Formatted references (entries and in-text citations) for stored entries."""
+    if styles:
+        from doiget.cite.styles import style_ids
+
+        listed = c.StyleList(ok=True, count=len(style_ids()), styles=list(style_ids()))
+        if wants_json(ctx, json_output):
+            emit_json(plain(listed))
+        else:
+            typer.echo("\n".join(listed.styles))
+        return
+    request = build(
+        c.FormatReferences, refs=refs or [], style=style, locale=locale, format=text_format
+    )
+    result = _sync(ctx, lambda p: p.format_references(request))
+    if wants_json(ctx, json_output):
+        emit_json(plain(result))
+    elif result.items is not None:
+        out.print_json(data=result.items)
+    elif result.references is None:
+        typer.echo(result.text)
+    else:
+        typer.echo(result.text)
+        typer.echo(f"\nIn-text: {result.citation}")
+
+
+@handles_errors
+def ris(ctx: typer.Context, refs: RefsArg, json_output: JsonFlag = False) -> None:
+    """RIS for stored entries."""
+    request = build(c.PaperExport, refs=refs)
+    result = _sync(ctx, lambda p: p.ris(request))
+    emit_json(plain(result)) if wants_json(ctx, json_output) else typer.echo(result.ris)
+
+
+@handles_errors
 def graph(
     ctx: typer.Context,
     ref: RefArg,
@@ -351,6 +400,8 @@ COMMANDS: dict[str, Callable[..., None]] = {
     "pdf-path": pdf_path,
     "bib": bib,
     "csl": csl,
+    "cite": cite,
+    "ris": ris,
     "graph": graph,
     "delete": delete,
     "reindex": reindex,

@@ -77,6 +77,15 @@ class PaperExport(Request):
     refs: list[AnyRef]
 
 
+class FormatReferences(Request):
+    """Stored papers to format in a CSL style, or to export as bibtex, csl-json or ris."""
+
+    refs: list[AnyRef]
+    style: str = "apa"
+    locale: str | None = None
+    format: Literal["text", "html", "markdown"] = "text"
+
+
 class LocalSearch(Request):
     """Words to find in the local library."""
 
@@ -121,6 +130,32 @@ class BatchFetchArgs(BatchFetch):
 
 class PaperExportArgs(PaperExport):
     refs: PaperRefs
+
+
+class FormatReferencesArgs(FormatReferences):
+    # Shorter than PaperRefs' description: this tool's listing stays within its budget.
+    refs: Annotated[
+        list[
+            Annotated[
+                str,
+                Field(
+                    max_length=MAX_REF_LENGTH,
+                    description="A DOI ('10.1234/abc'), arXiv id ('2401.12345') or "
+                    "old-style arXiv id ('hep-th/9901001').",
+                ),
+                AfterValidator(_readable_ref),
+            ]
+        ],
+        Field(min_length=1, max_length=100),
+    ]
+    # Style and locale ids are checked by the core, which names close ones.
+    style: Annotated[
+        str,
+        Field(
+            max_length=200, description="CSL style id (apa, ieee, ...) or bibtex, csl-json, ris."
+        ),
+    ] = "apa"
+    locale: Annotated[str | None, Field(max_length=20)] = None
 
 
 class LocalSearchArgs(LocalSearch):
@@ -402,6 +437,39 @@ class BibtexExport(PapersReply):
 class CslExport(PapersReply):
     count: int | None = None
     items: list[dict[str, Any]] | None = None
+
+
+class FormattedEntry(PapersModel):
+    """One work's bibliography entry and its in-text citation."""
+
+    ref: str
+    entry: Annotated[str | None, NULLABLE] = None
+    citation: str
+
+
+class FormattedReferences(PapersReply):
+    """References in a style (entries in the style's order), or an export's text/items."""
+
+    style: str | None = None
+    locale: str | None = None
+    format: str | None = None
+    count: int | None = None
+    references: list[FormattedEntry] | None = None
+    citation: str | None = None
+    text: str | None = None
+    items: list[dict[str, Any]] | None = None
+
+
+class StyleList(PapersReply):
+    """The CSL style ids a reference can be formatted in (command line only)."""
+
+    count: int
+    styles: list[str]
+
+
+class RisExport(PapersReply):
+    count: int | None = None
+    ris: str | None = None
 
 
 class Removed(PapersReply):

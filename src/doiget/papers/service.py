@@ -654,13 +654,18 @@ class Papers:
 
     def works(self, ref_texts: Sequence[str]) -> list[Work]:
         """The stored Works of several refs (for exports), in the order given."""
+        return [entry.work for entry in self._entries(ref_texts)]
+
+    def _entries(self, ref_texts: Sequence[str]) -> list[Entry]:
+        """The stored entries of 1-100 refs, in the order given (NOT_FOUND for one
+        that is not stored)."""
         if not ref_texts:
             raise DoigetError(ErrorCode.INVALID_REF, "give at least one ref to export.")
         if len(ref_texts) > LIST_MAX:
             raise DoigetError(
                 ErrorCode.INVALID_REF, f"export at most {LIST_MAX} refs at once; split the list."
             )
-        return [self._entry(text).work for text in ref_texts]
+        return [self._entry(text) for text in ref_texts]
 
     def bibtex(self, request: c.PaperExport) -> c.BibtexExport:
         """BibTeX for stored entries (keys unique within the document)."""
@@ -675,6 +680,63 @@ class Papers:
 
         items = to_csl_many(self.works(request.refs))
         return c.CslExport(ok=True, count=len(items), items=items)
+
+    def ris(self, request: c.PaperExport) -> c.RisExport:
+        """RIS for stored entries."""
+        from doiget.cite.ris import to_ris_many
+
+        works = self.works(request.refs)
+        return c.RisExport(ok=True, count=len(works), ris=to_ris_many(works))
+
+    def format_references(self, request: c.FormatReferences) -> c.FormattedReferences:
+        """Stored entries in a CSL style (bibliography entries and in-text citations),
+        or exported as bibtex, csl-json or ris: one tool for every citation format."""
+        from doiget.cite import styles
+
+        if request.style in EXPORT_FORMATS:
+            return self._exported(request)
+        style = styles.load_style(request.style)
+        locale = styles.resolve_locale(request.locale, style)
+        entries = self._entries(request.refs)
+        from doiget.cite.formatted import render
+
+        rendered = render([entry.work for entry in entries], style, locale, request.format)
+        refs = [entry.ref.canonical for entry in entries]
+        placed = dict(rendered.entries)
+        order = [index for index, _ in rendered.entries]
+        order += [index for index in range(len(entries)) if index not in placed]
+        references = [
+            c.FormattedEntry(
+                ref=refs[index], entry=placed.get(index), citation=rendered.citations[index]
+            )
+            for index in order
+        ]
+        return c.FormattedReferences(
+            ok=True,
+            style=style.id,
+            locale=locale,
+            format=request.format,
+            count=len(references),
+            references=references,
+            citation=rendered.together,
+            text="\n".join(ref.entry for ref in references if ref.entry),
+        )
+
+    def _exported(self, request: c.FormatReferences) -> c.FormattedReferences:
+        export = c.PaperExport(refs=request.refs)
+        common = {"ok": True, "style": request.style}
+        if request.style == "csl-json":
+            items = self.csl(export).items or []
+            return c.FormattedReferences(**common, count=len(items), items=items)
+        if request.style == "ris":
+            ris = self.ris(export)
+            return c.FormattedReferences(**common, count=ris.count, text=ris.ris)
+        bib = self.bibtex(export)
+        return c.FormattedReferences(**common, count=bib.count, text=bib.bibtex)
+
+
+# The special values of format_references' style: exports rather than CSL styles.
+EXPORT_FORMATS: Final = ("bibtex", "csl-json", "ris")
 
 
 def _fetched(ref: Ref, source: str, path: Path, license_text: str | None, size: int) -> c.Fetched:

@@ -1,4 +1,4 @@
-"""The papers toolset: the 13 doiget_* tools and the stored papers as resources.
+"""The papers toolset: the 14 doiget_* tools and the stored papers as resources.
 
 Handlers are thin: they pass the parsed request to
 :class:`doiget.papers.service.Papers` (built on the first call, so listing tools
@@ -127,6 +127,9 @@ class PapersTools:
 
     async def csl(self, request: c.PaperExport, call: ToolCall) -> c.PapersReply:
         return self.papers.csl(request)
+
+    async def format_references(self, request: c.FormatReferences, call: ToolCall) -> c.PapersReply:
+        return self.papers.format_references(request)
 
     # -- resources --------------------------------------------------------------
 
@@ -380,6 +383,22 @@ def papers_toolset(runtime: Runtime) -> Toolset:
             c.CslExport,
             READS_LOCAL,
             tools.csl,
+        ),
+        Tool(
+            "doiget_format_references",
+            describe(
+                when="Cite stored papers in a CSL style (APA, IEEE, ...) or export them.",
+                inputs="refs; style; locale (e.g. en-GB); format.",
+                outputs="references [{ref, entry, citation}] in the style's order, citation "
+                "(all refs), text; csl-json: items.",
+                costs="Local, under a second; no network.",
+                side_effects="None.",
+                limits="Every ref must be stored. Retracted works say so.",
+            ),
+            c.FormatReferencesArgs,
+            c.FormattedReferences,
+            READS_LOCAL,
+            tools.format_references,
         ),
     ]
     from doiget.verify import contracts as vc
