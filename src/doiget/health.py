@@ -33,7 +33,8 @@ def _unreadable_entries(store_root: Path) -> dict[str, Any]:
     """How many metadata files the library leaves out, and the first few with why.
 
     Read from the search index, which remembers each file it could not read until
-    that file changes, so this costs a sync, not a parse of every file.
+    that file changes: this stats every file (an edit in place leaves the directory's
+    mtime alone) but parses only those that changed.
     """
     from doiget.errors import DoigetError
     from doiget.papers.index import PaperIndex
@@ -41,7 +42,7 @@ def _unreadable_entries(store_root: Path) -> dict[str, Any]:
 
     index = PaperIndex(Store(store_root))
     try:
-        index.ensure_fresh()
+        index.sync()
         left_out = index.unreadable()
     except DoigetError as error:
         return {"problems": [error.message]}

@@ -13,6 +13,7 @@ value no longer matches that hash is the user's and is left alone.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import logging
@@ -201,10 +202,12 @@ def open_stored_pdf(root: Path, path: Path, ref: Ref | str) -> Iterator[BinaryIO
 def unreadable_file(path: Path, exc: OSError, remedy: str) -> DoigetError:
     """The STORE_ERROR for a stored file that cannot (or must not) be read."""
     if isinstance(exc, Refused):
+        if exc.errno == errno.EXDEV:
+            remedy = f"replace the link with a copy of the file, or {remedy}"
         return DoigetError(
             ErrorCode.STORE_ERROR,
-            f"{exc.strerror}; doiget reads only regular files inside its store, so it "
-            f"refuses this one. Replace it with the file itself, or {remedy}.",
+            f"{exc.strerror}; doiget reads only regular files inside its store and refuses "
+            f"this one: {remedy}.",
         )
     return DoigetError(
         ErrorCode.STORE_ERROR,
