@@ -10,6 +10,7 @@ import pytest
 from doiget import redaction
 
 from replay import ReplayUpstream
+from storeedges import StockedStore, stock
 
 
 @pytest.fixture(autouse=True)
@@ -40,3 +41,15 @@ def upstream(_replay_server: ReplayUpstream) -> Iterator[ReplayUpstream]:
 def doiget_env(tmp_path: Path, upstream: ReplayUpstream) -> dict[str, str]:
     """An environment for the real program: private dirs, pointed at the replay upstream."""
     return {**upstream.isolated_env(tmp_path), "DOIGET_EMAIL": "tests@example.org"}
+
+
+@pytest.fixture
+def stocked(tmp_path: Path) -> StockedStore:
+    """A store of one good paper and every kind of unreadable or hostile file."""
+    return stock(tmp_path)
+
+
+@pytest.fixture
+def stocked_env(tmp_path: Path, upstream: ReplayUpstream, stocked: StockedStore) -> dict[str, str]:
+    """An isolated doiget environment whose store is ``stocked``."""
+    return upstream.isolated_env(tmp_path)

@@ -26,8 +26,40 @@ def _writable(directory: Path) -> str | None:
     return None
 
 
-def check_health(settings: Settings) -> dict[str, Any]:
-    """The doiget_health payload: ``ok`` is true only when every check passed."""
+UNREADABLE_NAMES_SHOWN: Final = 20
+
+
+def _unreadable_entries(store_root: Path) -> dict[str, Any]:
+    """How many metadata files the library leaves out, and the first few with why.
+
+    Read from the search index, which remembers each file it could not read until
+    that file changes: this stats every file (an edit in place leaves the directory's
+    mtime alone) but parses only those that changed.
+    """
+    from doiget.errors import DoigetError
+    from doiget.papers.index import PaperIndex
+    from doiget.papers.store import Store
+
+    index = PaperIndex(Store(store_root))
+    try:
+        index.sync()
+        left_out = index.unreadable()
+    except DoigetError as error:
+        return {"problems": [error.message]}
+    finally:
+        index.close()
+    return {
+        "unreadable_entries": len(left_out),
+        "unreadable_files": [f"{name}: {why}" for name, why in left_out[:UNREADABLE_NAMES_SHOWN]],
+    }
+
+
+def check_health(settings: Settings, *, library: bool = False) -> dict[str, Any]:
+    """The doiget_health payload: ``ok`` is true only when every check passed.
+
+    With ``library``, also the metadata files the library cannot read: they are
+    counted and named, not a failure (the rest of the library works).
+    """
     store_problem = _writable(settings.store_root)
     log_problem = _writable(settings.log_path.parent)
     report: dict[str, Any] = {
@@ -47,6 +79,11 @@ def check_health(settings: Settings) -> dict[str, Any]:
         "browser_tier": browser_state(settings.browser).describe(),
     }
     problems = [p for p in (store_problem, log_problem) if p is not None]
+    if library and store_problem is None:
+        entries = _unreadable_entries(settings.store_root)
+        problems += entries.pop("problems", [])
+        report.update(entries)
+    report["ok"] = not problems
     if problems:
         report["problems"] = problems
     return report

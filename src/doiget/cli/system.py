@@ -117,8 +117,8 @@ def capabilities(ctx: typer.Context, json_output: JsonFlag = False) -> None:
 
 @handles_errors
 def health(ctx: typer.Context, json_output: JsonFlag = False) -> None:
-    """Check that the store and log are writable; show version and schema."""
-    report = check_health(runtime(ctx).settings)
+    """Check that the store and log are writable; show version, schema and unreadable entries."""
+    report = check_health(runtime(ctx).settings, library=True)
     if wants_json(ctx, json_output):
         emit_json(report)
     else:

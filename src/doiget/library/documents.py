@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from doiget.cite.citekey import citekey
-from doiget.errors import DoigetError
+from doiget.errors import DoigetError, ErrorCode
 from doiget.library.contracts import DocumentReport
 from doiget.library.ingest import SourceDocument
 from doiget.papers.store import Entry, Store
@@ -34,6 +34,7 @@ def from_entry(entry: Entry) -> SourceDocument:
     return SourceDocument(
         doc_id=str(entry.ref),
         path=entry.pdf_path,
+        store_root=entry.pdf_path.parent,
         title=work.title,
         citekey=citekey(work),
         doi=work.doi,
@@ -50,7 +51,8 @@ def from_file(path: Path) -> SourceDocument:
     return SourceDocument(doc_id=f"file:{resolved}", path=resolved, title=resolved.stem)
 
 
-def _add_entry(selection: Selection, label: str, entry: Entry | None) -> None:
+def _add_entry(selection: Selection, label: str, entry: Entry | None, *, named: bool) -> None:
+    """Select ``entry``'s PDF, or report why not (a paper without one only when ``named``)."""
     if entry is None:
         selection.problems.append(
             DocumentReport.skipped(
@@ -59,16 +61,22 @@ def _add_entry(selection: Selection, label: str, entry: Entry | None) -> None:
                 f"{label} is not in the library; fetch it first with doiget_fetch_paper.",
             )
         )
-    elif not entry.has_pdf:
-        selection.problems.append(
-            DocumentReport.skipped(
-                label,
-                "no_pdf",
-                f"{label} is stored without a PDF (no Open Access copy was found).",
+        return
+    try:
+        entry.pdf_size()
+    except DoigetError as error:
+        if error.code is not ErrorCode.NOT_FOUND:
+            selection.problems.append(DocumentReport.skipped(label, "unreadable", error.message))
+        elif named:
+            selection.problems.append(
+                DocumentReport.skipped(
+                    label,
+                    "no_pdf",
+                    f"{label} is stored without a PDF (no Open Access copy was found).",
+                )
             )
-        )
-    else:
-        selection.documents.append(from_entry(entry))
+        return
+    selection.documents.append(from_entry(entry))
 
 
 def select(
@@ -78,15 +86,19 @@ def select(
     selection = Selection()
     if everything:
         for entry in store.entries():
-            if entry.has_pdf:
-                selection.documents.append(from_entry(entry))
+            _add_entry(selection, str(entry.ref), entry, named=False)
     for raw in refs:
         try:
             ref = parse_ref(raw)
         except DoigetError as error:
             selection.problems.append(DocumentReport.skipped(raw, "invalid_ref", error.message))
             continue
-        _add_entry(selection, str(ref), store.entry(ref))
+        try:
+            stored = store.entry(ref)
+        except DoigetError as error:
+            selection.problems.append(DocumentReport.skipped(str(ref), "unreadable", error.message))
+            continue
+        _add_entry(selection, str(ref), stored, named=True)
     for path in files:
         if path.is_file():
             selection.documents.append(from_file(path))

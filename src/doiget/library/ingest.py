@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from doiget.errors import DoigetError
 from doiget.library.chunking import Chunk, chunk_sentences, sentences
 from doiget.library.debris import without_debris
 from doiget.library.index.base import ChunkRecord
-from doiget.library.pdftext import read_pdf
+from doiget.library.pdftext import PdfText, UnusableDocument, pdf_text, read_pdf
 from doiget.library.sections import sectioned
+from doiget.papers.store import open_stored_pdf
 
 if TYPE_CHECKING:
     from doiget.library.embedding import Embedder
@@ -33,6 +35,9 @@ class SourceDocument:
 
     doc_id: str  # the store ref, or ``file:`` + absolute path
     path: Path
+    # A stored paper's PDF is read only inside its store (never through a link out
+    # of it) and only when it is a PDF; a file the user named is read where it is.
+    store_root: Path | None = None
     title: str | None = None
     citekey: str | None = None
     doi: str | None = None
@@ -100,9 +105,21 @@ def payload(
     }
 
 
+def _text_of(source: SourceDocument) -> PdfText:
+    """The text of ``source``'s PDF; a stored paper's is read as every stored PDF is."""
+    if source.store_root is None:
+        return read_pdf(source.path)
+    try:
+        with open_stored_pdf(source.store_root, source.path, source.doc_id) as handle:
+            data = handle.read()
+    except DoigetError as error:
+        raise UnusableDocument("unreadable", error.message) from error
+    return pdf_text(data, source.path.name)
+
+
 def prepare(source: SourceDocument, project: Project, embedder: Embedder) -> PreparedDocument:
     """Read, section, chunk and embed one PDF (raises UnusableDocument for a bad one)."""
-    text = read_pdf(source.path)
+    text = _text_of(source)
     chunks = chunk_sentences(
         sentences(without_debris(sectioned(text.lines))),
         project.chunk_tokens,

@@ -127,18 +127,23 @@ def join_hyphenated(lines: list[Line]) -> list[Line]:
 
 def read_pdf(path: Path) -> PdfText:
     """Every line of the PDF at ``path`` (see the module docstring for the failures)."""
-    import pypdfium2 as pdfium
-
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise UnusableDocument("unreadable", f"cannot read {path.name}: {exc.strerror}") from exc
+    return pdf_text(data, path.name)
+
+
+def pdf_text(data: bytes, name: str) -> PdfText:
+    """Every line of the PDF ``data`` (the file called ``name``), already read."""
+    import pypdfium2 as pdfium
+
     with PDFIUM_LOCK:
-        lines, pages = _lines_of(pdfium, data, path.name)
+        lines, pages = _lines_of(pdfium, data, name)
     if sum(len(line.text.replace(" ", "")) for line in lines) < MIN_TEXT_CHARS:
         raise UnusableDocument(
             "no_text",
-            f"{path.name} has no text layer (a scan?); run OCR on it first, then index it",
+            f"{name} has no text layer (a scan?); run OCR on it first, then index it",
         )
     return PdfText(join_hyphenated(lines), pages, hashlib.sha256(data).hexdigest())
 

@@ -393,6 +393,17 @@ class Health(PapersReply):
             "and what to install'. The browser itself starts only when a page needs it."
         ),
     ] = None
+    unreadable_entries: Annotated[
+        int | None,
+        Field(
+            description="Metadata files the library cannot read (not UTF-8, not TOML, a "
+            "link out of the store ...): left out of listings and search until fixed."
+        ),
+    ] = None
+    unreadable_files: Annotated[
+        list[str] | None,
+        Field(description="The first 20 of them: 'file name: why, and what to do'."),
+    ] = None
     problems: list[str] | None = None
 
 

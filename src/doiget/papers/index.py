@@ -6,11 +6,17 @@ it last synced against and, when they differ (another process wrote, a file was
 added or removed by hand), re-reads just the files whose size or mtime changed. A
 missing or older-format index is rebuilt from the TOML files; ``doiget reindex``
 forces a rebuild.
+
+A TOML file that cannot be read (not UTF-8, not TOML, a link out of the store, a
+directory ...) never stops the rest from being indexed: it is left out, logged once
+when found, and remembered with the reason (``unreadable``) until it changes, so
+``doiget health`` can name it without reading every file again.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import re
 import sqlite3
 import threading
@@ -19,11 +25,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
+from doiget.confined import Refused, resolve_confined
 from doiget.diskerror import disk_failure, write_error
 from doiget.errors import DoigetError, ErrorCode
-from doiget.papers.store import Entry, Store
+from doiget.papers.store import Entry, Store, work_from_document
 
-INDEX_FORMAT: Final = "1"
+logger = logging.getLogger("doiget.papers")
+
+INDEX_FORMAT: Final = "2"
+# SQLite's INTEGER is 64-bit: a hand-edited year beyond it is not a year.
+_INT64_LIMIT: Final = 2**63
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 _SCHEMA = """
@@ -41,6 +52,12 @@ CREATE TABLE IF NOT EXISTS entries(
     abstract TEXT,
     fetched_at TEXT,
     pdf_path TEXT,
+    mtime_ns INTEGER NOT NULL,
+    file_size INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS unreadable(
+    key TEXT PRIMARY KEY,
+    reason TEXT NOT NULL,
     mtime_ns INTEGER NOT NULL,
     file_size INTEGER NOT NULL
 );
@@ -86,20 +103,22 @@ class SyncReport:
 
 
 def _row_values(entry: Entry, mtime_ns: int, size: int) -> tuple[Any, ...]:
+    """The row of ``entry``: every value as the type its column holds, whatever a hand
+    edit put in the TOML (a table where a string belongs binds as its text)."""
     doc = entry.document
     meta = doc.get("doiget", {}) if isinstance(doc.get("doiget"), dict) else {}
+    work = work_from_document(doc)
     authors = doc.get("authors", [])
-    year = doc.get("year")
     return (
         entry.key,
         entry.ref.canonical,
-        doc.get("doi"),
-        doc.get("arxiv_id"),
-        doc.get("title"),
+        work.doi,
+        work.arxiv_id,
+        work.title,
         "; ".join(str(a) for a in authors) if isinstance(authors, list) else None,
-        doc.get("venue"),
-        year if isinstance(year, int) else None,
-        doc.get("abstract"),
+        work.venue,
+        work.year if work.year is not None and abs(work.year) < _INT64_LIMIT else None,
+        work.abstract,
         str(meta.get("fetched_at", "")),
         str(entry.pdf_path) if entry.has_pdf else None,
         mtime_ns,
@@ -175,8 +194,16 @@ class PaperIndex:
         if self._db is not None:
             return self._db
         try:
+            target = resolve_confined(self.store.root, self.path)
+        except Refused as exc:
+            raise DoigetError(
+                ErrorCode.STORE_ERROR,
+                f"{exc.strerror}; the search index must be a file inside the store. Delete "
+                f"it ({self.path}): doiget rebuilds it from the metadata files.",
+            ) from exc
+        try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, timeout=5.0, check_same_thread=False)
+            db = sqlite3.connect(target, timeout=5.0, check_same_thread=False)
             db.row_factory = sqlite3.Row
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
@@ -184,7 +211,7 @@ class PaperIndex:
             if fmt != INDEX_FORMAT:
                 db.executescript(
                     "DROP TABLE IF EXISTS entries_fts; DROP TABLE IF EXISTS entries;"
-                    "DROP TABLE IF EXISTS meta;"
+                    "DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS unreadable;"
                 )
             db.executescript(_SCHEMA)
             db.execute(
@@ -252,7 +279,10 @@ class PaperIndex:
         stamp = self._dir_stamp()  # taken first: changes during the scan show next time
         known = {
             row["key"]: (row["mtime_ns"], row["file_size"])
-            for row in db.execute("SELECT key, mtime_ns, file_size FROM entries")
+            for row in db.execute(
+                "SELECT key, mtime_ns, file_size FROM entries UNION ALL "
+                "SELECT key, mtime_ns, file_size FROM unreadable"
+            )
         }
         indexed = 0
         seen: set[str] = set()
@@ -260,19 +290,16 @@ class PaperIndex:
             with db:
                 for path in self.store.metadata_files():
                     try:
-                        stat = path.stat()
+                        stat = path.lstat()
                     except FileNotFoundError:
                         continue
                     seen.add(path.stem)
                     if known.get(path.stem) == (stat.st_mtime_ns, stat.st_size):
                         continue
-                    entry = self._readable_entry(path)
-                    if entry is None:
-                        continue
-                    self._upsert_row(db, entry, stat.st_mtime_ns, stat.st_size)
-                    indexed += 1
-                gone = [key for key in known if key not in seen]
-                db.executemany("DELETE FROM entries WHERE key = ?", [(key,) for key in gone])
+                    indexed += self._sync_file(db, path, stat.st_mtime_ns, stat.st_size)
+                gone = [(key,) for key in known if key not in seen]
+                db.executemany("DELETE FROM entries WHERE key = ?", gone)
+                db.executemany("DELETE FROM unreadable WHERE key = ?", gone)
                 db.execute(
                     "INSERT OR REPLACE INTO meta(name, value) VALUES ('dir_stamp', ?)", (stamp,)
                 )
@@ -281,13 +308,27 @@ class PaperIndex:
         total = db.execute("SELECT count(*) FROM entries").fetchone()[0]
         return SyncReport(indexed=indexed, removed=len(gone), total=int(total))
 
-    def _readable_entry(self, path: Path) -> Entry | None:
-        # A file a user broke by hand must not stop the rest of the library from
-        # being searchable; it is skipped until fixed (doiget info reports why).
+    def _sync_file(self, db: sqlite3.Connection, path: Path, mtime_ns: int, size: int) -> int:
+        """Index one changed TOML file (1), or record why it cannot be read (0).
+
+        A file a user broke by hand must not stop the rest of the library from being
+        searchable; it is left out until fixed, and its old row goes with it.
+        """
+        db.execute("DELETE FROM unreadable WHERE key = ?", (path.stem,))
         try:
-            return self.store.entry_at(path)
-        except DoigetError:
-            return None
+            entry = self.store.entry_at(path)
+        except DoigetError as error:
+            logger.warning("left out of the library: %s", error.message)
+            db.execute("DELETE FROM entries WHERE key = ?", (path.stem,))
+            db.execute(
+                "INSERT INTO unreadable(key, reason, mtime_ns, file_size) VALUES (?,?,?,?)",
+                (path.stem, error.message, mtime_ns, size),
+            )
+            return 0
+        if entry is None:
+            return 0
+        self._upsert_row(db, entry, mtime_ns, size)
+        return 1
 
     @_one_at_a_time
     def rebuild(self) -> SyncReport:
@@ -296,6 +337,7 @@ class PaperIndex:
         try:
             with db:
                 db.execute("DELETE FROM entries")
+                db.execute("DELETE FROM unreadable")
                 db.execute("INSERT INTO entries_fts(entries_fts) VALUES ('rebuild')")
                 db.execute("DELETE FROM meta WHERE name = 'dir_stamp'")
         except sqlite3.Error as exc:
@@ -317,6 +359,7 @@ class PaperIndex:
         try:
             stat = entry.metadata_path.stat()
             with db:
+                db.execute("DELETE FROM unreadable WHERE key = ?", (entry.key,))
                 self._upsert_row(db, entry, stat.st_mtime_ns, stat.st_size)
         except (OSError, sqlite3.Error) as exc:
             raise self._error(f"add {entry.key} to", exc) from exc
@@ -328,6 +371,7 @@ class PaperIndex:
         try:
             with db:
                 db.execute("DELETE FROM entries WHERE key = ?", (key,))
+                db.execute("DELETE FROM unreadable WHERE key = ?", (key,))
         except sqlite3.Error as exc:
             raise self._error("update", exc) from exc
 
@@ -362,6 +406,15 @@ class PaperIndex:
         except sqlite3.Error as exc:
             raise self._error("list", exc) from exc
         return [_result(row) for row in rows]
+
+    @_one_at_a_time
+    def unreadable(self) -> list[tuple[str, str]]:
+        """The metadata files left out at the last sync: (file name, why), by name."""
+        try:
+            rows = self._connect().execute("SELECT key, reason FROM unreadable ORDER BY key")
+            return [(f"{row['key']}.toml", row["reason"]) for row in rows]
+        except sqlite3.Error as exc:
+            raise self._error("list", exc) from exc
 
     @_one_at_a_time
     def count(self) -> int:

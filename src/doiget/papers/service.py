@@ -105,6 +105,14 @@ class Papers:
             self.store.sweep_partials()
             self.index.ensure_fresh()
             self._index_checked = True
+            left_out = [name for name, _ in self.index.unreadable()]
+            if left_out:
+                logger.warning(
+                    "%d metadata file(s) cannot be read and are left out of the library: %s; "
+                    "`doiget health` says why and what to do.",
+                    len(left_out),
+                    ", ".join(left_out[:5]) + (", ..." if len(left_out) > 5 else ""),
+                )
         return self.index
 
     def _log(self, event: str, ref: Ref | None, **fields: Any) -> None:
@@ -285,7 +293,7 @@ class Papers:
             return None
         fields: dict[str, Any] = entry.document.get("doiget") or {}
         source = str(fields.get("pdf_source") or fields.get("source") or "store")
-        size = entry.pdf_path.stat().st_size
+        size = entry.pdf_size()
         return _fetched(ref, source, entry.pdf_path, fields.get("license"), size)
 
     async def _fetch_now(self, ref: Ref) -> c.Fetched:
@@ -618,11 +626,7 @@ class Papers:
     def pdf_path(self, request: c.PaperLookup) -> c.PdfLocation:
         """The local path of the stored PDF (never read or sent)."""
         entry = self._entry(request.ref)
-        if not entry.has_pdf:
-            raise DoigetError(
-                ErrorCode.NOT_FOUND,
-                f"{entry.ref} is stored without a PDF (metadata only); fetch it to get one.",
-            )
+        entry.pdf_size()  # NOT_FOUND without a PDF, STORE_ERROR for one never served
         return c.PdfLocation(ok=True, ref=entry.ref.canonical, path=str(entry.pdf_path))
 
     def search(self, request: c.LocalSearch) -> c.Listing:

@@ -12,6 +12,8 @@ value no longer matches that hash is the user's and is left alone.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
 import logging
@@ -22,13 +24,14 @@ from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, BinaryIO, Final
 
 import anyio
 import tomli_w
 from filelock import FileLock, Timeout
 
 from doiget.atomicfile import move_into_place, write_atomic
+from doiget.confined import Refused, open_confined, read_confined
 from doiget.diskerror import write_error
 from doiget.errors import DoigetError, ErrorCode
 from doiget.models import Author, Work
@@ -38,6 +41,9 @@ logger = logging.getLogger("doiget.papers")
 
 SCHEMA_VERSION: Final = "1.0"
 LOCK_TIMEOUT_S: Final = 5.0
+PDF_MAGIC: Final = b"%PDF-"
+# A metadata file is a few kilobytes; one larger than this is not read at all.
+METADATA_MAX_BYTES: Final = 8 * 1024 * 1024
 
 # The bibliographic fields of the TOML file, in the order they are written.
 WORK_FIELDS: Final = (
@@ -133,13 +139,81 @@ class Entry:
 
     @property
     def has_pdf(self) -> bool:
-        """Whether the TOML records a PDF and the file is there."""
-        return "pdf_path" in self.document and self.pdf_path.is_file()
+        """Whether the TOML records a PDF and a PDF doiget serves is there (see
+        :meth:`pdf_size`)."""
+        try:
+            self.pdf_size()
+        except DoigetError:
+            return False
+        return True
 
     @property
     def work(self) -> Work:
         """The entry's metadata as a Work."""
         return work_from_document(self.document)
+
+    def pdf_size(self) -> int:
+        """The size of the entry's PDF; raises as :func:`open_stored_pdf` does."""
+        with self._open_pdf() as handle:
+            return os.fstat(handle.fileno()).st_size
+
+    def read_pdf(self) -> bytes:
+        """The bytes of the entry's PDF; raises as :func:`open_stored_pdf` does."""
+        with self._open_pdf() as handle:
+            return handle.read()
+
+    def _open_pdf(self) -> contextlib.AbstractContextManager[BinaryIO]:
+        if "pdf_path" not in self.document:
+            raise DoigetError(
+                ErrorCode.NOT_FOUND,
+                f"{self.ref} is stored without a PDF (metadata only); fetch it to get one.",
+            )
+        return open_stored_pdf(self.pdf_path.parent, self.pdf_path, self.ref)
+
+
+@contextmanager
+def open_stored_pdf(root: Path, path: Path, ref: Ref | str) -> Iterator[BinaryIO]:
+    """The stored PDF ``path`` of ``ref``, opened inside ``root`` and checked to be a PDF.
+
+    NOT_FOUND when the file is absent; STORE_ERROR when it is a link out of the
+    store, not a regular file, unreadable, or does not start with ``%PDF-``: such a
+    file is never served, indexed or reported as the paper's PDF.
+    """
+    try:
+        descriptor = open_confined(root, path)
+    except FileNotFoundError:
+        raise DoigetError(
+            ErrorCode.NOT_FOUND,
+            f"{ref}'s PDF is missing from the store ({path}); fetch it again to restore it.",
+        ) from None
+    except OSError as exc:
+        raise unreadable_file(path, exc, f"delete it and fetch {ref} again") from exc
+    with os.fdopen(descriptor, "rb") as handle:
+        head = handle.read(len(PDF_MAGIC))
+        if head != PDF_MAGIC:
+            raise DoigetError(
+                ErrorCode.STORE_ERROR,
+                f"{path} is not a PDF (it does not start with %PDF-); doiget neither serves "
+                f"nor indexes it. Delete it and fetch {ref} again.",
+            )
+        handle.seek(0)
+        yield handle
+
+
+def unreadable_file(path: Path, exc: OSError, remedy: str) -> DoigetError:
+    """The STORE_ERROR for a stored file that cannot (or must not) be read."""
+    if isinstance(exc, Refused):
+        if exc.errno == errno.EXDEV:
+            remedy = f"replace the link with a copy of the file, or {remedy}"
+        return DoigetError(
+            ErrorCode.STORE_ERROR,
+            f"{exc.strerror}; doiget reads only regular files inside its store and refuses "
+            f"this one: {remedy}.",
+        )
+    return DoigetError(
+        ErrorCode.STORE_ERROR,
+        f"cannot read {path}: {exc.strerror or exc}; check its permissions, or {remedy}.",
+    )
 
 
 def _now() -> str:
@@ -246,25 +320,45 @@ class Store:
         return document
 
     def read_document_at(self, path: Path) -> dict[str, Any] | None:
-        """Parse one TOML file, checking its schema version."""
+        """Parse one TOML file, read inside the store, checking its schema version.
+
+        A file that is not a regular file in the store, is not UTF-8, is not TOML
+        or has a schema_version that is not a version string is a STORE_ERROR that
+        names the file and what to do.
+        """
+        remedy = "delete it and fetch the paper again"
         try:
-            with path.open("rb") as handle:
-                document = tomllib.load(handle)
+            data = read_confined(self.root, path, limit=METADATA_MAX_BYTES)
         except FileNotFoundError:
             return None
+        except OSError as exc:
+            raise unreadable_file(path, exc, remedy) from exc
+        try:
+            document = tomllib.loads(data.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise DoigetError(
+                ErrorCode.STORE_ERROR,
+                f"{path} is not UTF-8 text (byte {exc.start} is "
+                f"{data[exc.start : exc.start + 1]!r}); re-save it as UTF-8, or {remedy}.",
+            ) from exc
         except tomllib.TOMLDecodeError as exc:
             raise DoigetError(
                 ErrorCode.STORE_ERROR,
-                f"{path} is not valid TOML ({exc}); fix the hand edit or delete the file.",
+                f"{path} is not valid TOML ({exc}); fix the hand edit, or {remedy}.",
             ) from exc
-        except OSError as exc:
-            raise self._io_error("read", path, exc) from exc
-        version = str(document.get("schema_version", SCHEMA_VERSION))
+        version = document.get("schema_version", SCHEMA_VERSION)
+        if isinstance(version, bool) or not isinstance(version, str | int | float):
+            raise DoigetError(
+                ErrorCode.STORE_ERROR,
+                f"{path} has schema_version {str(version)[:80]!r}, not a version such as "
+                f'"{SCHEMA_VERSION}"; fix the hand edit, or {remedy}.',
+            )
+        version = str(version)
         major = version.split(".", 1)[0]
         if not major.isdigit() or int(major) > int(SCHEMA_VERSION.split(".")[0]):
             raise DoigetError(
                 ErrorCode.SCHEMA_TOO_NEW,
-                f"{path} has schema_version {version!r}; this doiget reads {SCHEMA_VERSION}. "
+                f"{path} has schema_version {version[:80]!r}; this doiget reads {SCHEMA_VERSION}. "
                 "Upgrade doiget to read it.",
             )
         return document

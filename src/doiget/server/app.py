@@ -48,6 +48,9 @@ WAITING_NOTE: Final = (
 INSTRUCTIONS: Final = "doiget finds, resolves, fetches and cites scholarly papers."
 RESOURCE_PAGE: Final = 500
 RESOURCE_NOT_FOUND: Final = -32002
+# A resource that exists but cannot be served (a JSON-RPC implementation-defined code);
+# the error's data is doiget's {code, message}.
+RESOURCE_REFUSED: Final = -32000
 
 
 def served_toolsets(runtime: Runtime) -> tuple[str, ...]:
@@ -294,7 +297,11 @@ class DoigetServer:
             if toolset.read_resource is None:
                 continue
             with owned_by(_owner(ctx)):
-                body = await toolset.read_resource(uri)
+                try:
+                    body = await toolset.read_resource(uri)
+                except DoigetError as error:
+                    refusal = f"{error.code}: {error.message}"
+                    raise MCPError(RESOURCE_REFUSED, refusal, error.to_dict()) from None
             if body is None:
                 continue
             if body.data is not None:

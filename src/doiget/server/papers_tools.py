@@ -8,9 +8,11 @@ loads no network or store code) and return its typed result.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from typing import TYPE_CHECKING, Final
 
+from doiget.errors import DoigetError, ErrorCode
 from doiget.health import check_health
 from doiget.papers import contracts as c
 from doiget.runtime import Runtime
@@ -29,8 +31,11 @@ from doiget.server.toolset import (
 
 if TYPE_CHECKING:
     from doiget.papers.service import Papers
+    from doiget.papers.store import Entry
     from doiget.verify import contracts as vc
     from doiget.verify.service import Verifier
+
+logger = logging.getLogger("doiget.server")
 
 URI_PREFIX: Final = "doiget://paper/"
 _KEY: Final = re.compile(r"(?:doi|arxiv)_[A-Za-z0-9._-]{1,250}")
@@ -117,7 +122,7 @@ class PapersTools:
         return {"ok": True, **self.runtime.profile.to_redacted_dict()}
 
     async def health(self, request: c.NoArguments, call: ToolCall) -> Result:
-        return check_health(self.runtime.settings)
+        return check_health(self.runtime.settings, library=True)
 
     async def graph(self, request: c.CitationGraph, call: ToolCall) -> c.PapersReply:
         return await self.papers.graph(request)
@@ -134,18 +139,31 @@ class PapersTools:
     # -- resources --------------------------------------------------------------
 
     async def list_resources(self) -> list[ResourceItem]:
+        """Every readable entry, and its PDF when it has one doiget serves (an entry or a
+        PDF that cannot be read is left out and logged, never failing the listing)."""
         items: list[ResourceItem] = []
         for entry in self.papers.store.entries():
             title = entry.document.get("title")
             label = str(title) if isinstance(title, str) else entry.ref.canonical
             uri = URI_PREFIX + entry.key
             items.append(ResourceItem(uri, entry.key, label, "application/json"))
-            if entry.has_pdf:
-                size = entry.pdf_path.stat().st_size
+            size = self._pdf_size(entry)
+            if size is not None:
                 items.append(
                     ResourceItem(uri + "/pdf", entry.key + ".pdf", label, "application/pdf", size)
                 )
         return items
+
+    @staticmethod
+    def _pdf_size(entry: Entry) -> int | None:
+        try:
+            return entry.pdf_size()
+        except DoigetError as error:
+            if error.code is not ErrorCode.NOT_FOUND:
+                logger.warning(
+                    "%s's PDF is left out of the resources: %s", entry.key, error.message
+                )
+            return None
 
     async def read_resource(self, uri: str) -> ResourceBody | None:
         if not uri.startswith(URI_PREFIX):
@@ -157,9 +175,13 @@ class PapersTools:
         if entry is None:
             return None
         if part == "pdf":
-            if not entry.has_pdf:
-                return None
-            return ResourceBody(uri, "application/pdf", data=entry.pdf_path.read_bytes())
+            try:
+                data = entry.read_pdf()
+            except DoigetError as error:
+                if error.code is ErrorCode.NOT_FOUND:
+                    return None
+                raise
+            return ResourceBody(uri, "application/pdf", data=data)
         text = json.dumps(
             {"ref": entry.ref.canonical, "key": entry.key, "metadata": entry.document},
             ensure_ascii=False,
@@ -327,7 +349,8 @@ def papers_toolset(runtime: Runtime) -> Toolset:
             describe(
                 when="Check that doiget can work.",
                 inputs="None.",
-                outputs="version, store and log writability, toolsets, problems.",
+                outputs="version, store and log writability, toolsets, unreadable library entries, "
+                "problems.",
                 costs="Milliseconds.",
                 side_effects="None.",
                 limits="None.",

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Final
 import anyio.to_thread
 
 from doiget.atomicfile import create_once, write_atomic
+from doiget.confined import read_confined
 from doiget.errors import DoigetError, ErrorCode
 
 if TYPE_CHECKING:
@@ -172,7 +173,7 @@ class SealedFiles:
         """
         path = self.path_for(key)
         try:
-            blob = path.read_bytes()
+            blob = read_confined(self.directory, path)
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -362,7 +363,7 @@ def _derive_key(passphrase: str) -> bytes:
 
 
 def _read_key_file(path: Path) -> bytes:
-    key = path.read_bytes()
+    key = read_confined(path.parent, path)
     if len(key) != KEY_BYTES:
         raise DoigetError(
             ErrorCode.CAPABILITY_DENIED,

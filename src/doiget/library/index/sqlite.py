@@ -141,7 +141,9 @@ class SqliteIndex:
             self._conn.execute("ALTER TABLE chunks ADD COLUMN embedding BLOB")
 
     def _connect(self) -> apsw.Connection:
-        conn = apsw.Connection(str(self.path))
+        # NOFOLLOW: a link planted where the index belongs is refused, never followed.
+        flags = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE | apsw.SQLITE_OPEN_NOFOLLOW
+        conn = apsw.Connection(str(self.path), flags=flags)
         conn.enable_load_extension(True)
         conn.load_extension(sqlite_vec.loadable_path())
         conn.enable_load_extension(False)
