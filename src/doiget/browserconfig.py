@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from doiget.errors import quoted
 from doiget.settingvalues import path_setting, refuse, seconds_setting, whole_setting
 from doiget.upstreams import Setting
 
@@ -79,7 +80,7 @@ def _enabled(raw: Any) -> bool:
         return True
     if text in ("off", "0", "false", "no"):
         return False
-    raise refuse(f"DOIGET_BROWSER={raw!r}; use auto or off.")
+    raise refuse(f"DOIGET_BROWSER={quoted(raw)}; use auto or off.")
 
 
 def browser_settings(pick: Callable[[str, str], Any]) -> BrowserSettings:

@@ -19,7 +19,7 @@ from urllib.parse import unquote, urlsplit
 import platformdirs
 
 from doiget.browserconfig import BROWSER_SETTINGS, BrowserSettings, browser_settings
-from doiget.errors import DoigetError, ErrorCode
+from doiget.errors import DoigetError, ErrorCode, quoted
 from doiget.hostmap import HostMap, parse_host_map
 from doiget.httpconfig import HttpSettings, http_settings
 from doiget.redaction import remember_secrets
@@ -337,7 +337,7 @@ def _cache_ttl(raw: Any) -> float:
         seconds = -1.0
     if not 0 <= seconds <= SCHOLAR_CACHE_TTL_MAX:
         raise refuse(
-            f"DOIGET_SCHOLAR_CACHE_TTL={raw!r}; use seconds from 0 (no cache) to "
+            f"DOIGET_SCHOLAR_CACHE_TTL={quoted(raw)}; use seconds from 0 (no cache) to "
             f"{SCHOLAR_CACHE_TTL_MAX:.0f}."
         )
     return seconds
@@ -431,7 +431,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     )
     log_level = str(pick("DOIGET_LOG_LEVEL", "log_level") or "WARNING").upper()
     if log_level not in LOG_LEVELS:
-        raise refuse(f"DOIGET_LOG_LEVEL={log_level!r}; use one of {', '.join(LOG_LEVELS)}.")
+        raise refuse(f"DOIGET_LOG_LEVEL={quoted(log_level)}; use one of {', '.join(LOG_LEVELS)}.")
 
     allow_table = file.get("allowlist", {})
     if not isinstance(allow_table, dict):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from doiget.errors import DoigetError, ErrorCode
+from doiget.errors import DoigetError, ErrorCode, quoted
 
 
 def refuse(message: str) -> DoigetError:
@@ -23,7 +23,9 @@ def seconds_setting(var: str, raw: Any, default: float, most: float) -> float:
     except (TypeError, ValueError):
         value = 0.0
     if not 0 < value <= most:
-        raise refuse(f"{var}={raw!r}; give a number of seconds above 0 and at most {most:.0f}.")
+        raise refuse(
+            f"{var}={quoted(raw)}; give a number of seconds above 0 and at most {most:.0f}."
+        )
     return value
 
 
@@ -36,7 +38,7 @@ def whole_setting(var: str, raw: Any, default: int, low: int, high: int) -> int:
     except ValueError:
         value = low - 1
     if not low <= value <= high:
-        raise refuse(f"{var}={raw!r}; use a whole number from {low} to {high}.")
+        raise refuse(f"{var}={quoted(raw)}; use a whole number from {low} to {high}.")
     return value
 
 

@@ -18,15 +18,16 @@ from rich.table import Table
 
 from doiget.cli.output import (
     JsonFlag,
+    cli_build,
     emit_json,
     handles_errors_as,
     run_closing,
     runtime,
     wants_json,
 )
-from doiget.contract import build, plain
+from doiget.contract import plain
 from doiget.envelopes import LIBRARY_ENVELOPE
-from doiget.errors import DoigetError, ErrorCode
+from doiget.errors import DoigetError, ErrorCode, quoted
 from doiget.library import contracts as c
 from doiget.library.projects import (
     DEFAULT_CHUNK_OVERLAP,
@@ -139,7 +140,7 @@ def inspect(
     json_output: JsonFlag = False,
 ) -> None:
     """A project's collection: size, model, payload keys, indexes, samples."""
-    request = build(c.CollectionQuery, project=project_id, sample=sample)
+    request = cli_build(ctx, c.CollectionQuery, project=project_id, sample=sample)
     result = plain(_run(ctx, lambda library: library.inspect(request)))
     if wants_json(ctx, json_output):
         emit_json(result)
@@ -165,7 +166,7 @@ def remove(
     if project_id not in projects:
         raise DoigetError(
             ErrorCode.INVALID_PROJECT,
-            f"no project {project_id!r}; doiget projects list shows them.",
+            f"no project {quoted(project_id)}; doiget projects list shows them.",
         )
     project = projects[project_id]
     if not yes and not typer.confirm(
@@ -270,7 +271,9 @@ def _filters(values: list[str]) -> dict[str, Any]:
     for value in values:
         key, sep, wanted = value.partition("=")
         if not sep or not key or not wanted:
-            raise DoigetError(ErrorCode.INVALID_REF, f"--filter takes KEY=VALUE, not {value!r}")
+            raise DoigetError(
+                ErrorCode.INVALID_REF, f"--filter takes KEY=VALUE, not {quoted(value)}"
+            )
         filters.setdefault(key.strip(), []).append(wanted.strip())
     return dict(filters)
 
@@ -289,7 +292,8 @@ def query(
     json_output: JsonFlag = False,
 ) -> None:
     """Search a project's passages (find_chunks, or query_hybrid with --hybrid)."""
-    request = build(
+    request = cli_build(
+        ctx,
         c.ChunkSearch,
         project=project_id,
         query=text,

@@ -20,6 +20,7 @@ from rich.table import Table
 
 from doiget.cli.output import (
     JsonFlag,
+    cli_build,
     emit_json,
     handles_errors,
     report_error,
@@ -27,7 +28,7 @@ from doiget.cli.output import (
     runtime,
     wants_json,
 )
-from doiget.contract import build, plain
+from doiget.contract import plain
 from doiget.errors import DoigetError, ErrorCode
 from doiget.papers import contracts as c
 
@@ -119,7 +120,7 @@ def fetch(
     ctx: typer.Context, ref: RefArg, dry_run: DryRun = False, json_output: JsonFlag = False
 ) -> None:
     """Resolve a ref and download its Open Access PDF into the library."""
-    request = build(c.PaperFetch, ref=ref, dry_run=dry_run)
+    request = cli_build(ctx, c.PaperFetch, ref=ref, dry_run=dry_run)
     _show_result(ctx, json_output, _run(ctx, lambda p: p.fetch(request)))
 
 
@@ -128,14 +129,14 @@ def metadata(
     ctx: typer.Context, ref: RefArg, dry_run: DryRun = False, json_output: JsonFlag = False
 ) -> None:
     """Resolve a ref and store its metadata only (never requests a PDF)."""
-    request = build(c.PaperFetch, ref=ref, dry_run=dry_run)
+    request = cli_build(ctx, c.PaperFetch, ref=ref, dry_run=dry_run)
     _show_result(ctx, json_output, _run(ctx, lambda p: p.metadata_only(request)))
 
 
 @handles_errors
 def resolve(ctx: typer.Context, ref: RefArg, json_output: JsonFlag = False) -> None:
     """Show authoritative metadata for a ref (writes only a provenance row)."""
-    request = build(c.PaperLookup, ref=ref)
+    request = cli_build(ctx, c.PaperLookup, ref=ref)
     _show_result(ctx, json_output, _run(ctx, lambda p: p.resolve(request)))
 
 
@@ -157,7 +158,7 @@ def batch(
     except OSError as exc:
         raise DoigetError(ErrorCode.INVALID_REF, f"cannot read {source}: {exc}") from exc
     as_json = wants_json(ctx, json_output)
-    request = build(c.BatchFetch, refs=refs, dry_run=dry_run)
+    request = cli_build(ctx, c.BatchFetch, refs=refs, dry_run=dry_run)
     if dry_run:
         plans = plain(_run(ctx, lambda p: p.batch(request)))
         emit_json(plans) if as_json else out.print_json(data=plans)
@@ -195,7 +196,7 @@ def batch(
 @handles_errors
 def info(ctx: typer.Context, ref: RefArg, json_output: JsonFlag = False) -> None:
     """Show a stored entry's metadata."""
-    request = build(c.PaperLookup, ref=ref)
+    request = cli_build(ctx, c.PaperLookup, ref=ref)
     _show_result(ctx, json_output, _sync(ctx, lambda p: p.info(request)))
 
 
@@ -207,21 +208,21 @@ def search(
     json_output: JsonFlag = False,
 ) -> None:
     """Search the local library."""
-    request = build(c.LocalSearch, query=query, limit=limit)
+    request = cli_build(ctx, c.LocalSearch, query=query, limit=limit)
     _show_listing(ctx, json_output, _sync(ctx, lambda p: p.search(request)))
 
 
 @handles_errors
 def recent(ctx: typer.Context, limit: Limit = 20, json_output: JsonFlag = False) -> None:
     """List the most recently fetched entries."""
-    request = build(c.RecentPapers, limit=limit)
+    request = cli_build(ctx, c.RecentPapers, limit=limit)
     _show_listing(ctx, json_output, _sync(ctx, lambda p: p.recent(request)))
 
 
 @handles_errors
 def pdf_path(ctx: typer.Context, ref: RefArg, json_output: JsonFlag = False) -> None:
     """Print the local path of a stored PDF."""
-    request = build(c.PaperLookup, ref=ref)
+    request = cli_build(ctx, c.PaperLookup, ref=ref)
     result = _sync(ctx, lambda p: p.pdf_path(request))
     emit_json(plain(result)) if wants_json(ctx, json_output) else typer.echo(result.path)
 
@@ -229,7 +230,7 @@ def pdf_path(ctx: typer.Context, ref: RefArg, json_output: JsonFlag = False) -> 
 @handles_errors
 def bib(ctx: typer.Context, refs: RefsArg, json_output: JsonFlag = False) -> None:
     """BibTeX for stored entries."""
-    request = build(c.PaperExport, refs=refs)
+    request = cli_build(ctx, c.PaperExport, refs=refs)
     result = _sync(ctx, lambda p: p.bibtex(request))
     emit_json(plain(result)) if wants_json(ctx, json_output) else typer.echo(result.bibtex)
 
@@ -237,7 +238,7 @@ def bib(ctx: typer.Context, refs: RefsArg, json_output: JsonFlag = False) -> Non
 @handles_errors
 def csl(ctx: typer.Context, refs: RefsArg, json_output: JsonFlag = False) -> None:
     """CSL-JSON for stored entries."""
-    request = build(c.PaperExport, refs=refs)
+    request = cli_build(ctx, c.PaperExport, refs=refs)
     result = _sync(ctx, lambda p: p.csl(request))
     if wants_json(ctx, json_output):
         emit_json(plain(result))
@@ -254,7 +255,7 @@ def graph(
     json_output: JsonFlag = False,
 ) -> None:
     """Expand the citation graph around a DOI through OpenAlex (needs DOIGET_ENABLE_OPENALEX)."""
-    request = build(c.CitationGraph, ref=ref, depth=depth, direction=direction)
+    request = cli_build(ctx, c.CitationGraph, ref=ref, depth=depth, direction=direction)
     result = _run(ctx, lambda p: p.graph(request))
     if wants_json(ctx, json_output):
         emit_json(plain(result))
@@ -284,7 +285,7 @@ def delete(
     """Delete a stored entry (PDF, metadata, index row). The only destructive command."""
     if not yes and not typer.confirm(f"Delete {ref} from the library?", err=True):
         raise typer.Exit(1)
-    request = build(c.StoredRef, ref=ref)
+    request = cli_build(ctx, c.StoredRef, ref=ref)
     result = _sync(ctx, lambda p: p.delete(request))
     emit_json(plain(result)) if wants_json(ctx, json_output) else out.print(f"deleted {result.ref}")
 

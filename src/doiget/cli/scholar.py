@@ -17,13 +17,14 @@ from rich.table import Table
 
 from doiget.cli.output import (
     JsonFlag,
+    cli_build,
     emit_json,
     handles_errors_as,
     run_closing,
     runtime,
     wants_json,
 )
-from doiget.contract import Request, build, plain
+from doiget.contract import Request, plain
 from doiget.envelopes import SCHOLAR_ENVELOPE
 from doiget.scholar import contracts as c
 
@@ -125,7 +126,8 @@ def _year_range_search(
         end_year: ToYear = None,
         json_output: JsonFlag = False,
     ) -> None:
-        request = build(
+        request = cli_build(
+            ctx,
             c.ScholarSearch,
             query=query,
             max_results=max_results,
@@ -138,10 +140,10 @@ def _year_range_search(
     return command
 
 
-def _lookup(model: type[LookupT], identifier: str) -> LookupT:
+def _lookup(ctx: typer.Context, model: type[LookupT], identifier: str) -> LookupT:
     """The lookup request of ``model`` (its one field) for ``identifier``."""
     (field,) = model.model_fields
-    return build(model, **{field: identifier})
+    return cli_build(ctx, model, **{field: identifier})
 
 
 def _get_command(
@@ -151,7 +153,7 @@ def _get_command(
 
     @handles_errors
     def command(ctx: typer.Context, identifier: Identifier, json_output: JsonFlag = False) -> None:
-        request = _lookup(model, identifier)
+        request = _lookup(ctx, model, identifier)
         _show_one(ctx, json_output, _run(ctx, lambda s: get(s, request)))
 
     command.__doc__ = doc
@@ -165,7 +167,7 @@ def _bib_command(
 
     @handles_errors
     def command(ctx: typer.Context, identifier: Identifier) -> None:
-        request = _lookup(model, identifier)
+        request = _lookup(ctx, model, identifier)
         _print_bibtex(_run(ctx, lambda s: bib(s, request)))
 
     command.__doc__ = doc
@@ -191,7 +193,8 @@ def arxiv_search(
     json_output: JsonFlag = False,
 ) -> None:
     """Search arXiv (arXiv query syntax such as 'ti:x AND cat:cs.CL' passes through)."""
-    request = build(
+    request = cli_build(
+        ctx,
         c.ArxivSearch,
         query=query,
         max_results=max_results,
@@ -241,7 +244,7 @@ def s2_citations(
     json_output: JsonFlag = False,
 ) -> None:
     """Papers citing one paper."""
-    request = build(c.CitingPapers, paper_id=identifier, max_results=max_results)
+    request = cli_build(ctx, c.CitingPapers, paper_id=identifier, max_results=max_results)
     _show_list(ctx, json_output, _run(ctx, lambda s: s.get_paper_citations(request)), "paperId")
 
 

@@ -16,9 +16,15 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from doiget.cli.output import JsonFlag, emit_json, handles_errors_as, run_closing, runtime
+from doiget.cli.output import (
+    JsonFlag,
+    cli_build,
+    emit_json,
+    handles_errors_as,
+    run_closing,
+    runtime,
+)
 from doiget.cli.output import wants_json as _wants_json
-from doiget.contract import build
 from doiget.envelopes import WEB_ENVELOPE
 from doiget.web import requests as rq
 from doiget.web import results as rs
@@ -101,7 +107,8 @@ def search(
     json_output: JsonFlag = False,
 ) -> None:
     """Search the web (the web_search tool)."""
-    request = build(
+    request = cli_build(
+        ctx,
         rq.WebSearchRequest,
         query=query,
         num_results=num_results,
@@ -145,8 +152,8 @@ def scrape(
     json_output: JsonFlag = False,
 ) -> None:
     """Read a page or document (the scrape_page tool)."""
-    request = build(
-        rq.ScrapePageRequest, url=url, mode=mode, max_length=max_length, session_id=session
+    request = cli_build(
+        ctx, rq.ScrapePageRequest, url=url, mode=mode, max_length=max_length, session_id=session
     )
     page = _run(ctx, rs.ScrapePageResult, lambda web: web.scrape(request))
     if _emit(ctx, json_output, page):
@@ -180,7 +187,8 @@ def search_and_scrape(
     json_output: JsonFlag = False,
 ) -> None:
     """Search, read the top pages, and combine them (the search_and_scrape tool)."""
-    request = build(
+    request = cli_build(
+        ctx,
         rq.SearchAndScrapeRequest,
         query=query,
         num_results=num_results,
@@ -229,7 +237,8 @@ def papers(
     json_output: JsonFlag = False,
 ) -> None:
     """Search scholarly indexes (the academic_search tool)."""
-    request = build(
+    request = cli_build(
+        ctx,
         rq.AcademicSearchRequest,
         query=query,
         num_results=num_results,
@@ -277,7 +286,8 @@ def patents(
     json_output: JsonFlag = False,
 ) -> None:
     """Search patents (the patent_search tool)."""
-    request = build(
+    request = cli_build(
+        ctx,
         rq.PatentSearchRequest,
         query=query,
         num_results=num_results,
@@ -337,7 +347,8 @@ def research_step(
     json_output: JsonFlag = False,
 ) -> None:
     """Record one research step (the sequential_search tool)."""
-    request = build(
+    request = cli_build(
+        ctx,
         rq.ResearchStepRequest,
         search_step=step,
         step_number=number,
@@ -367,7 +378,7 @@ def research_show(
     json_output: JsonFlag = False,
 ) -> None:
     """Read a research session (the get_research_session tool)."""
-    request = build(rq.ResearchSessionRequest, session_id=session, step_id=step)
+    request = cli_build(ctx, rq.ResearchSessionRequest, session_id=session, step_id=step)
     view = _run(ctx, rs.WebResult, lambda web: web.research_session(request))
     if _emit(ctx, json_output, view):
         return
@@ -400,8 +411,8 @@ def research_export(
     json_output: JsonFlag = False,
 ) -> None:
     """Export a research session (the research_export tool); prints the document."""
-    request = build(
-        rq.ResearchExportRequest, session_id=session, format=format_, verify_links=verify_links
+    request = cli_build(
+        ctx, rq.ResearchExportRequest, session_id=session, format=format_, verify_links=verify_links
     )
     exported = _run(ctx, rs.ResearchExportResult, lambda web: web.research_export(request))
     if _emit(ctx, json_output, exported):

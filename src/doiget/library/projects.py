@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from filelock import FileLock
 
-from doiget.errors import DoigetError, ErrorCode
+from doiget.errors import DoigetError, ErrorCode, quoted
 
 DEFAULT_EMBED_MODEL: Final = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_MAX_CHARS: Final = 1800
@@ -72,7 +72,7 @@ def check_project_id(project_id: str) -> str:
     if not PROJECT_ID.match(project_id):
         raise DoigetError(
             ErrorCode.INVALID_PROJECT,
-            f"{project_id[:80]!r} is not a project id; use {PROJECT_ID_HINT}.",
+            f"{quoted(project_id)} is not a project id; use {PROJECT_ID_HINT}.",
         )
     return project_id
 
@@ -87,7 +87,7 @@ def _int(table: Mapping[str, Any], key: str, default: int, low: int, high: int, 
 def project_from_table(project_id: str, table: Any, where: str) -> Project:
     """Validate one ``[projects."id"]`` table; a bad value refuses the start."""
     if not PROJECT_ID.match(project_id):
-        raise _invalid(f"{where}: project id {project_id!r} must be {PROJECT_ID_HINT}.")
+        raise _invalid(f"{where}: project id {quoted(project_id)} must be {PROJECT_ID_HINT}.")
     if not isinstance(table, dict):
         raise _invalid(f"{where} must be a table.")
     place = f'{where} [projects."{project_id}"]'

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
 
-from doiget.errors import DoigetError, ErrorCode
+from doiget.errors import DoigetError, ErrorCode, quoted, shorten
 from doiget.installed import LIBRARY_INSTALL
 from doiget.library import contracts as c
 from doiget.library.fusion import unit_interval
@@ -64,6 +64,15 @@ def trim(text: str, limit: int) -> str:
     return head.rstrip(" ,;:") + ELLIPSIS
 
 
+# Filters whose stored values are whole numbers: any other value could never match.
+_WHOLE_NUMBER_FILTERS: Final = frozenset({"year"})
+
+
+def _whole_number(value: str | int) -> bool:
+    text = str(value).strip()
+    return text.removeprefix("-").isascii() and text.removeprefix("-").isdigit()
+
+
 def parse_filters(raw: Mapping[str, Any] | None) -> Filters:
     """Validated filters: known keys only, values a string/number or a list of them."""
     if not raw:
@@ -73,9 +82,10 @@ def parse_filters(raw: Mapping[str, Any] | None) -> Filters:
         if key not in FILTER_KEYS:
             raise DoigetError(
                 ErrorCode.INVALID_REF,
-                f"unknown filter {key[:40]!r}; filter on: {', '.join(FILTER_KEYS)} "
+                f"filters has no key {quoted(key)}; filter on: {', '.join(FILTER_KEYS)} "
                 "(the project is given by 'project' and always applied).",
-                details={"filter": key, "allowed_filters": list(FILTER_KEYS)},
+                details={"filter": shorten(key), "allowed_filters": list(FILTER_KEYS)},
+                field="filters",
             )
         values = value if isinstance(value, list) else [value]
         if not values or not all(
@@ -83,10 +93,21 @@ def parse_filters(raw: Mapping[str, Any] | None) -> Filters:
         ):
             raise DoigetError(
                 ErrorCode.INVALID_REF,
-                f"filter {key!r} takes a string or number, or a non-empty list of them.",
+                f"filters.{key} takes a string or number, or a non-empty list of them.",
                 details={"filter": key},
+                field=f"filters.{key}",
             )
-        conditions[key] = tuple(str(item) for item in values)
+        if key in _WHOLE_NUMBER_FILTERS:
+            wrong = next((item for item in values if not _whole_number(item)), None)
+            if wrong is not None:
+                raise DoigetError(
+                    ErrorCode.INVALID_REF,
+                    f"filters.{key} takes a whole number such as 2021, not {quoted(wrong)}; "
+                    "nothing was searched.",
+                    details={"filter": key},
+                    field=f"filters.{key}",
+                )
+        conditions[key] = tuple(str(item).strip() for item in values)
     return Filters(conditions)
 
 
@@ -149,9 +170,9 @@ class Library:
         available = sorted(self.projects)
         raise DoigetError(
             ErrorCode.INVALID_PROJECT,
-            f"Project {project_id[:80]!r} not found. Available projects: {available}; "
+            f"Project {quoted(project_id)} not found. Available projects: {available}; "
             "pass create to make a new one.",
-            details={"project_id": project_id, "available_projects": available},
+            details={"project_id": shorten(project_id), "available_projects": available},
         )
 
     async def _bounded(self, tool: str, work: Callable[[], T]) -> T:

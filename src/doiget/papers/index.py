@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
-from doiget.errors import DoigetError, ErrorCode
+from doiget.errors import DoigetError, ErrorCode, quoted
 from doiget.papers.store import Entry, Store
 
 INDEX_FORMAT: Final = "1"
@@ -132,12 +132,12 @@ def match_expression(query: str) -> str:
     if not words:
         raise DoigetError(
             ErrorCode.INVALID_REF,
-            f"the query {query[:80]!r} has no words to search for; give a title word, "
+            f"the query {quoted(query)} has no words to search for; give a title word, "
             "author name, venue or year.",
         )
-    quoted = [f'"{word}"' for word in words]
-    quoted[-1] += "*"
-    return " ".join(quoted)
+    terms = [f'"{word}"' for word in words]
+    terms[-1] += "*"
+    return " ".join(terms)
 
 
 P = ParamSpec("P")

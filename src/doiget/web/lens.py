@@ -22,6 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from doiget.errors import quoted
 from doiget.web.failure import Kind, web_error
 from doiget.web.requests import DOMAIN_PATTERN
 
@@ -98,6 +99,6 @@ def find_lens(lenses: dict[str, Lens], name: str) -> Lens:
     if lens is None:
         raise web_error(
             Kind.VALIDATION,
-            f"unknown lens {name[:40]!r}; available lenses: {', '.join(sorted(lenses))}.",
+            f"unknown lens {quoted(name)}; available lenses: {', '.join(sorted(lenses))}.",
         )
     return lens

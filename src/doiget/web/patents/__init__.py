@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from doiget.config import Settings
-from doiget.errors import DoigetError
+from doiget.errors import DoigetError, quoted
 from doiget.upstreams import get
 from doiget.web.failure import Kind, failure_of, web_error
 from doiget.web.outcome import TRUST
@@ -84,7 +84,7 @@ def _choice(args: Mapping[str, Any], name: str, default: str, known: Sequence[st
     value = str(args.get(name, default))
     if value not in known:
         raise web_error(
-            Kind.VALIDATION, f"{name} {value!r} is not known; use one of: {', '.join(known)}."
+            Kind.VALIDATION, f"{name} {quoted(value)} is not known; use one of: {', '.join(known)}."
         )
     return value
 
@@ -249,7 +249,7 @@ class Patents:
         if name not in names:
             raise web_error(
                 Kind.VALIDATION,
-                f"{pinned!r} is not a patent provider; use one of: {', '.join(names)}.",
+                f"{quoted(pinned)} is not a patent provider; use one of: {', '.join(names)}.",
             )
         missing = _missing(name, self._settings)
         if missing:
