@@ -24,7 +24,7 @@ from doiget.hostmap import HostMap, parse_host_map
 from doiget.httpconfig import HttpSettings, http_settings
 from doiget.redaction import remember_secrets
 from doiget.secret import Secret
-from doiget.settingvalues import path_setting, refuse, seconds_setting
+from doiget.settingvalues import path_setting, refuse, seconds_setting, switch_setting
 from doiget.upstreams import Redaction, Setting, Upstream, all_upstreams
 
 APP_NAME = "doiget"
@@ -403,11 +403,6 @@ def _upstream_settings(
     return found
 
 
-def _switch(raw: Any) -> bool:
-    """On unless set to a false-looking value."""
-    return raw is None or str(raw).strip().lower() not in ("0", "false", "no", "off")
-
-
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """Read the environment (default ``os.environ``) and config.toml into Settings."""
     env = os.environ if environ is None else environ
@@ -485,7 +480,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
             or Path(platformdirs.user_config_dir(APP_NAME)) / "lenses"
         ).expanduser(),
         cache_key=_secret(env.get("DOIGET_CACHE_KEY")),
-        web_cache=_switch(pick("DOIGET_WEB_CACHE", "web_cache")),
+        web_cache=switch_setting("DOIGET_WEB_CACHE", pick("DOIGET_WEB_CACHE", "web_cache"), True),
         projects_table=file.get("projects"),
         library_timeouts=_library_timeouts(file.get("library"), str(config_path)),
         extra_allowlist=extra_allowlist,

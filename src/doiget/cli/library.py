@@ -12,17 +12,18 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import anyio
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.text import Text
 
 from doiget.cli.output import (
     JsonFlag,
     cli_build,
+    console,
     emit_json,
     handles_errors_as,
     run_closing,
     runtime,
+    table,
     wants_json,
 )
 from doiget.contract import plain
@@ -55,7 +56,7 @@ T = TypeVar("T")
 
 ProjectId = Annotated[str, typer.Argument(help="Project id, 'namespace/name'.")]
 
-out = Console()
+out = console()
 projects_app = typer.Typer(
     help="Projects: named passage collections (add, list, inspect, remove).",
     no_args_is_help=True,
@@ -125,10 +126,10 @@ def list_(ctx: typer.Context, json_output: JsonFlag = False) -> None:
     if not result.projects:
         out.print("no projects yet: doiget projects add NAMESPACE/NAME")
         return
-    table = Table("project", "collection", "model", "hybrid")
+    grid = table("project", "collection", "model", "hybrid")
     for row in result.projects:
-        table.add_row(row.id, row.collection, row.embed_model, str(row.hybrid_enabled))
-    out.print(table)
+        grid.add_row(row.id, row.collection, row.embed_model, str(row.hybrid_enabled))
+    out.print(grid)
 
 
 @projects_app.command("inspect")
@@ -230,7 +231,7 @@ def index(
 
     async def work(library: Library) -> c.IndexReport:
         library.project(project_id, create=create)  # before any work
-        with Progress(*columns, console=Console(stderr=True), transient=as_json) as bar:
+        with Progress(*columns, console=console(stderr=True), transient=as_json) as bar:
             task = bar.add_task("loading model", total=len(selection.documents))
 
             async def advance(done: int, total: int, message: str) -> None:
@@ -248,16 +249,16 @@ def index(
     if as_json:
         emit_json(plain(result))
     else:
-        table = Table("document", "status", "chunks", "pages", "note")
+        grid = table("document", "status", "chunks", "pages", "note")
         for row in result.documents:
-            table.add_row(
+            grid.add_row(
                 row.doc_id,
                 row.status,
                 str(row.chunks),
                 str(row.pages),
                 for_command_line(row.message or ""),
             )
-        out.print(table)
+        out.print(grid)
         out.print(
             f"{result.indexed} indexed, {result.skipped} skipped, "
             f"{result.chunks_written} chunks written into {project_id}"
@@ -315,9 +316,10 @@ def query(
             else (f"p. {pages[0]}" if pages else "")
         )
         out.print(
-            f"[bold]{rank}. {item.citekey or item.title or ''}[/bold] {where} "
-            f"§ {item.section or '-'}  score {item.score:.3f}",
-            highlight=False,
+            Text.assemble(
+                (f"{rank}. {item.citekey or item.title or ''}", "bold"),
+                f" {where} § {item.section or '-'}  score {item.score:.3f}",
+            )
         )
-        out.print(item.full_text if full_text else item.render_text, highlight=False)
+        out.print(item.full_text if full_text else item.render_text)
         out.print()

@@ -14,6 +14,8 @@ from typing import Annotated, Any, ParamSpec, TypeVar
 import anyio
 import typer
 from pydantic import BaseModel
+from rich.console import Console
+from rich.table import Table
 
 from doiget.contract import Closable, RequestT, build
 from doiget.envelopes import PAPERS_ENVELOPE, Envelope
@@ -60,15 +62,18 @@ def wants_json(ctx: typer.Context, local_flag: bool) -> bool:
     return local_flag or state(ctx).json
 
 
-def runtime(ctx: typer.Context, overrides: Mapping[str, str] | None = None) -> Runtime:
-    """Load settings and profile once, print the banner to stderr, configure logging.
+def runtime(
+    ctx: typer.Context, overrides: Mapping[str, str] | None = None, *, serving: bool = False
+) -> Runtime:
+    """Load settings and profile once and configure logging; the capability banner goes
+    to stderr for a server (``serving``) and, for any other command, with ``-v``.
 
     ``overrides`` are command-line options that stand in for their environment variable.
     """
     cli = state(ctx)
     if cli.runtime is None:
         cli.runtime = load_runtime({**os.environ, **overrides} if overrides else None)
-        start_logging(cli.runtime)
+        start_logging(cli.runtime, banner=serving or cli.verbose)
     return cli.runtime
 
 
@@ -127,6 +132,22 @@ def _said_here(error: DoigetError, options: Mapping[str, str]) -> DoigetError:
         details=error.details,
         field=error.field,
     )
+
+
+def console(*, stderr: bool = False) -> Console:
+    """The command line's console. Markup is off: a ref, a page's title or an install
+    hint such as ``'.[browser]'`` is printed as it is, never read as rich markup;
+    styles are given as ``style=`` or :class:`rich.text.Text` spans."""
+    return Console(stderr=stderr, markup=False, highlight=False)
+
+
+def table(*headers: str, show_header: bool = True, title: str | None = None) -> Table:
+    """A table whose cells wrap, and fold a word too long for its column (a ref, a
+    variable name), so nothing is cut at 80 columns."""
+    grid = Table(show_header=show_header, title=title)
+    for header in headers:
+        grid.add_column(header, overflow="fold")
+    return grid
 
 
 def emit_json(payload: Any) -> None:

@@ -14,18 +14,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.text import Text
 
 from doiget.cli.output import (
     JsonFlag,
     cli_build,
+    console,
     emit_json,
     handles_errors,
     report_error,
     run_closing,
     runtime,
+    table,
     wants_json,
 )
 from doiget.contract import plain
@@ -44,7 +45,7 @@ Limit = Annotated[int, typer.Option("--limit", "-n", min=1, max=100, help="At mo
 RefArg = Annotated[str, typer.Argument(help="A DOI or arXiv id.")]
 RefsArg = Annotated[list[str], typer.Argument(help="DOIs or arXiv ids of stored papers.")]
 
-out = Console()
+out = console()
 
 
 def _papers(ctx: typer.Context) -> Papers:
@@ -77,21 +78,27 @@ def _show_result(ctx: typer.Context, json_output: bool, reply: c.PapersReply) ->
         return
     if "path" in result and "size_bytes" in result:
         out.print(
-            f"[bold]{result['ref']}[/] fetched from {result['source']} -> {result['path']} "
-            f"({result['size_bytes']:,} bytes, licence {result['license']})"
+            Text.assemble(
+                (str(result["ref"]), "bold"),
+                f" fetched from {result['source']} -> {result['path']} "
+                f"({result['size_bytes']:,} bytes, licence {result['license']})",
+            )
         )
         return
     metadata = result.get("metadata", {})
-    table = Table(show_header=False, title=str(result.get("ref", "")))
-    for key, value in metadata.items():
-        if isinstance(value, dict):
-            continue
-        shown = "; ".join(map(str, value)) if isinstance(value, list) else str(value)
-        table.add_row(key, shown[:500])
+    rows = {
+        key: "; ".join(map(str, value)) if isinstance(value, list) else str(value)
+        for key, value in metadata.items()
+        if not isinstance(value, dict)
+    }
+    # What the entry says beside its metadata, each key once (metadata may hold it too).
     for key in ("source", "license", "oa_url", "oa_status", "pdf_path", "metadata_path"):
         if result.get(key) is not None:
-            table.add_row(key, str(result[key]))
-    out.print(table)
+            rows[key] = str(result[key])
+    grid = table("key", "value", show_header=False, title=str(result.get("ref", "")))
+    for key, value in rows.items():
+        grid.add_row(key, value[:500])
+    out.print(grid)
 
 
 def _show_listing(ctx: typer.Context, json_output: bool, reply: c.Listing) -> None:
@@ -99,19 +106,17 @@ def _show_listing(ctx: typer.Context, json_output: bool, reply: c.Listing) -> No
     if wants_json(ctx, json_output):
         emit_json(result)
         return
-    table = Table(show_header=True)
-    for column in ("ref", "year", "title", "first author", "pdf"):
-        table.add_column(column)
+    grid = table("ref", "year", "title", "first author", "pdf")
     for row in result["results"]:
         authors = row.get("authors") or []
-        table.add_row(
+        grid.add_row(
             row["ref"],
             str(row.get("year") or ""),
             (row.get("title") or "")[:80],
             authors[0] if authors else "",
             "yes" if row.get("has_pdf") else "no",
         )
-    out.print(table)
+    out.print(grid)
     out.print(f"{result['count']} result(s)")
 
 
@@ -167,7 +172,7 @@ def batch(
     async def work(papers: Papers) -> c.BatchFetched | c.BatchPlans:
         papers.read_batch(refs)
         columns = (TextColumn("fetching"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-        with Progress(*columns, console=Console(stderr=True), transient=as_json) as bar:
+        with Progress(*columns, console=console(stderr=True), transient=as_json) as bar:
             task = bar.add_task("batch", total=len(refs))
 
             def advance(done: int, total: int, row: c.BatchRow) -> None:
@@ -181,11 +186,13 @@ def batch(
     else:
         for row in result["results"]:
             if row["ok"]:
-                out.print(f"[green]ok[/]     {row['ref']} -> {row['path']}")
+                out.print(Text.assemble(("ok", "green"), f"     {row['ref']} -> {row['path']}"))
             else:
                 out.print(
-                    f"[red]failed[/] {row['ref']}: "
-                    f"{row['error']['code']}: {row['error']['message']}"
+                    Text.assemble(
+                        ("failed", "red"),
+                        f" {row['ref']}: {row['error']['code']}: {row['error']['message']}",
+                    )
                 )
         summary = result["summary"]
         out.print(f"{summary['ok']} of {summary['total']} fetched")
@@ -261,16 +268,16 @@ def graph(
         emit_json(plain(result))
         return
     nodes, edges = result.nodes or [], result.edges or []
-    table = Table("depth", "openalex", "year", "title", "doi")
+    grid = table("depth", "openalex", "year", "title", "doi")
     for node in nodes:
-        table.add_row(
+        grid.add_row(
             str(node.depth),
             node.id,
             str(node.year or ""),
             (node.title or "")[:70],
             node.doi or "",
         )
-    out.print(table)
+    out.print(grid)
     note = " (truncated by the caps)" if result.truncated else ""
     out.print(f"{len(nodes)} works, {len(edges)} edges{note}")
 
@@ -320,7 +327,9 @@ def audit_log(
     elif report.ok:
         out.print(f"provenance log verified: {report.rows} rows, chain intact")
     else:
-        out.print(f"[red]broken[/] at row {report.first_broken}: {report.reason}")
+        out.print(
+            Text.assemble(("broken", "red"), f" at row {report.first_broken}: {report.reason}")
+        )
     if not report.ok:
         report_error(
             DoigetError(ErrorCode.LOG_ERROR, f"the provenance chain is broken: {report.reason}"),

@@ -12,16 +12,16 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from pydantic import BaseModel
-from rich.console import Console
-from rich.table import Table
 
 from doiget.cli.output import (
     JsonFlag,
     cli_build,
+    console,
     emit_json,
     handles_errors_as,
     run_closing,
     runtime,
+    table,
     wants_json,
 )
 from doiget.contract import Request, plain
@@ -44,7 +44,7 @@ FromYear = Annotated[int | None, typer.Option("--from", help="Earliest year, inc
 ToYear = Annotated[int | None, typer.Option("--to", help="Latest year, inclusive.")]
 Identifier = Annotated[str, typer.Argument(help="The paper's id, in any of the forms above.")]
 
-out = Console()
+out = console()
 scholar_app = typer.Typer(
     help="Search and look up papers on arXiv, Semantic Scholar and PubMed.",
     no_args_is_help=True,
@@ -76,20 +76,18 @@ def _show_list(
     if wants_json(ctx, json_output):
         emit_json(rows)
         return
-    table = Table(show_header=True)
-    for column in (id_field, "year", "title", "authors", "ref"):
-        table.add_column(column)
+    grid = table(id_field, "year", "title", "authors", "ref")
     for row in rows:
         authors = [a["name"] if isinstance(a, dict) else a for a in row.get("authors", [])]
         year = row.get("year") or str(row.get("published", ""))[:4]
-        table.add_row(
+        grid.add_row(
             str(row[id_field]),
             str(year or ""),
             str(row.get("title") or "")[:90],
             _authors(authors),
             row.get("ref") or "",
         )
-    out.print(table)
+    out.print(grid)
     out.print(f"{len(rows)} result(s)")
 
 
@@ -98,12 +96,12 @@ def _show_one(ctx: typer.Context, json_output: bool, found: BaseModel) -> None:
     if wants_json(ctx, json_output):
         emit_json(row)
         return
-    table = Table(show_header=False)
+    grid = table("key", "value", show_header=False)
     for key, value in row.items():
         if isinstance(value, list):
             value = "; ".join(v["name"] if isinstance(v, dict) else str(v) for v in value)
-        table.add_row(key, "" if value is None else str(value))
-    out.print(table)
+        grid.add_row(key, "" if value is None else str(value))
+    out.print(grid)
 
 
 def _print_bibtex(text: str) -> None:

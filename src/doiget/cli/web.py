@@ -13,12 +13,12 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
 from doiget.cli.output import (
     JsonFlag,
     cli_build,
+    console,
     emit_json,
     handles_errors_as,
     run_closing,
@@ -41,7 +41,7 @@ YearTo = Annotated[int | None, typer.Option(help="Last year.")]
 SessionOption = Annotated[
     str | None, typer.Option("--session", help="Record what is found in this research session.")
 ]
-out = Console()
+out = console()
 web_app = typer.Typer(help="Search the web and read pages (the web toolset).", no_args_is_help=True)
 
 
@@ -83,8 +83,13 @@ def _printable(text: str) -> str:
 
 
 def _shown(value: Any) -> str:
-    """External text for rich output: control characters gone, markup escaped."""
-    return escape(_printable(str(value or "")))
+    """External text for the terminal: control characters gone (markup is off)."""
+    return _printable(str(value or ""))
+
+
+def _strong(head: str, tail: str = "") -> Text:
+    """``head`` in bold, then ``tail``."""
+    return Text.assemble((head, "bold"), tail)
 
 
 @web_app.command("search")
@@ -128,7 +133,7 @@ def search(
     if _emit(ctx, json_output, found):
         return
     for number, hit in enumerate(found.results, start=1):
-        out.print(f"[bold]{number}. {_shown(hit.title)}[/bold]")
+        out.print(_strong(f"{number}. {_shown(hit.title)}"))
         out.print(f"   {_shown(hit.url)}")
         if hit.snippet:
             out.print(f"   {_shown(hit.snippet)}", style="dim")
@@ -205,7 +210,7 @@ def search_and_scrape(
         return
     for number, source in enumerate(combined.sources, start=1):
         score = source.scores.overall
-        out.print(f"[bold][{number}] {_shown(source.title)}[/bold] ({score:.2f})")
+        out.print(_strong(f"[{number}] {_shown(source.title)}", f" ({score:.2f})"))
         out.print(f"    {_shown(source.url)}")
         if source.claim_signal:
             out.print(f"    claim: {_shown(source.claim_signal)}", style="green")
@@ -256,7 +261,7 @@ def papers(
         return
     for number, paper in enumerate(found.papers, start=1):
         year = f" ({paper.year})" if paper.year else ""
-        out.print(f"[bold]{number}. {_shown(paper.title)}[/bold]{year}")
+        out.print(_strong(f"{number}. {_shown(paper.title)}", year))
         if paper.ref:
             out.print(f"   ref: {_shown(paper.ref)}")
         if paper.pdf_url:
@@ -305,7 +310,7 @@ def patents(
     if _emit(ctx, json_output, found):
         return
     for patent in found.patents:
-        out.print(f"[bold]{_shown(patent.number)}[/bold] {_shown(patent.title)}")
+        out.print(_strong(_shown(patent.number), f" {_shown(patent.title)}"))
         dates = ", ".join(
             f"{name} {day}"
             for name, day in (("filed", patent.filed), ("granted", patent.granted))
@@ -383,15 +388,15 @@ def research_show(
     if _emit(ctx, json_output, view):
         return
     if isinstance(view, rs.OneStep):
-        out.print(f"[bold]{_shown(view.research_goal)}[/bold] ({session})")
-        out.print(json.dumps(view.step.wire(), ensure_ascii=False, indent=2), markup=False)
+        out.print(_strong(_shown(view.research_goal), f" ({session})"))
+        out.print(json.dumps(view.step.wire(), ensure_ascii=False, indent=2))
         return
     if not isinstance(view, rs.SessionSummary):
         raise TypeError(f"unexpected session view {type(view).__name__}")
-    out.print(f"[bold]{_shown(view.research_goal)}[/bold] ({session})")
+    out.print(_strong(_shown(view.research_goal), f" ({session})"))
     for item in view.step_index:
         note = f" (superseded by {item.superseded_by})" if item.superseded_by else ""
-        branch = escape(f"[{_printable(item.branch_id)}]")
+        branch = f"[{_printable(item.branch_id)}]"
         out.print(f"{item.step_number}. {branch} {_shown(item.one_liner)}{note}")
     for gap in view.gaps:
         out.print(f"gap (step {gap.found_in_step}): {_shown(gap.gap)}", style="yellow")
