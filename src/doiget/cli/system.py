@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from doiget.capability import TDM_INSTALL, CapabilityProfile
+from doiget.capabilityreport import capability_report
 from doiget.cli.output import (
     JsonFlag,
     console,
@@ -64,7 +65,7 @@ def capabilities(ctx: typer.Context, json_output: JsonFlag = False) -> None:
     """Show which sources this instance may use and the rate limits it keeps."""
     profile = runtime(ctx).profile
     if wants_json(ctx, json_output):
-        emit_json(profile.to_redacted_dict())
+        emit_json(capability_report(runtime(ctx)))
         return
     settings = runtime(ctx).settings
     data = profile.to_redacted_dict()

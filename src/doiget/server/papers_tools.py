@@ -11,6 +11,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Final
 
+from doiget.capabilityreport import capability_report
 from doiget.health import check_health
 from doiget.papers import contracts as c
 from doiget.runtime import Runtime
@@ -88,7 +89,7 @@ class PapersTools:
         return self.papers.pdf_path(request)
 
     async def capability(self, request: c.NoArguments, call: ToolCall) -> Result:
-        return {"ok": True, **self.runtime.profile.to_redacted_dict()}
+        return {"ok": True, **capability_report(self.runtime)}
 
     async def health(self, request: c.NoArguments, call: ToolCall) -> Result:
         return check_health(self.runtime.settings)
