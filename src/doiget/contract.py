@@ -46,7 +46,9 @@ class Request(BaseModel):
         populate_by_name=True,
         strict=True,
         frozen=True,
-        regex_engine="python-re",
+        # Rust's regex: ``$`` is the end of the text, as in JSON Schema, where Python's
+        # also matches before a final newline (``"lab/x\n"`` would pass a pattern).
+        regex_engine="rust-regex",
         defer_build=True,
     )
 

@@ -234,7 +234,7 @@ def index(
         with Progress(*columns, console=console(stderr=True), transient=as_json) as bar:
             task = bar.add_task("loading model", total=len(selection.documents))
 
-            async def advance(done: int, total: int, message: str) -> None:
+            async def advance(done: float, total: int, message: str) -> None:
                 bar.update(task, completed=done, description=message[:60])
 
             return await library.index_documents(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from doiget.library.projects import Project
 
 PAYLOAD_VERSION: Final = 1
+# Passages embedded at once between two progress reports.
+PASSAGE_BATCH: Final = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,8 +102,17 @@ def payload(
     }
 
 
-def prepare(source: SourceDocument, project: Project, embedder: Embedder) -> PreparedDocument:
-    """Read, section, chunk and embed one PDF (raises UnusableDocument for a bad one)."""
+def prepare(
+    source: SourceDocument,
+    project: Project,
+    embedder: Embedder,
+    embedded: Callable[[int, int], None] | None = None,
+) -> PreparedDocument:
+    """Read, section, chunk and embed one PDF (raises UnusableDocument for a bad one).
+
+    Passages are embedded :data:`PASSAGE_BATCH` at a time, and ``embedded(done,
+    total)`` is told after each batch: a long paper is not minutes of silence.
+    """
     text = read_pdf(source.path)
     chunks = chunk_sentences(
         sentences(without_debris(sectioned(text.lines))),
@@ -109,7 +120,12 @@ def prepare(source: SourceDocument, project: Project, embedder: Embedder) -> Pre
         project.chunk_overlap,
         embedder.count_tokens,
     )
-    vectors = embedder.embed([embedding_text(chunk, source.title) for chunk in chunks])
+    texts = [embedding_text(chunk, source.title) for chunk in chunks]
+    vectors: list[Any] = []  # one row of the embedding per passage
+    for start in range(0, len(texts), PASSAGE_BATCH):
+        vectors.extend(embedder.embed(texts[start : start + PASSAGE_BATCH]))
+        if embedded is not None:
+            embedded(min(start + PASSAGE_BATCH, len(texts)), len(texts))
     records = [
         ChunkRecord(
             id=chunk_id(text.sha256, position, project.embed_model, source.doc_id),

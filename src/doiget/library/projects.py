@@ -33,7 +33,7 @@ DEFAULT_CHUNK_OVERLAP: Final = 32
 # Model tokens per chunk: MiniLM reads at most 256 word pieces, so larger chunks
 # would be cut before they are embedded.
 CHUNK_TOKENS_RANGE: Final = (32, 512)
-PROJECT_ID: Final = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}/[a-z0-9][a-z0-9._-]{0,63}$")
+PROJECT_ID: Final = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}/[a-z0-9][a-z0-9._-]{0,63}")
 PROJECT_ID_HINT: Final = "'namespace/name': lower-case letters, digits, '.', '_' or '-'"
 DEFAULT_PROJECT_ID: Final = "doiget/papers"
 
@@ -69,7 +69,7 @@ def _invalid(message: str) -> DoigetError:
 
 def check_project_id(project_id: str) -> str:
     """``project_id`` when well formed; INVALID_PROJECT otherwise."""
-    if not PROJECT_ID.match(project_id):
+    if not PROJECT_ID.fullmatch(project_id):
         raise DoigetError(
             ErrorCode.INVALID_PROJECT,
             f"{quoted(project_id)} is not a project id; use {PROJECT_ID_HINT}.",
@@ -86,7 +86,7 @@ def _int(table: Mapping[str, Any], key: str, default: int, low: int, high: int, 
 
 def project_from_table(project_id: str, table: Any, where: str) -> Project:
     """Validate one ``[projects."id"]`` table; a bad value refuses the start."""
-    if not PROJECT_ID.match(project_id):
+    if not PROJECT_ID.fullmatch(project_id):
         raise _invalid(f"{where}: project id {quoted(project_id)} must be {PROJECT_ID_HINT}.")
     if not isinstance(table, dict):
         raise _invalid(f"{where} must be a table.")

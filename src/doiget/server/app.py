@@ -87,7 +87,7 @@ class _Call:
         meta: Mapping[str, Any] = ctx.meta or {}
         self._token = meta.get("progress_token", meta.get("progressToken"))
 
-    async def progress(self, done: int, total: int, message: str) -> None:
+    async def progress(self, done: float, total: int, message: str) -> None:
         if self._token is None:
             return
         try:

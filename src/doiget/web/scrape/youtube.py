@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import requests
 
 YOUTUBE_HOSTS: Final = ("youtube.com", "www.youtube.com", "m.youtube.com", "youtu.be")
-_VIDEO_ID = re.compile(r"^[A-Za-z0-9_-]{11}$")
+_VIDEO_ID = re.compile(r"[A-Za-z0-9_-]{11}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +51,7 @@ def video_id(url: str) -> str | None:
         candidate = parts.path.split("/")[2]
     else:
         return None
-    return candidate if _VIDEO_ID.match(candidate) else None
+    return candidate if _VIDEO_ID.fullmatch(candidate) else None
 
 
 def _session(client: SourceClient) -> requests.Session:
