@@ -517,7 +517,10 @@ def settings_table_markdown() -> str:
     rows = [(setting, "doiget") for setting in CORE_SETTINGS]
     for upstream in all_upstreams():
         if upstream.opt_in_var is not None:
-            help_text = f"presence lets papers resolution consult {upstream.label}"
+            help_text = (
+                f"presence (empty, 1, true) lets papers resolution consult {upstream.label}; "
+                "0, false, no or off refuse the start: unset it instead"
+            )
             rows.append((Setting(upstream.opt_in_var, help_text), upstream.label))
         rows.extend((setting, upstream.label) for setting in upstream.settings)
     lines = [

@@ -94,7 +94,7 @@ SessionId = Annotated[
         max_length=100,
         pattern=r"^[A-Za-z0-9_-]+$",
     ),
-    Hint("must be the sessionId sequential_search returned (letters, digits, '_', '-')"),
+    Hint("must be the session id sequential_search returned (letters, digits, '_', '-')"),
 ]
 
 RequestT = TypeVar("RequestT", bound=Request)

@@ -65,7 +65,7 @@ def capabilities(ctx: typer.Context, json_output: JsonFlag = False) -> None:
     """Show which sources this instance may use and the rate limits it keeps."""
     profile = runtime(ctx).profile
     if wants_json(ctx, json_output):
-        emit_json(capability_report(runtime(ctx)))
+        emit_json({"ok": True, **capability_report(runtime(ctx))})  # as the tool
         return
     settings = runtime(ctx).settings
     data = profile.to_redacted_dict()

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 PAYLOAD_VERSION: Final = 1
 # Passages embedded at once between two progress reports.
-PASSAGE_BATCH: Final = 16
+PASSAGE_BATCH: Final = 8
 
 
 @dataclass(frozen=True, slots=True)
