@@ -62,9 +62,11 @@ TOOL_OPTIONS: Final = {
 
 _NAMES: Final = "|".join(sorted(TOOL_COMMANDS, key=len, reverse=True))
 _TOOL_NAME: Final = re.compile(r"\b(" + _NAMES + r")\b")
-_ARGUMENT: Final = r"\w+=[^\s,;]+?"
+# One ``field=value``; the value ends before trailing punctuation and a space, a quote
+# or the end (it may hold dots itself: a project id).
+_ARGUMENT: Final = r"\w+=[^\s,;\"'`]+?"
 _TOOL_WITH: Final = re.compile(
-    rf"\b({_NAMES}) with ({_ARGUMENT}(?: and {_ARGUMENT})*)(?=[.,;)]?(?:\s|$))"
+    rf"\b({_NAMES}) with ({_ARGUMENT}(?: and {_ARGUMENT})*)(?=[.,;)]*(?:[\s\"'`]|$))"
 )
 
 

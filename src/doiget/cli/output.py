@@ -163,14 +163,15 @@ def report_error(
     ctx: Any = None,
 ) -> None:
     """An error: with ``--json``, on stdout, the JSON the matching MCP tool returns
-    for it; else one readable line on stderr, with the toolset's own code. Either way
-    a tool named as the next step is named as its command, and an input at fault as
-    its option."""
-    if hasattr(ctx, "find_root"):
-        error = _said_here(error, state(ctx).options)
+    for it (its fields by their wire names, as a script reading the tool's document
+    expects); else one readable line on stderr, with the toolset's own code and an
+    input at fault named as this command's option. Either way a tool named as the next
+    step is named as its command."""
     if as_json:
         typer.echo(redact_known(for_command_line(envelope.failure(error, ref).text)))
     else:
+        if hasattr(ctx, "find_root"):
+            error = _said_here(error, state(ctx).options)
         line = f"doiget: {envelope.line(error)}"
         typer.echo(redact_known(for_command_line(line)), err=True)
 
