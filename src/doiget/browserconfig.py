@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from doiget.settingvalues import path_setting, refuse, seconds_setting, whole_setting
+from doiget.settingvalues import path_setting, seconds_setting, switch_setting, whole_setting
 from doiget.upstreams import Setting
 
 DEFAULT_PAGES: Final = 2
@@ -74,12 +74,10 @@ class BrowserSettings:
 
 
 def _enabled(raw: Any) -> bool:
-    text = str(raw).strip().lower() if raw not in (None, "") else "auto"
-    if text in ("auto", "on", "1", "true", "yes"):
+    """auto (the default) or any on word: used when installed and needed; off: never."""
+    if str(raw).strip().lower() == "auto":
         return True
-    if text in ("off", "0", "false", "no"):
-        return False
-    raise refuse(f"DOIGET_BROWSER={raw!r}; use auto or off.")
+    return switch_setting("DOIGET_BROWSER", raw, True)
 
 
 def browser_settings(pick: Callable[[str, str], Any]) -> BrowserSettings:

@@ -4,7 +4,9 @@ Rules:
 
 - Open Access retrieval is always on.
 - An opt-in upstream joins the papers resolution chain when the ``DOIGET_ENABLE_*``
-  variable it declares is present (any value).
+  variable it declares is present (empty, ``1``, ``true``, ...). A value that reads as
+  off (``0``, ``false``, ``no``, ``off``) refuses the start: presence would enable the
+  source all the same, which is not what whoever wrote it meant.
 - A TDM source is granted only when its ``DOIGET_AGREE_TDM_*`` is exactly ``1`` *and*
   its key is set. Agreement without a key, or a key without agreement, refuses the
   start: a silent skip would hide a misconfiguration, and a key leaked from a parent
@@ -31,6 +33,7 @@ from typing import Any, Final
 
 from doiget.errors import DenialReason, DoigetError, ErrorCode, denied
 from doiget.secret import Secret
+from doiget.settingvalues import presence_setting
 from doiget.upstreams import Gate, Upstream, agree_var, all_upstreams, key_var
 from doiget.upstreams.limits import HARD_CODED, RateLimits
 
@@ -80,8 +83,15 @@ class MetadataAccess:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> MetadataAccess:
-        """The opt-in sources whose variable is present in ``env`` (any value)."""
-        return cls(tuple(u.profile_name for u in opt_in_sources() if u.opt_in_var in env))
+        """The opt-in sources whose variable is present in ``env``; one set to a value
+        that reads as off (``0``, ``false``, ...) refuses the start (INVALID_CONFIG)."""
+        return cls(
+            tuple(
+                u.profile_name
+                for u in opt_in_sources()
+                if u.opt_in_var and presence_setting(u.opt_in_var, env.get(u.opt_in_var), u.label)
+            )
+        )
 
     def enabled(self) -> list[str]:
         """Profile names of the enabled sources, in declaration order."""

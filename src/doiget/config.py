@@ -19,12 +19,12 @@ from urllib.parse import unquote, urlsplit
 import platformdirs
 
 from doiget.browserconfig import BROWSER_SETTINGS, BrowserSettings, browser_settings
-from doiget.errors import DoigetError, ErrorCode
+from doiget.errors import DoigetError, ErrorCode, quoted
 from doiget.hostmap import HostMap, parse_host_map
 from doiget.httpconfig import HttpSettings, http_settings
 from doiget.redaction import remember_secrets
 from doiget.secret import Secret
-from doiget.settingvalues import path_setting, refuse, seconds_setting
+from doiget.settingvalues import path_setting, refuse, seconds_setting, switch_setting
 from doiget.upstreams import Redaction, Setting, Upstream, all_upstreams
 
 APP_NAME = "doiget"
@@ -374,7 +374,7 @@ def _cache_ttl(raw: Any) -> float:
         seconds = -1.0
     if not 0 <= seconds <= SCHOLAR_CACHE_TTL_MAX:
         raise refuse(
-            f"DOIGET_SCHOLAR_CACHE_TTL={raw!r}; use seconds from 0 (no cache) to "
+            f"DOIGET_SCHOLAR_CACHE_TTL={quoted(raw)}; use seconds from 0 (no cache) to "
             f"{SCHOLAR_CACHE_TTL_MAX:.0f}."
         )
     return seconds
@@ -455,11 +455,6 @@ def _provenance_key_path(key: Path, log_path: Path, store_root: Path) -> Path:
     return key
 
 
-def _switch(raw: Any) -> bool:
-    """On unless set to a false-looking value."""
-    return raw is None or str(raw).strip().lower() not in ("0", "false", "no", "off")
-
-
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """Read the environment (default ``os.environ``) and config.toml into Settings."""
     env = os.environ if environ is None else environ
@@ -489,7 +484,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     )
     log_level = str(pick("DOIGET_LOG_LEVEL", "log_level") or "WARNING").upper()
     if log_level not in LOG_LEVELS:
-        raise refuse(f"DOIGET_LOG_LEVEL={log_level!r}; use one of {', '.join(LOG_LEVELS)}.")
+        raise refuse(f"DOIGET_LOG_LEVEL={quoted(log_level)}; use one of {', '.join(LOG_LEVELS)}.")
 
     allow_table = file.get("allowlist", {})
     if not isinstance(allow_table, dict):
@@ -544,7 +539,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
             or Path(platformdirs.user_config_dir(APP_NAME)) / "lenses"
         ).expanduser(),
         cache_key=_secret(env.get("DOIGET_CACHE_KEY")),
-        web_cache=_switch(pick("DOIGET_WEB_CACHE", "web_cache")),
+        web_cache=switch_setting("DOIGET_WEB_CACHE", pick("DOIGET_WEB_CACHE", "web_cache"), True),
         projects_table=file.get("projects"),
         library_timeouts=_library_timeouts(file.get("library"), str(config_path)),
         extra_allowlist=extra_allowlist,
@@ -581,7 +576,10 @@ def settings_table_markdown() -> str:
     rows = [(setting, "doiget") for setting in CORE_SETTINGS]
     for upstream in all_upstreams():
         if upstream.opt_in_var is not None:
-            help_text = f"presence lets papers resolution consult {upstream.label}"
+            help_text = (
+                f"presence (empty, 1, true) lets papers resolution consult {upstream.label}; "
+                "0, false, no or off refuse the start: unset it instead"
+            )
             rows.append((Setting(upstream.opt_in_var, help_text), upstream.label))
         rows.extend((setting, upstream.label) for setting in upstream.settings)
     lines = [

@@ -18,7 +18,7 @@ from typing import Annotated, Any, ClassVar, Final, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from doiget.errors import DoigetError, ErrorCode
+from doiget.errors import DoigetError, ErrorCode, quoted
 
 
 class Closable(Protocol):
@@ -46,7 +46,9 @@ class Request(BaseModel):
         populate_by_name=True,
         strict=True,
         frozen=True,
-        regex_engine="python-re",
+        # Rust's regex: ``$`` is the end of the text, as in JSON Schema, where Python's
+        # also matches before a final newline (``"lab/x\n"`` would pass a pattern).
+        regex_engine="rust-regex",
         defer_build=True,
     )
 
@@ -92,7 +94,7 @@ SessionId = Annotated[
         max_length=100,
         pattern=r"^[A-Za-z0-9_-]+$",
     ),
-    Hint("must be the sessionId sequential_search returned (letters, digits, '_', '-')"),
+    Hint("must be the session id sequential_search returned (letters, digits, '_', '-')"),
 ]
 
 RequestT = TypeVar("RequestT", bound=Request)
@@ -125,7 +127,7 @@ def _described(error: Mapping[str, Any], fields: _Fields) -> str:
     kind: str = error["type"]
     ctx: Mapping[str, Any] = error.get("ctx") or {}
     value = error.get("input")
-    got = f" (got {json.dumps(value, default=str)[:80]})"
+    got = f" (got {quoted(value)})"
     loc = _path(error["loc"], fields)
     where = ".".join(loc) or "arguments"
     field = loc[-1] if loc else ""
@@ -184,9 +186,12 @@ def _fields(model: type[BaseModel], into: _Fields | None = None) -> _Fields:
     return found
 
 
-def invalid(message: str) -> DoigetError:
-    """Bad input: the error class every toolset renders as its own 'invalid input'."""
-    return DoigetError(ErrorCode.INVALID_REF, message)
+def invalid(message: str, field: str | None = None) -> DoigetError:
+    """Bad input: the error class every toolset renders as its own 'invalid input'.
+
+    ``field`` is the input at fault by its wire name, as the message names it.
+    """
+    return DoigetError(ErrorCode.INVALID_REF, message, field=field)
 
 
 def parse(model: type[RequestT], arguments: Any) -> RequestT:
@@ -235,12 +240,12 @@ def _refusal(model: type[BaseModel], failure: ValidationError) -> DoigetError:
         kinds = [e["type"] for e in same_place]
         if all(kind in _TYPE_NAMES for kind in kinds):
             wanted = " or ".join(dict.fromkeys(_TYPE_NAMES[kind] for kind in kinds))
-            got = json.dumps(first.get("input"), default=str)[:80]
-            return invalid(f"{'.'.join(where)} must be {wanted} (got {got}).")
+            got = quoted(first.get("input"))
+            return invalid(f"{'.'.join(where)} must be {wanted} (got {got}).", ".".join(where))
         # The branch of the value's own type says what is wrong with it.
         first = next(e for e in same_place if e["type"] not in _TYPE_NAMES)
     message = _described(first, fields)
     if first["type"] == "extra_forbidden" and len(where) == 1:
         accepted = sorted(info.alias or name for name, info in model.model_fields.items())
         message += f"; accepted: {', '.join(accepted) or 'none'}"
-    return invalid(message + ".")
+    return invalid(message + ".", ".".join(where) or None)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from doiget.contract import plain
-from doiget.errors import DenialReason, DoigetError, ErrorCode
+from doiget.errors import DenialReason, DoigetError, ErrorCode, shorten
 
 if TYPE_CHECKING:
     from doiget.web.outcome import ResourceLink
@@ -45,6 +45,10 @@ class Envelope(Protocol):
     def failure(self, error: DoigetError, ref: str | None = None) -> Rendered:
         """A failure of the call as a tool result."""
 
+    def line(self, error: DoigetError) -> str:
+        """A failure as one line for a person: the toolset's own code (or kind), then
+        the message."""
+
 
 class PapersEnvelope:
     """``{ok: true, ...}`` or ``{ok: false, ref?, error: {code, message, denial_context?}}``."""
@@ -56,9 +60,12 @@ class PapersEnvelope:
     def failure(self, error: DoigetError, ref: str | None = None) -> Rendered:
         result: dict[str, Any] = {"ok": False}
         if ref is not None:
-            result["ref"] = ref
+            result["ref"] = shorten(ref)  # the ref as given, at most a line of it
         result["error"] = error.to_dict()
         return Rendered(result, _json(result), True)
+
+    def line(self, error: DoigetError) -> str:
+        return f"{error.code.value}: {error.message}"
 
 
 class ScholarEnvelope:
@@ -79,6 +86,10 @@ class ScholarEnvelope:
     def failure(self, error: DoigetError, ref: str | None = None) -> Rendered:
         body = {"error": scholar_error_text(error)}
         return Rendered(body, _json(body), True)
+
+    def line(self, error: DoigetError) -> str:
+        text = scholar_error_text(error)
+        return text if text.endswith(error.message) else f"{text}: {error.message}"
 
 
 def scholar_error_text(error: DoigetError) -> str:
@@ -106,10 +117,22 @@ class LibraryEnvelope:
         return Rendered(value, _json(value), False)
 
     def failure(self, error: DoigetError, ref: str | None = None) -> Rendered:
-        code = "INVALID_ARGUMENT" if error.code is ErrorCode.INVALID_REF else error.code.value
-        message = error.message
-        body = {"error": {"code": code, "message": message, "details": error.details or {}}}
+        body = {
+            "error": {
+                "code": self.code(error),
+                "message": error.message,
+                "details": error.details or {},
+            }
+        }
         return Rendered(body, _json(body), True)
+
+    @staticmethod
+    def code(error: DoigetError) -> str:
+        """The library code of ``error``: bad input is INVALID_ARGUMENT here."""
+        return "INVALID_ARGUMENT" if error.code is ErrorCode.INVALID_REF else error.code.value
+
+    def line(self, error: DoigetError) -> str:
+        return f"{self.code(error)}: {error.message}"
 
 
 class WebEnvelope:
@@ -128,6 +151,12 @@ class WebEnvelope:
 
         body = {"error": failure_of(error).to_dict()}
         return Rendered(body, _json(body), True)
+
+    def line(self, error: DoigetError) -> str:
+        from doiget.web.failure import failure_of
+
+        failure = failure_of(error)
+        return f"{failure.kind.value}: {failure.message} {failure.suggested_action}"
 
 
 PAPERS_ENVELOPE = PapersEnvelope()

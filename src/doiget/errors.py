@@ -8,11 +8,29 @@ it; nothing else in the code base invents error shapes.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
 from doiget.redaction import redact_known, redact_value
+
+# The most of one input a message quotes back: a 100 KB value is not echoed whole.
+QUOTE_CHARS: Final = 80
+
+
+def shorten(text: str) -> str:
+    """``text`` cut to :data:`QUOTE_CHARS` characters (an ellipsis marks the cut)."""
+    return text if len(text) <= QUOTE_CHARS else text[: QUOTE_CHARS - 3] + "..."
+
+
+def quoted(value: Any) -> str:
+    """A caller's input as a message shows it: a string's repr, anything else as JSON,
+    either cut to about :data:`QUOTE_CHARS` characters. Every message that echoes input
+    goes through here."""
+    if isinstance(value, str):
+        return repr(shorten(value))
+    return shorten(json.dumps(value, ensure_ascii=False, default=str))
 
 
 class ErrorCode(StrEnum):
@@ -108,6 +126,7 @@ class DoigetError(Exception):
         *,
         retry_after: float | None = None,
         details: dict[str, Any] | None = None,
+        field: str | None = None,
     ) -> None:
         # Upstream text may echo a credential: no error ever carries one.
         message = redact_known(message)
@@ -120,6 +139,9 @@ class DoigetError(Exception):
         # Structured facts for the library envelope's ``details`` (e.g. the projects
         # that do exist), so an agent can recover without parsing the message.
         self.details = redact_value(details) if details else details
+        # The input at fault, by its wire name (``filters.year``), when one is: the
+        # command line says it as its own option instead.
+        self.field = field
 
     @property
     def exit_status(self) -> int:

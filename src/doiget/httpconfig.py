@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from doiget.secret import Secret
-from doiget.settingvalues import seconds_setting, whole_setting
+from doiget.settingvalues import seconds_setting, switch_setting, whole_setting
 
 DEFAULT_HOST: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 8765
@@ -92,7 +92,9 @@ def http_settings(pick: Callable[[str, str], Any]) -> HttpSettings:
         ),
         tokens_file=Path(str(tokens_file)).expanduser() if tokens_file else None,
         tokens=Secret(str(tokens)) if tokens else None,
-        insecure_no_auth=str(pick("DOIGET_HTTP_INSECURE_NO_AUTH", "") or "") == "1",
+        insecure_no_auth=switch_setting(
+            "DOIGET_HTTP_INSECURE_NO_AUTH", pick("DOIGET_HTTP_INSECURE_NO_AUTH", ""), False
+        ),
         allowed_origins=tuple(origin.rstrip("/") for origin in listed),
         allowed_hosts=tuple(hosts),
         rate_per_minute=whole_setting(
@@ -105,7 +107,9 @@ def http_settings(pick: Callable[[str, str], Any]) -> HttpSettings:
             1024,
             100 * 1024 * 1024,
         ),
-        metrics=str(pick("DOIGET_HTTP_METRICS", "http_metrics") or "") in ("1", "true", "True"),
+        metrics=switch_setting(
+            "DOIGET_HTTP_METRICS", pick("DOIGET_HTTP_METRICS", "http_metrics"), False
+        ),
         shutdown_grace=seconds_setting(
             "DOIGET_HTTP_SHUTDOWN_GRACE",
             pick("DOIGET_HTTP_SHUTDOWN_GRACE", "http_shutdown_grace"),

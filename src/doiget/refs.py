@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 from urllib.parse import unquote
 
-from doiget.errors import DoigetError, ErrorCode
+from doiget.errors import DoigetError, ErrorCode, quoted
 
 RefKind = Literal["doi", "arxiv"]
 
@@ -91,16 +91,10 @@ class Ref:
         return self.canonical
 
 
-def shorten(raw: str) -> str:
-    """``raw`` cut to 80 characters, for quoting user input back in a message."""
-    return raw if len(raw) <= 80 else raw[:77] + "..."
-
-
 def _invalid(raw: str, why: str) -> DoigetError:
-    shown = shorten(raw)
     return DoigetError(
         ErrorCode.INVALID_REF,
-        f"{shown!r} is not a reference doiget accepts ({why}). Use {ACCEPTED_FORMS}.",
+        f"{quoted(raw)} is not a reference doiget accepts ({why}). Use {ACCEPTED_FORMS}.",
     )
 
 
@@ -227,7 +221,7 @@ def parse_arxiv_id(raw: str) -> Ref:
     if ref is None:
         raise DoigetError(
             ErrorCode.INVALID_REF,
-            f"{shorten(raw)!r} is not an arXiv id; use '2301.12345', '2301.12345v2', "
+            f"{quoted(raw)} is not an arXiv id; use '2301.12345', '2301.12345v2', "
             "'arXiv:2301.12345', 'hep-th/9901001' or an arxiv.org/abs link.",
         )
     return ref

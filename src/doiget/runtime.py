@@ -58,11 +58,13 @@ def load_runtime(environ: Mapping[str, str] | None = None) -> Runtime:
     return Runtime(settings=load_settings(env), profile=CapabilityProfile.from_env(env))
 
 
-def start_logging(runtime: Runtime) -> None:
-    """Send log records to stderr at the configured level and print the banner there."""
+def start_logging(runtime: Runtime, *, banner: bool) -> None:
+    """Send log records to stderr at the configured level; print the capability banner
+    there when ``banner`` (a server always, a command when asked with ``-v``)."""
     logging.basicConfig(
         stream=sys.stderr,
         level=runtime.settings.log_level,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    print(runtime.banner(), file=sys.stderr, flush=True)
+    if banner:
+        print(runtime.banner(), file=sys.stderr, flush=True)

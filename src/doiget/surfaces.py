@@ -1,8 +1,10 @@
 """The two faces of doiget and how a next step is named on each.
 
 An agent calls tools; a person runs commands. Messages that name what to do next
-are written once; the command line shows each tool name as the command that does
-the same (see :data:`TOOL_COMMANDS`).
+are written once, in the agent's words; the command line shows each tool name as the
+command that does the same (see :data:`TOOL_COMMANDS`), and "``tool`` with
+``field=value``" as that command with its option (see :data:`TOOL_OPTIONS`). Advice
+is written with :func:`call_with`, so it always takes the form the command line reads.
 """
 
 from __future__ import annotations
@@ -52,11 +54,44 @@ TOOL_COMMANDS: Final = {
     "research_export": "doiget web research export",
 }
 
-_TOOL_NAME: Final = re.compile(
-    r"\b(" + "|".join(sorted(TOOL_COMMANDS, key=len, reverse=True)) + r")\b"
+# A tool's argument that advice names, and the option its command takes it by.
+TOOL_OPTIONS: Final = {
+    ("index_papers", "create"): "--create",
+    ("index_papers", "force_rebuild"): "--force-rebuild",
+    ("index_papers", "project"): "--project",
+}
+
+_NAMES: Final = "|".join(sorted(TOOL_COMMANDS, key=len, reverse=True))
+_TOOL_NAME: Final = re.compile(r"\b(" + _NAMES + r")\b")
+# One ``field=value``; the value ends before trailing punctuation and a space, a quote
+# or the end (it may hold dots itself: a project id).
+_ARGUMENT: Final = r"\w+=[^\s,;\"'`]+?"
+_TOOL_WITH: Final = re.compile(
+    rf"\b({_NAMES}) with ({_ARGUMENT}(?: and {_ARGUMENT})*)(?=[.,;)]*(?:[\s\"'`]|$))"
 )
 
 
+def call_with(tool: str, **arguments: str) -> str:
+    """Advice to call ``tool`` with ``arguments``, in the form both faces read: an agent
+    sees ``tool with a=1 and b=2``, a person the command with its options."""
+    given = " and ".join(f"{field}={value}" for field, value in arguments.items())
+    return f"{tool} with {given}"
+
+
+def _as_options(match: re.Match[str]) -> str:
+    tool, given = match.groups()
+    command = TOOL_COMMANDS[tool]
+    for argument in given.split(" and "):
+        field, _, value = argument.partition("=")
+        option = TOOL_OPTIONS.get((tool, field))
+        if option is None:  # the command has no such option: name the command alone
+            return f"`{command}`"
+        command += f" {option}" if value == "true" else f" {option} {value}"
+    return f"`{command}`"
+
+
 def for_command_line(text: str) -> str:
-    """``text`` with every tool name it mentions said as its command (`doiget ...`)."""
+    """``text`` with every tool name it mentions said as its command (`doiget ...`),
+    and a tool's argument as the command's option."""
+    text = _TOOL_WITH.sub(_as_options, text)
     return _TOOL_NAME.sub(lambda match: f"`{TOOL_COMMANDS[match.group(1)]}`", text)

@@ -25,7 +25,7 @@ def test_capabilities_json_with_a_grant_shows_no_key_anywhere(doiget_env: dict[s
         "DOIGET_KEY_APS": KEY,
         "DOIGET_ENABLE_S2": "1",
     }
-    done = doiget("capabilities", "--json", env=env)
+    done = doiget("-v", "capabilities", "--json", env=env)
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["tdm_aps"] is True and data["tdm_enabled"] is True

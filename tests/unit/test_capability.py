@@ -54,10 +54,25 @@ def test_nothing_set_grants_nothing_and_tdm_is_denied_with_context() -> None:
     assert caught.value.denial.source == "tdm-aps"
 
 
-def test_metadata_sources_are_enabled_by_presence() -> None:
-    profile = CapabilityProfile.from_env({"DOIGET_ENABLE_OPENALEX": "", "DOIGET_ENABLE_DOAJ": "0"})
+@pytest.mark.parametrize("on", ["", "1", "true", "TRUE", "yes", "on", " 1 "])
+def test_metadata_sources_are_enabled_by_presence(on: str) -> None:
+    profile = CapabilityProfile.from_env({"DOIGET_ENABLE_OPENALEX": "", "DOIGET_ENABLE_DOAJ": on})
     assert profile.metadata.enabled() == ["openalex", "doaj"]
     assert profile.to_redacted_dict()["metadata_sources"] == ["openalex", "doaj"]
+
+
+@pytest.mark.parametrize("off", ["0", "false", "False", "no", "OFF", " 0 "])
+@pytest.mark.parametrize(
+    "var", ["DOIGET_ENABLE_OPENALEX", "DOIGET_ENABLE_S2", "DOIGET_ENABLE_DOAJ"]
+)
+def test_an_enable_variable_that_reads_as_off_refuses_the_start(var: str, off: str) -> None:
+    """Presence would turn the source on whatever the value: a value meaning off is a
+    misunderstanding, refused with the advice to unset the variable."""
+    with pytest.raises(DoigetError) as caught:
+        CapabilityProfile.from_env({var: off})
+    assert caught.value.code is ErrorCode.INVALID_CONFIG
+    assert caught.value.exit_status == 2
+    assert f"Unset {var}" in caught.value.message
 
 
 def test_banner_is_one_line_without_any_key_text() -> None:

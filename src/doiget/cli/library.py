@@ -12,21 +12,23 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import anyio
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.text import Text
 
 from doiget.cli.output import (
     JsonFlag,
+    cli_build,
+    console,
     emit_json,
     handles_errors_as,
     run_closing,
     runtime,
+    table,
     wants_json,
 )
-from doiget.contract import build, plain
+from doiget.contract import plain
 from doiget.envelopes import LIBRARY_ENVELOPE
-from doiget.errors import DoigetError, ErrorCode
+from doiget.errors import DoigetError, ErrorCode, quoted
 from doiget.library import contracts as c
 from doiget.library.projects import (
     DEFAULT_CHUNK_OVERLAP,
@@ -54,7 +56,7 @@ T = TypeVar("T")
 
 ProjectId = Annotated[str, typer.Argument(help="Project id, 'namespace/name'.")]
 
-out = Console()
+out = console()
 projects_app = typer.Typer(
     help="Projects: named passage collections (add, list, inspect, remove).",
     no_args_is_help=True,
@@ -124,10 +126,10 @@ def list_(ctx: typer.Context, json_output: JsonFlag = False) -> None:
     if not result.projects:
         out.print("no projects yet: doiget projects add NAMESPACE/NAME")
         return
-    table = Table("project", "collection", "model", "hybrid")
+    grid = table("project", "collection", "model", "hybrid")
     for row in result.projects:
-        table.add_row(row.id, row.collection, row.embed_model, str(row.hybrid_enabled))
-    out.print(table)
+        grid.add_row(row.id, row.collection, row.embed_model, str(row.hybrid_enabled))
+    out.print(grid)
 
 
 @projects_app.command("inspect")
@@ -139,7 +141,7 @@ def inspect(
     json_output: JsonFlag = False,
 ) -> None:
     """A project's collection: size, model, payload keys, indexes, samples."""
-    request = build(c.CollectionQuery, project=project_id, sample=sample)
+    request = cli_build(ctx, c.CollectionQuery, project=project_id, sample=sample)
     result = plain(_run(ctx, lambda library: library.inspect(request)))
     if wants_json(ctx, json_output):
         emit_json(result)
@@ -165,7 +167,7 @@ def remove(
     if project_id not in projects:
         raise DoigetError(
             ErrorCode.INVALID_PROJECT,
-            f"no project {project_id!r}; doiget projects list shows them.",
+            f"no project {quoted(project_id)}; doiget projects list shows them.",
         )
     project = projects[project_id]
     if not yes and not typer.confirm(
@@ -229,10 +231,10 @@ def index(
 
     async def work(library: Library) -> c.IndexReport:
         library.project(project_id, create=create)  # before any work
-        with Progress(*columns, console=Console(stderr=True), transient=as_json) as bar:
+        with Progress(*columns, console=console(stderr=True), transient=as_json) as bar:
             task = bar.add_task("loading model", total=len(selection.documents))
 
-            async def advance(done: int, total: int, message: str) -> None:
+            async def advance(done: float, total: int, message: str) -> None:
                 bar.update(task, completed=done, description=message[:60])
 
             return await library.index_documents(
@@ -247,16 +249,16 @@ def index(
     if as_json:
         emit_json(plain(result))
     else:
-        table = Table("document", "status", "chunks", "pages", "note")
+        grid = table("document", "status", "chunks", "pages", "note")
         for row in result.documents:
-            table.add_row(
+            grid.add_row(
                 row.doc_id,
                 row.status,
                 str(row.chunks),
                 str(row.pages),
                 for_command_line(row.message or ""),
             )
-        out.print(table)
+        out.print(grid)
         out.print(
             f"{result.indexed} indexed, {result.skipped} skipped, "
             f"{result.chunks_written} chunks written into {project_id}"
@@ -270,7 +272,9 @@ def _filters(values: list[str]) -> dict[str, Any]:
     for value in values:
         key, sep, wanted = value.partition("=")
         if not sep or not key or not wanted:
-            raise DoigetError(ErrorCode.INVALID_REF, f"--filter takes KEY=VALUE, not {value!r}")
+            raise DoigetError(
+                ErrorCode.INVALID_REF, f"--filter takes KEY=VALUE, not {quoted(value)}"
+            )
         filters.setdefault(key.strip(), []).append(wanted.strip())
     return dict(filters)
 
@@ -289,7 +293,8 @@ def query(
     json_output: JsonFlag = False,
 ) -> None:
     """Search a project's passages (find_chunks, or query_hybrid with --hybrid)."""
-    request = build(
+    request = cli_build(
+        ctx,
         c.ChunkSearch,
         project=project_id,
         query=text,
@@ -311,9 +316,10 @@ def query(
             else (f"p. {pages[0]}" if pages else "")
         )
         out.print(
-            f"[bold]{rank}. {item.citekey or item.title or ''}[/bold] {where} "
-            f"§ {item.section or '-'}  score {item.score:.3f}",
-            highlight=False,
+            Text.assemble(
+                (f"{rank}. {item.citekey or item.title or ''}", "bold"),
+                f" {where} § {item.section or '-'}  score {item.score:.3f}",
+            )
         )
-        out.print(item.full_text if full_text else item.render_text, highlight=False)
+        out.print(item.full_text if full_text else item.render_text)
         out.print()

@@ -35,6 +35,10 @@ def _print_version(value: bool) -> None:
 def root(
     ctx: typer.Context,
     json_output: Annotated[bool, typer.Option("--json", help=JSON_OPTION_HELP)] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option("--verbose", "-v", help="Say more on stderr: the capability banner first."),
+    ] = False,
     version: Annotated[
         bool,
         typer.Option(
@@ -44,6 +48,7 @@ def root(
 ) -> None:
     """doiget: a research server for AI agents, and its command line."""
     state(ctx).json = json_output
+    state(ctx).verbose = verbose
 
 
 app.command("capabilities")(capabilities)

@@ -8,13 +8,16 @@ import os
 import sys
 import traceback
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, ParamSpec, TypeVar
 
 import anyio
 import typer
+from pydantic import BaseModel
+from rich.console import Console
+from rich.table import Table
 
-from doiget.contract import Closable
+from doiget.contract import Closable, RequestT, build
 from doiget.envelopes import PAPERS_ENVELOPE, Envelope
 from doiget.errors import DoigetError, ErrorCode
 from doiget.redaction import redact_known
@@ -39,6 +42,11 @@ class CliState:
     # sees both faces.
     serve: Callable[[Runtime], Awaitable[None]] | None = None
     serve_http: Callable[[Runtime], None] | None = None
+    # The command's request fields (by wire name) and the options that gave them, so
+    # an error about a field names the option instead.
+    options: dict[str, str] = field(default_factory=dict)
+    # -v: say more on stderr (the capability banner first).
+    verbose: bool = False
 
 
 def state(ctx: Any) -> CliState:
@@ -54,16 +62,92 @@ def wants_json(ctx: typer.Context, local_flag: bool) -> bool:
     return local_flag or state(ctx).json
 
 
-def runtime(ctx: typer.Context, overrides: Mapping[str, str] | None = None) -> Runtime:
-    """Load settings and profile once, print the banner to stderr, configure logging.
+def runtime(
+    ctx: typer.Context, overrides: Mapping[str, str] | None = None, *, serving: bool = False
+) -> Runtime:
+    """Load settings and profile once and configure logging; the capability banner goes
+    to stderr for a server (``serving``) and, for any other command, with ``-v``.
 
     ``overrides`` are command-line options that stand in for their environment variable.
     """
     cli = state(ctx)
     if cli.runtime is None:
         cli.runtime = load_runtime({**os.environ, **overrides} if overrides else None)
-        start_logging(cli.runtime)
+        start_logging(cli.runtime, banner=serving or cli.verbose)
     return cli.runtime
+
+
+def _option_name(param: Any) -> str:
+    """How a person names a command parameter: its long option, or an argument's name."""
+    if param.param_type_name == "option":
+        return str(max(param.opts, key=len))
+    return str(getattr(param, "metavar", None) or param.name).upper()
+
+
+def cli_build(
+    ctx: typer.Context,
+    model: type[RequestT],
+    said_as: Mapping[str, str] | None = None,
+    /,
+    **values: Any,
+) -> RequestT:
+    """``model`` from the current command's values, as :func:`doiget.contract.build`,
+    remembering which option gave each field so an error names it (``--sort``, not
+    ``sortBy``).
+
+    A field is matched to the parameter of its own name, else to the one parameter
+    holding that very value; ``said_as`` names the rest (field -> parameter).
+    """
+    params = {param.name: param for param in ctx.command.params if param.name}
+    options = state(ctx).options
+    for name, value in values.items():
+        source = (said_as or {}).get(name) or (name if name in params else None)
+        if source is None:
+            holders = [key for key, held in ctx.params.items() if held is value]
+            source = holders[0] if len(holders) == 1 else None
+        if source in params:
+            options[_wire_name(model, name)] = _option_name(params[source])
+    return build(model, **values)
+
+
+def _wire_name(model: type[BaseModel], name: str) -> str:
+    info = model.model_fields.get(name)
+    return (info.alias or name) if info is not None else name
+
+
+def _said_here(error: DoigetError, options: Mapping[str, str]) -> DoigetError:
+    """``error`` with the input at fault named as this command's option."""
+    if error.field is None:
+        return error
+    head, _, rest = error.field.partition(".")
+    option = options.get(head)
+    if option is None or error.field not in error.message:
+        return error
+    said = f"{option} {rest}" if rest else option
+    return DoigetError(
+        error.code,
+        error.message.replace(error.field, said, 1),
+        error.denial,
+        retry_after=error.retry_after,
+        details=error.details,
+        field=error.field,
+    )
+
+
+def console(*, stderr: bool = False) -> Console:
+    """The command line's console. Markup is off: a ref, a page's title or an install
+    hint such as ``'.[browser]'`` is printed as it is, never read as rich markup;
+    styles are given as ``style=`` or :class:`rich.text.Text` spans."""
+    return Console(stderr=stderr, markup=False, highlight=False)
+
+
+def table(*headers: str, show_header: bool = True, title: str | None = None) -> Table:
+    """A table whose cells wrap, and fold a word too long for its column (a ref, a
+    variable name), so nothing is cut at 80 columns."""
+    grid = Table(show_header=show_header, title=title)
+    for header in headers:
+        grid.add_column(header, overflow="fold")
+    return grid
 
 
 def emit_json(payload: Any) -> None:
@@ -76,14 +160,19 @@ def report_error(
     as_json: bool,
     envelope: Envelope = PAPERS_ENVELOPE,
     ref: str | None = None,
+    ctx: Any = None,
 ) -> None:
     """An error: with ``--json``, on stdout, the JSON the matching MCP tool returns
-    for it; else one readable line on stderr. Either way a tool named as the next
+    for it (its fields by their wire names, as a script reading the tool's document
+    expects); else one readable line on stderr, with the toolset's own code and an
+    input at fault named as this command's option. Either way a tool named as the next
     step is named as its command."""
     if as_json:
         typer.echo(redact_known(for_command_line(envelope.failure(error, ref).text)))
     else:
-        line = f"doiget: {error.code.value}: {error.message}"
+        if hasattr(ctx, "find_root"):
+            error = _said_here(error, state(ctx).options)
+        line = f"doiget: {envelope.line(error)}"
         typer.echo(redact_known(for_command_line(line)), err=True)
 
 
@@ -109,7 +198,7 @@ def _handling_errors(command: Callable[P, R], envelope: Envelope) -> Callable[P,
         try:
             return command(*args, **kwargs)
         except DoigetError as failure:
-            report_error(failure, as_json, envelope, shown_ref)
+            report_error(failure, as_json, envelope, shown_ref, ctx)
             raise typer.Exit(failure.exit_status) from None
         except (typer.Exit, typer.Abort, KeyboardInterrupt):
             raise

@@ -14,20 +14,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.text import Text
 
 from doiget.cli.output import (
     JsonFlag,
+    cli_build,
+    console,
     emit_json,
     handles_errors,
     report_error,
     run_closing,
     runtime,
+    table,
     wants_json,
 )
-from doiget.contract import build, plain
+from doiget.contract import plain
 from doiget.errors import DoigetError, ErrorCode
 from doiget.papers import contracts as c
 
@@ -43,7 +45,7 @@ Limit = Annotated[int, typer.Option("--limit", "-n", min=1, max=100, help="At mo
 RefArg = Annotated[str, typer.Argument(help="A DOI or arXiv id.")]
 RefsArg = Annotated[list[str], typer.Argument(help="DOIs or arXiv ids of stored papers.")]
 
-out = Console()
+out = console()
 
 
 def _papers(ctx: typer.Context) -> Papers:
@@ -76,21 +78,27 @@ def _show_result(ctx: typer.Context, json_output: bool, reply: c.PapersReply) ->
         return
     if "path" in result and "size_bytes" in result:
         out.print(
-            f"[bold]{result['ref']}[/] fetched from {result['source']} -> {result['path']} "
-            f"({result['size_bytes']:,} bytes, licence {result['license']})"
+            Text.assemble(
+                (str(result["ref"]), "bold"),
+                f" fetched from {result['source']} -> {result['path']} "
+                f"({result['size_bytes']:,} bytes, licence {result['license']})",
+            )
         )
         return
     metadata = result.get("metadata", {})
-    table = Table(show_header=False, title=str(result.get("ref", "")))
-    for key, value in metadata.items():
-        if isinstance(value, dict):
-            continue
-        shown = "; ".join(map(str, value)) if isinstance(value, list) else str(value)
-        table.add_row(key, shown[:500])
+    rows = {
+        key: "; ".join(map(str, value)) if isinstance(value, list) else str(value)
+        for key, value in metadata.items()
+        if not isinstance(value, dict)
+    }
+    # What the entry says beside its metadata, each key once (metadata may hold it too).
     for key in ("source", "license", "oa_url", "oa_status", "pdf_path", "metadata_path"):
         if result.get(key) is not None:
-            table.add_row(key, str(result[key]))
-    out.print(table)
+            rows[key] = str(result[key])
+    grid = table("key", "value", show_header=False, title=str(result.get("ref", "")))
+    for key, value in rows.items():
+        grid.add_row(key, value[:500])
+    out.print(grid)
 
 
 def _show_listing(ctx: typer.Context, json_output: bool, reply: c.Listing) -> None:
@@ -98,19 +106,17 @@ def _show_listing(ctx: typer.Context, json_output: bool, reply: c.Listing) -> No
     if wants_json(ctx, json_output):
         emit_json(result)
         return
-    table = Table(show_header=True)
-    for column in ("ref", "year", "title", "first author", "pdf"):
-        table.add_column(column)
+    grid = table("ref", "year", "title", "first author", "pdf")
     for row in result["results"]:
         authors = row.get("authors") or []
-        table.add_row(
+        grid.add_row(
             row["ref"],
             str(row.get("year") or ""),
             (row.get("title") or "")[:80],
             authors[0] if authors else "",
             "yes" if row.get("has_pdf") else "no",
         )
-    out.print(table)
+    out.print(grid)
     out.print(f"{result['count']} result(s)")
 
 
@@ -119,7 +125,7 @@ def fetch(
     ctx: typer.Context, ref: RefArg, dry_run: DryRun = False, json_output: JsonFlag = False
 ) -> None:
     """Resolve a ref and download its Open Access PDF into the library."""
-    request = build(c.PaperFetch, ref=ref, dry_run=dry_run)
+    request = cli_build(ctx, c.PaperFetch, ref=ref, dry_run=dry_run)
     _show_result(ctx, json_output, _run(ctx, lambda p: p.fetch(request)))
 
 
@@ -128,14 +134,14 @@ def metadata(
     ctx: typer.Context, ref: RefArg, dry_run: DryRun = False, json_output: JsonFlag = False
 ) -> None:
     """Resolve a ref and store its metadata only (never requests a PDF)."""
-    request = build(c.PaperFetch, ref=ref, dry_run=dry_run)
+    request = cli_build(ctx, c.PaperFetch, ref=ref, dry_run=dry_run)
     _show_result(ctx, json_output, _run(ctx, lambda p: p.metadata_only(request)))
 
 
 @handles_errors
 def resolve(ctx: typer.Context, ref: RefArg, json_output: JsonFlag = False) -> None:
     """Show authoritative metadata for a ref (writes only a provenance row)."""
-    request = build(c.PaperLookup, ref=ref)
+    request = cli_build(ctx, c.PaperLookup, ref=ref)
     _show_result(ctx, json_output, _run(ctx, lambda p: p.resolve(request)))
 
 
@@ -157,7 +163,7 @@ def batch(
     except OSError as exc:
         raise DoigetError(ErrorCode.INVALID_REF, f"cannot read {source}: {exc}") from exc
     as_json = wants_json(ctx, json_output)
-    request = build(c.BatchFetch, refs=refs, dry_run=dry_run)
+    request = cli_build(ctx, c.BatchFetch, refs=refs, dry_run=dry_run)
     if dry_run:
         plans = plain(_run(ctx, lambda p: p.batch(request)))
         emit_json(plans) if as_json else out.print_json(data=plans)
@@ -166,7 +172,7 @@ def batch(
     async def work(papers: Papers) -> c.BatchFetched | c.BatchPlans:
         papers.read_batch(refs)
         columns = (TextColumn("fetching"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-        with Progress(*columns, console=Console(stderr=True), transient=as_json) as bar:
+        with Progress(*columns, console=console(stderr=True), transient=as_json) as bar:
             task = bar.add_task("batch", total=len(refs))
 
             def advance(done: int, total: int, row: c.BatchRow) -> None:
@@ -180,11 +186,13 @@ def batch(
     else:
         for row in result["results"]:
             if row["ok"]:
-                out.print(f"[green]ok[/]     {row['ref']} -> {row['path']}")
+                out.print(Text.assemble(("ok", "green"), f"     {row['ref']} -> {row['path']}"))
             else:
                 out.print(
-                    f"[red]failed[/] {row['ref']}: "
-                    f"{row['error']['code']}: {row['error']['message']}"
+                    Text.assemble(
+                        ("failed", "red"),
+                        f" {row['ref']}: {row['error']['code']}: {row['error']['message']}",
+                    )
                 )
         summary = result["summary"]
         out.print(f"{summary['ok']} of {summary['total']} fetched")
@@ -195,7 +203,7 @@ def batch(
 @handles_errors
 def info(ctx: typer.Context, ref: RefArg, json_output: JsonFlag = False) -> None:
     """Show a stored entry's metadata."""
-    request = build(c.PaperLookup, ref=ref)
+    request = cli_build(ctx, c.PaperLookup, ref=ref)
     _show_result(ctx, json_output, _sync(ctx, lambda p: p.info(request)))
 
 
@@ -207,21 +215,21 @@ def search(
     json_output: JsonFlag = False,
 ) -> None:
     """Search the local library."""
-    request = build(c.LocalSearch, query=query, limit=limit)
+    request = cli_build(ctx, c.LocalSearch, query=query, limit=limit)
     _show_listing(ctx, json_output, _sync(ctx, lambda p: p.search(request)))
 
 
 @handles_errors
 def recent(ctx: typer.Context, limit: Limit = 20, json_output: JsonFlag = False) -> None:
     """List the most recently fetched entries."""
-    request = build(c.RecentPapers, limit=limit)
+    request = cli_build(ctx, c.RecentPapers, limit=limit)
     _show_listing(ctx, json_output, _sync(ctx, lambda p: p.recent(request)))
 
 
 @handles_errors
 def pdf_path(ctx: typer.Context, ref: RefArg, json_output: JsonFlag = False) -> None:
     """Print the local path of a stored PDF."""
-    request = build(c.PaperLookup, ref=ref)
+    request = cli_build(ctx, c.PaperLookup, ref=ref)
     result = _sync(ctx, lambda p: p.pdf_path(request))
     emit_json(plain(result)) if wants_json(ctx, json_output) else typer.echo(result.path)
 
@@ -229,7 +237,7 @@ def pdf_path(ctx: typer.Context, ref: RefArg, json_output: JsonFlag = False) -> 
 @handles_errors
 def bib(ctx: typer.Context, refs: RefsArg, json_output: JsonFlag = False) -> None:
     """BibTeX for stored entries."""
-    request = build(c.PaperExport, refs=refs)
+    request = cli_build(ctx, c.PaperExport, refs=refs)
     result = _sync(ctx, lambda p: p.bibtex(request))
     emit_json(plain(result)) if wants_json(ctx, json_output) else typer.echo(result.bibtex)
 
@@ -237,7 +245,7 @@ def bib(ctx: typer.Context, refs: RefsArg, json_output: JsonFlag = False) -> Non
 @handles_errors
 def csl(ctx: typer.Context, refs: RefsArg, json_output: JsonFlag = False) -> None:
     """CSL-JSON for stored entries."""
-    request = build(c.PaperExport, refs=refs)
+    request = cli_build(ctx, c.PaperExport, refs=refs)
     result = _sync(ctx, lambda p: p.csl(request))
     if wants_json(ctx, json_output):
         emit_json(plain(result))
@@ -271,8 +279,14 @@ def cite(
         else:
             typer.echo("\n".join(listed.styles))
         return
-    request = build(
-        c.FormatReferences, refs=refs or [], style=style, locale=locale, format=text_format
+    request = cli_build(
+        ctx,
+        c.FormatReferences,
+        {"format": "text_format"},
+        refs=refs or [],
+        style=style,
+        locale=locale,
+        format=text_format,
     )
     result = _sync(ctx, lambda p: p.format_references(request))
     if wants_json(ctx, json_output):
@@ -289,7 +303,7 @@ def cite(
 @handles_errors
 def ris(ctx: typer.Context, refs: RefsArg, json_output: JsonFlag = False) -> None:
     """RIS for stored entries."""
-    request = build(c.PaperExport, refs=refs)
+    request = cli_build(ctx, c.PaperExport, refs=refs)
     result = _sync(ctx, lambda p: p.ris(request))
     emit_json(plain(result)) if wants_json(ctx, json_output) else typer.echo(result.ris)
 
@@ -303,22 +317,22 @@ def graph(
     json_output: JsonFlag = False,
 ) -> None:
     """Expand the citation graph around a DOI through OpenAlex (needs DOIGET_ENABLE_OPENALEX)."""
-    request = build(c.CitationGraph, ref=ref, depth=depth, direction=direction)
+    request = cli_build(ctx, c.CitationGraph, ref=ref, depth=depth, direction=direction)
     result = _run(ctx, lambda p: p.graph(request))
     if wants_json(ctx, json_output):
         emit_json(plain(result))
         return
     nodes, edges = result.nodes or [], result.edges or []
-    table = Table("depth", "openalex", "year", "title", "doi")
+    grid = table("depth", "openalex", "year", "title", "doi")
     for node in nodes:
-        table.add_row(
+        grid.add_row(
             str(node.depth),
             node.id,
             str(node.year or ""),
             (node.title or "")[:70],
             node.doi or "",
         )
-    out.print(table)
+    out.print(grid)
     note = " (truncated by the caps)" if result.truncated else ""
     out.print(f"{len(nodes)} works, {len(edges)} edges{note}")
 
@@ -333,7 +347,7 @@ def delete(
     """Delete a stored entry (PDF, metadata, index row). The only destructive command."""
     if not yes and not typer.confirm(f"Delete {ref} from the library?", err=True):
         raise typer.Exit(1)
-    request = build(c.StoredRef, ref=ref)
+    request = cli_build(ctx, c.StoredRef, ref=ref)
     result = _sync(ctx, lambda p: p.delete(request))
     emit_json(plain(result)) if wants_json(ctx, json_output) else out.print(f"deleted {result.ref}")
 

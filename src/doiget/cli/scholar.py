@@ -12,18 +12,19 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from pydantic import BaseModel
-from rich.console import Console
-from rich.table import Table
 
 from doiget.cli.output import (
     JsonFlag,
+    cli_build,
+    console,
     emit_json,
     handles_errors_as,
     run_closing,
     runtime,
+    table,
     wants_json,
 )
-from doiget.contract import Request, build, plain
+from doiget.contract import Request, plain
 from doiget.envelopes import SCHOLAR_ENVELOPE
 from doiget.scholar import contracts as c
 
@@ -43,7 +44,7 @@ FromYear = Annotated[int | None, typer.Option("--from", help="Earliest year, inc
 ToYear = Annotated[int | None, typer.Option("--to", help="Latest year, inclusive.")]
 Identifier = Annotated[str, typer.Argument(help="The paper's id, in any of the forms above.")]
 
-out = Console()
+out = console()
 scholar_app = typer.Typer(
     help="Search and look up papers on arXiv, Semantic Scholar and PubMed.",
     no_args_is_help=True,
@@ -75,20 +76,18 @@ def _show_list(
     if wants_json(ctx, json_output):
         emit_json(rows)
         return
-    table = Table(show_header=True)
-    for column in (id_field, "year", "title", "authors", "ref"):
-        table.add_column(column)
+    grid = table(id_field, "year", "title", "authors", "ref")
     for row in rows:
         authors = [a["name"] if isinstance(a, dict) else a for a in row.get("authors", [])]
         year = row.get("year") or str(row.get("published", ""))[:4]
-        table.add_row(
+        grid.add_row(
             str(row[id_field]),
             str(year or ""),
             str(row.get("title") or "")[:90],
             _authors(authors),
             row.get("ref") or "",
         )
-    out.print(table)
+    out.print(grid)
     out.print(f"{len(rows)} result(s)")
 
 
@@ -97,12 +96,12 @@ def _show_one(ctx: typer.Context, json_output: bool, found: BaseModel) -> None:
     if wants_json(ctx, json_output):
         emit_json(row)
         return
-    table = Table(show_header=False)
+    grid = table("key", "value", show_header=False)
     for key, value in row.items():
         if isinstance(value, list):
             value = "; ".join(v["name"] if isinstance(v, dict) else str(v) for v in value)
-        table.add_row(key, "" if value is None else str(value))
-    out.print(table)
+        grid.add_row(key, "" if value is None else str(value))
+    out.print(grid)
 
 
 def _print_bibtex(text: str) -> None:
@@ -125,7 +124,8 @@ def _year_range_search(
         end_year: ToYear = None,
         json_output: JsonFlag = False,
     ) -> None:
-        request = build(
+        request = cli_build(
+            ctx,
             c.ScholarSearch,
             query=query,
             max_results=max_results,
@@ -138,10 +138,10 @@ def _year_range_search(
     return command
 
 
-def _lookup(model: type[LookupT], identifier: str) -> LookupT:
+def _lookup(ctx: typer.Context, model: type[LookupT], identifier: str) -> LookupT:
     """The lookup request of ``model`` (its one field) for ``identifier``."""
     (field,) = model.model_fields
-    return build(model, **{field: identifier})
+    return cli_build(ctx, model, **{field: identifier})
 
 
 def _get_command(
@@ -151,7 +151,7 @@ def _get_command(
 
     @handles_errors
     def command(ctx: typer.Context, identifier: Identifier, json_output: JsonFlag = False) -> None:
-        request = _lookup(model, identifier)
+        request = _lookup(ctx, model, identifier)
         _show_one(ctx, json_output, _run(ctx, lambda s: get(s, request)))
 
     command.__doc__ = doc
@@ -165,7 +165,7 @@ def _bib_command(
 
     @handles_errors
     def command(ctx: typer.Context, identifier: Identifier) -> None:
-        request = _lookup(model, identifier)
+        request = _lookup(ctx, model, identifier)
         _print_bibtex(_run(ctx, lambda s: bib(s, request)))
 
     command.__doc__ = doc
@@ -191,7 +191,8 @@ def arxiv_search(
     json_output: JsonFlag = False,
 ) -> None:
     """Search arXiv (arXiv query syntax such as 'ti:x AND cat:cs.CL' passes through)."""
-    request = build(
+    request = cli_build(
+        ctx,
         c.ArxivSearch,
         query=query,
         max_results=max_results,
@@ -241,7 +242,7 @@ def s2_citations(
     json_output: JsonFlag = False,
 ) -> None:
     """Papers citing one paper."""
-    request = build(c.CitingPapers, paper_id=identifier, max_results=max_results)
+    request = cli_build(ctx, c.CitingPapers, paper_id=identifier, max_results=max_results)
     _show_list(ctx, json_output, _run(ctx, lambda s: s.get_paper_citations(request)), "paperId")
 
 

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from doiget.capability import TDM_INSTALL, CapabilityProfile
+from doiget.capabilityreport import capability_report
 from doiget.cli.output import (
     JsonFlag,
+    console,
     emit_json,
     handles_errors,
     report_error,
     runtime,
+    table,
     wants_json,
 )
 from doiget.config import KNOWN_TOOLSETS, Settings
@@ -65,13 +65,11 @@ def capabilities(ctx: typer.Context, json_output: JsonFlag = False) -> None:
     """Show which sources this instance may use and the rate limits it keeps."""
     profile = runtime(ctx).profile
     if wants_json(ctx, json_output):
-        emit_json(profile.to_redacted_dict())
+        emit_json({"ok": True, **capability_report(runtime(ctx))})  # as the tool
         return
     settings = runtime(ctx).settings
     data = profile.to_redacted_dict()
-    summary = Table(title="doiget capabilities", show_header=True)
-    summary.add_column("what")
-    summary.add_column("state")
+    summary = table("what", "state", title="doiget capabilities")
     summary.add_row("Open Access retrieval", "on (always)")
     summary.add_row(
         "contact email (Unpaywall)",
@@ -91,28 +89,26 @@ def capabilities(ctx: typer.Context, json_output: JsonFlag = False) -> None:
         f"{HARD_CODED.max_fetches_per_second:g}/s total, "
         f"{HARD_CODED.per_source_backoff_ms} ms between requests to one source",
     )
-    upstreams = Table(title="upstreams", show_header=True)
-    for column in ("upstream", "name", "state", "ceiling", "toolsets"):
-        upstreams.add_column(column)
+    upstreams = table("upstream", "name", "state", "ceiling", "toolsets", title="upstreams")
     for upstream in all_upstreams():
         upstreams.add_row(
             upstream.label,
             upstream.name,
-            escape(_state(upstream, profile, settings)),
+            _state(upstream, profile, settings),
             _ceiling(upstream),
             ", ".join(upstream.toolsets),
         )
     browser = browser_state(settings.browser).describe()
-    summary.add_row("scrape_page browser tier", escape(browser))
+    summary.add_row("scrape_page browser tier", browser)
     _, off = servable(KNOWN_TOOLSETS)
     for name in KNOWN_TOOLSETS:
         state = f"off: it {off[name]}" if name in off else "can be served"
         if name not in settings.toolsets:
             state += " (not selected in DOIGET_TOOLSETS)"
-        summary.add_row(f"{name} toolset", escape(state))
-    console = Console()
-    console.print(summary)
-    console.print(upstreams)
+        summary.add_row(f"{name} toolset", state)
+    out = console()
+    out.print(summary)
+    out.print(upstreams)
 
 
 @handles_errors
@@ -122,10 +118,10 @@ def health(ctx: typer.Context, json_output: JsonFlag = False) -> None:
     if wants_json(ctx, json_output):
         emit_json(report)
     else:
-        table = Table(title="doiget health", show_header=False)
+        grid = table("check", "state", title="doiget health", show_header=False)
         for key, value in report.items():
-            table.add_row(key, ", ".join(value) if isinstance(value, list) else str(value))
-        Console().print(table)
+            grid.add_row(key, ", ".join(value) if isinstance(value, list) else str(value))
+        console().print(grid)
     if not report["ok"]:
         problem = DoigetError(
             ErrorCode.STORE_ERROR,

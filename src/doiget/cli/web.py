@@ -13,12 +13,18 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
-from doiget.cli.output import JsonFlag, emit_json, handles_errors_as, run_closing, runtime
+from doiget.cli.output import (
+    JsonFlag,
+    cli_build,
+    console,
+    emit_json,
+    handles_errors_as,
+    run_closing,
+    runtime,
+)
 from doiget.cli.output import wants_json as _wants_json
-from doiget.contract import build
 from doiget.envelopes import WEB_ENVELOPE
 from doiget.web import requests as rq
 from doiget.web import results as rs
@@ -35,7 +41,7 @@ YearTo = Annotated[int | None, typer.Option(help="Last year.")]
 SessionOption = Annotated[
     str | None, typer.Option("--session", help="Record what is found in this research session.")
 ]
-out = Console()
+out = console()
 web_app = typer.Typer(help="Search the web and read pages (the web toolset).", no_args_is_help=True)
 
 
@@ -77,8 +83,13 @@ def _printable(text: str) -> str:
 
 
 def _shown(value: Any) -> str:
-    """External text for rich output: control characters gone, markup escaped."""
-    return escape(_printable(str(value or "")))
+    """External text for the terminal: control characters gone (markup is off)."""
+    return _printable(str(value or ""))
+
+
+def _strong(head: str, tail: str = "") -> Text:
+    """``head`` in bold, then ``tail``."""
+    return Text.assemble((head, "bold"), tail)
 
 
 @web_app.command("search")
@@ -101,7 +112,8 @@ def search(
     json_output: JsonFlag = False,
 ) -> None:
     """Search the web (the web_search tool)."""
-    request = build(
+    request = cli_build(
+        ctx,
         rq.WebSearchRequest,
         query=query,
         num_results=num_results,
@@ -121,7 +133,7 @@ def search(
     if _emit(ctx, json_output, found):
         return
     for number, hit in enumerate(found.results, start=1):
-        out.print(f"[bold]{number}. {_shown(hit.title)}[/bold]")
+        out.print(_strong(f"{number}. {_shown(hit.title)}"))
         out.print(f"   {_shown(hit.url)}")
         if hit.snippet:
             out.print(f"   {_shown(hit.snippet)}", style="dim")
@@ -145,8 +157,8 @@ def scrape(
     json_output: JsonFlag = False,
 ) -> None:
     """Read a page or document (the scrape_page tool)."""
-    request = build(
-        rq.ScrapePageRequest, url=url, mode=mode, max_length=max_length, session_id=session
+    request = cli_build(
+        ctx, rq.ScrapePageRequest, url=url, mode=mode, max_length=max_length, session_id=session
     )
     page = _run(ctx, rs.ScrapePageResult, lambda web: web.scrape(request))
     if _emit(ctx, json_output, page):
@@ -180,7 +192,8 @@ def search_and_scrape(
     json_output: JsonFlag = False,
 ) -> None:
     """Search, read the top pages, and combine them (the search_and_scrape tool)."""
-    request = build(
+    request = cli_build(
+        ctx,
         rq.SearchAndScrapeRequest,
         query=query,
         num_results=num_results,
@@ -197,7 +210,7 @@ def search_and_scrape(
         return
     for number, source in enumerate(combined.sources, start=1):
         score = source.scores.overall
-        out.print(f"[bold][{number}] {_shown(source.title)}[/bold] ({score:.2f})")
+        out.print(_strong(f"[{number}] {_shown(source.title)}", f" ({score:.2f})"))
         out.print(f"    {_shown(source.url)}")
         if source.claim_signal:
             out.print(f"    claim: {_shown(source.claim_signal)}", style="green")
@@ -229,7 +242,8 @@ def papers(
     json_output: JsonFlag = False,
 ) -> None:
     """Search scholarly indexes (the academic_search tool)."""
-    request = build(
+    request = cli_build(
+        ctx,
         rq.AcademicSearchRequest,
         query=query,
         num_results=num_results,
@@ -247,7 +261,7 @@ def papers(
         return
     for number, paper in enumerate(found.papers, start=1):
         year = f" ({paper.year})" if paper.year else ""
-        out.print(f"[bold]{number}. {_shown(paper.title)}[/bold]{year}")
+        out.print(_strong(f"{number}. {_shown(paper.title)}", year))
         if paper.ref:
             out.print(f"   ref: {_shown(paper.ref)}")
         if paper.pdf_url:
@@ -277,7 +291,8 @@ def patents(
     json_output: JsonFlag = False,
 ) -> None:
     """Search patents (the patent_search tool)."""
-    request = build(
+    request = cli_build(
+        ctx,
         rq.PatentSearchRequest,
         query=query,
         num_results=num_results,
@@ -295,7 +310,7 @@ def patents(
     if _emit(ctx, json_output, found):
         return
     for patent in found.patents:
-        out.print(f"[bold]{_shown(patent.number)}[/bold] {_shown(patent.title)}")
+        out.print(_strong(_shown(patent.number), f" {_shown(patent.title)}"))
         dates = ", ".join(
             f"{name} {day}"
             for name, day in (("filed", patent.filed), ("granted", patent.granted))
@@ -337,7 +352,8 @@ def research_step(
     json_output: JsonFlag = False,
 ) -> None:
     """Record one research step (the sequential_search tool)."""
-    request = build(
+    request = cli_build(
+        ctx,
         rq.ResearchStepRequest,
         search_step=step,
         step_number=number,
@@ -367,20 +383,20 @@ def research_show(
     json_output: JsonFlag = False,
 ) -> None:
     """Read a research session (the get_research_session tool)."""
-    request = build(rq.ResearchSessionRequest, session_id=session, step_id=step)
+    request = cli_build(ctx, rq.ResearchSessionRequest, session_id=session, step_id=step)
     view = _run(ctx, rs.WebResult, lambda web: web.research_session(request))
     if _emit(ctx, json_output, view):
         return
     if isinstance(view, rs.OneStep):
-        out.print(f"[bold]{_shown(view.research_goal)}[/bold] ({session})")
-        out.print(json.dumps(view.step.wire(), ensure_ascii=False, indent=2), markup=False)
+        out.print(_strong(_shown(view.research_goal), f" ({session})"))
+        out.print(json.dumps(view.step.wire(), ensure_ascii=False, indent=2))
         return
     if not isinstance(view, rs.SessionSummary):
         raise TypeError(f"unexpected session view {type(view).__name__}")
-    out.print(f"[bold]{_shown(view.research_goal)}[/bold] ({session})")
+    out.print(_strong(_shown(view.research_goal), f" ({session})"))
     for item in view.step_index:
         note = f" (superseded by {item.superseded_by})" if item.superseded_by else ""
-        branch = escape(f"[{_printable(item.branch_id)}]")
+        branch = f"[{_printable(item.branch_id)}]"
         out.print(f"{item.step_number}. {branch} {_shown(item.one_liner)}{note}")
     for gap in view.gaps:
         out.print(f"gap (step {gap.found_in_step}): {_shown(gap.gap)}", style="yellow")
@@ -400,8 +416,8 @@ def research_export(
     json_output: JsonFlag = False,
 ) -> None:
     """Export a research session (the research_export tool); prints the document."""
-    request = build(
-        rq.ResearchExportRequest, session_id=session, format=format_, verify_links=verify_links
+    request = cli_build(
+        ctx, rq.ResearchExportRequest, session_id=session, format=format_, verify_links=verify_links
     )
     exported = _run(ctx, rs.ResearchExportResult, lambda web: web.research_export(request))
     if _emit(ctx, json_output, exported):

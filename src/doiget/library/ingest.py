@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from doiget.library.projects import Project
 
 PAYLOAD_VERSION: Final = 1
+# Passages embedded at once between two progress reports.
+PASSAGE_BATCH: Final = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +119,17 @@ def _text_of(source: SourceDocument) -> PdfText:
     return pdf_text(data, source.path.name)
 
 
-def prepare(source: SourceDocument, project: Project, embedder: Embedder) -> PreparedDocument:
-    """Read, section, chunk and embed one PDF (raises UnusableDocument for a bad one)."""
+def prepare(
+    source: SourceDocument,
+    project: Project,
+    embedder: Embedder,
+    embedded: Callable[[int, int], None] | None = None,
+) -> PreparedDocument:
+    """Read, section, chunk and embed one PDF (raises UnusableDocument for a bad one).
+
+    Passages are embedded :data:`PASSAGE_BATCH` at a time, and ``embedded(done,
+    total)`` is told after each batch: a long paper is not minutes of silence.
+    """
     text = _text_of(source)
     chunks = chunk_sentences(
         sentences(without_debris(sectioned(text.lines))),
@@ -126,7 +137,12 @@ def prepare(source: SourceDocument, project: Project, embedder: Embedder) -> Pre
         project.chunk_overlap,
         embedder.count_tokens,
     )
-    vectors = embedder.embed([embedding_text(chunk, source.title) for chunk in chunks])
+    texts = [embedding_text(chunk, source.title) for chunk in chunks]
+    vectors: list[Any] = []  # one row of the embedding per passage
+    for start in range(0, len(texts), PASSAGE_BATCH):
+        vectors.extend(embedder.embed(texts[start : start + PASSAGE_BATCH]))
+        if embedded is not None:
+            embedded(min(start + PASSAGE_BATCH, len(texts)), len(texts))
     records = [
         ChunkRecord(
             id=chunk_id(text.sha256, position, project.embed_model, source.doc_id),

@@ -23,7 +23,7 @@ from typing import Any, Final
 from filelock import FileLock
 
 from doiget.diskerror import write_error
-from doiget.errors import DoigetError, ErrorCode
+from doiget.errors import DoigetError, ErrorCode, quoted
 
 DEFAULT_EMBED_MODEL: Final = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_MAX_CHARS: Final = 1800
@@ -34,7 +34,7 @@ DEFAULT_CHUNK_OVERLAP: Final = 32
 # Model tokens per chunk: MiniLM reads at most 256 word pieces, so larger chunks
 # would be cut before they are embedded.
 CHUNK_TOKENS_RANGE: Final = (32, 512)
-PROJECT_ID: Final = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}/[a-z0-9][a-z0-9._-]{0,63}$")
+PROJECT_ID: Final = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}/[a-z0-9][a-z0-9._-]{0,63}")
 PROJECT_ID_HINT: Final = "'namespace/name': lower-case letters, digits, '.', '_' or '-'"
 DEFAULT_PROJECT_ID: Final = "doiget/papers"
 
@@ -70,10 +70,10 @@ def _invalid(message: str) -> DoigetError:
 
 def check_project_id(project_id: str) -> str:
     """``project_id`` when well formed; INVALID_PROJECT otherwise."""
-    if not PROJECT_ID.match(project_id):
+    if not PROJECT_ID.fullmatch(project_id):
         raise DoigetError(
             ErrorCode.INVALID_PROJECT,
-            f"{project_id[:80]!r} is not a project id; use {PROJECT_ID_HINT}.",
+            f"{quoted(project_id)} is not a project id; use {PROJECT_ID_HINT}.",
         )
     return project_id
 
@@ -87,8 +87,8 @@ def _int(table: Mapping[str, Any], key: str, default: int, low: int, high: int, 
 
 def project_from_table(project_id: str, table: Any, where: str) -> Project:
     """Validate one ``[projects."id"]`` table; a bad value refuses the start."""
-    if not PROJECT_ID.match(project_id):
-        raise _invalid(f"{where}: project id {project_id!r} must be {PROJECT_ID_HINT}.")
+    if not PROJECT_ID.fullmatch(project_id):
+        raise _invalid(f"{where}: project id {quoted(project_id)} must be {PROJECT_ID_HINT}.")
     if not isinstance(table, dict):
         raise _invalid(f"{where} must be a table.")
     place = f'{where} [projects."{project_id}"]'

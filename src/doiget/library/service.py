@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
 
-from doiget.errors import DoigetError, ErrorCode
+from doiget.errors import DoigetError, ErrorCode, quoted, shorten
 from doiget.installed import LIBRARY_INSTALL
 from doiget.library import contracts as c
 from doiget.library.fusion import unit_interval
@@ -32,12 +32,15 @@ from doiget.library.index.base import (
 )
 from doiget.library.projects import (
     DEFAULT_TOP_K,
+    PROJECT_ID,
+    PROJECT_ID_HINT,
     Project,
     check_project_id,
     new_project,
     projects_from_config,
     save_project,
 )
+from doiget.surfaces import call_with
 
 if TYPE_CHECKING:
     from doiget.config import Settings
@@ -47,8 +50,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger("doiget.library")
 
 T = TypeVar("T")
-# Called as documents are indexed: (done, total, what is happening).
-IndexProgress = Callable[[int, int, str], Awaitable[None]]
+# Called as documents are indexed: (documents done, documents in all, what is
+# happening); within a document, done grows by its share of passages embedded.
+IndexProgress = Callable[[float, int, str], Awaitable[None]]
 
 SAMPLE_MAX: Final = 5
 STORE_MAX: Final = 500  # chunks per store_chunks call
@@ -64,6 +68,15 @@ def trim(text: str, limit: int) -> str:
     return head.rstrip(" ,;:") + ELLIPSIS
 
 
+# Filters whose stored values are whole numbers: any other value could never match.
+_WHOLE_NUMBER_FILTERS: Final = frozenset({"year"})
+
+
+def _whole_number(value: str | int) -> bool:
+    text = str(value).strip()
+    return text.removeprefix("-").isascii() and text.removeprefix("-").isdigit()
+
+
 def parse_filters(raw: Mapping[str, Any] | None) -> Filters:
     """Validated filters: known keys only, values a string/number or a list of them."""
     if not raw:
@@ -73,9 +86,10 @@ def parse_filters(raw: Mapping[str, Any] | None) -> Filters:
         if key not in FILTER_KEYS:
             raise DoigetError(
                 ErrorCode.INVALID_REF,
-                f"unknown filter {key[:40]!r}; filter on: {', '.join(FILTER_KEYS)} "
+                f"filters has no key {quoted(key)}; filter on: {', '.join(FILTER_KEYS)} "
                 "(the project is given by 'project' and always applied).",
-                details={"filter": key, "allowed_filters": list(FILTER_KEYS)},
+                details={"filter": shorten(key), "allowed_filters": list(FILTER_KEYS)},
+                field="filters",
             )
         values = value if isinstance(value, list) else [value]
         if not values or not all(
@@ -83,11 +97,50 @@ def parse_filters(raw: Mapping[str, Any] | None) -> Filters:
         ):
             raise DoigetError(
                 ErrorCode.INVALID_REF,
-                f"filter {key!r} takes a string or number, or a non-empty list of them.",
+                f"filters.{key} takes a string or number, or a non-empty list of them.",
                 details={"filter": key},
+                field=f"filters.{key}",
             )
-        conditions[key] = tuple(str(item) for item in values)
+        if key in _WHOLE_NUMBER_FILTERS:
+            wrong = next((item for item in values if not _whole_number(item)), None)
+            if wrong is not None:
+                raise DoigetError(
+                    ErrorCode.INVALID_REF,
+                    f"filters.{key} takes a whole number such as 2021, not {quoted(wrong)}; "
+                    "nothing was searched.",
+                    details={"filter": key},
+                    field=f"filters.{key}",
+                )
+        conditions[key] = tuple(str(item).strip() for item in values)
     return Filters(conditions)
+
+
+def _passage_progress(
+    progress: IndexProgress | None, done: int, total: int, doc_id: str
+) -> Callable[[int, int], None] | None:
+    """What the worker thread embedding ``doc_id`` calls after each batch of passages:
+    ``progress`` told the document's share done so far (from the thread, on the loop)."""
+    if progress is None:
+        return None
+
+    async def report(passages: int, of: int) -> None:
+        message = f"indexing {doc_id}: {passages}/{of} passages"
+        await progress(done + passages / max(of, 1), total, message)
+
+    def embedded(passages: int, of: int) -> None:
+        anyio.from_thread.run(report, passages, of)
+
+    return embedded
+
+
+def _report(project: Project, reports: list[c.DocumentReport]) -> c.IndexReport:
+    return c.IndexReport(
+        project=project.id,
+        documents=reports,
+        indexed=sum(1 for r in reports if r.status == "indexed"),
+        skipped=sum(1 for r in reports if r.status == "skipped"),
+        chunks_written=sum(r.chunks for r in reports),
+    )
 
 
 class Library:
@@ -147,11 +200,15 @@ class Library:
             self.projects[project.id] = project
             return project
         available = sorted(self.projects)
+        advice = (
+            f"to make it, call {call_with('index_papers', project=project_id, create='true')}"
+            if PROJECT_ID.fullmatch(project_id)
+            else f"a new project's id is {PROJECT_ID_HINT}"
+        )
         raise DoigetError(
             ErrorCode.INVALID_PROJECT,
-            f"Project {project_id[:80]!r} not found. Available projects: {available}; "
-            "pass create to make a new one.",
-            details={"project_id": project_id, "available_projects": available},
+            f"Project {quoted(project_id)} not found. Available projects: {available}; {advice}.",
+            details={"project_id": shorten(project_id), "available_projects": available},
         )
 
     async def _bounded(self, tool: str, work: Callable[[], T]) -> T:
@@ -190,7 +247,7 @@ class Library:
         return info
 
     def _ensure_collection(
-        self, project: Project, model: str, dimension: int, force_rebuild: bool
+        self, project: Project, model: str, dimension: int, force_rebuild: bool, tool: str
     ) -> None:
         """Create the collection, or check it matches ``model``/``dimension``."""
         info = self._collection(project)
@@ -201,7 +258,8 @@ class Library:
                 ErrorCode.EMBEDDING_MISMATCH,
                 f"collection {project.collection!r} holds {info.embed_model} vectors of "
                 f"size {info.dimension}; these are {model} of size {dimension}. Re-embed with "
-                f"{info.embed_model}, or pass force_rebuild to drop the collection and start over.",
+                f"{info.embed_model}, or call {call_with(tool, force_rebuild='true')} to drop the "
+                "collection and start over.",
                 details={
                     "collection_model": info.embed_model,
                     "collection_dimension": info.dimension,
@@ -310,7 +368,9 @@ class Library:
             records.append(ChunkRecord(item.id, item.text, list(item.embedding), metadata))
 
         def work() -> int:
-            self._ensure_collection(project, model, dimension, request.force_rebuild)
+            self._ensure_collection(
+                project, model, dimension, request.force_rebuild, "store_chunks"
+            )
             return self.index.upsert(project.collection, records)
 
         written = await self._bounded("store_chunks", work)
@@ -441,16 +501,29 @@ class Library:
         from doiget.library.pdftext import UnusableDocument
 
         project = self.project(project_id)
+        if not documents:
+            # Nothing readable to index (nothing stored, files missing): say so now,
+            # without loading the model first.
+            return _report(project, list(unusable))
         embedder = await self._warm(project.embed_model, queries=False)
         await anyio.to_thread.run_sync(
-            self._ensure_collection, project, project.embed_model, embedder.dimension, force_rebuild
+            self._ensure_collection,
+            project,
+            project.embed_model,
+            embedder.dimension,
+            force_rebuild,
+            "index_papers",
         )
         reports: list[c.DocumentReport] = []
+        total = len(documents)
         for done, document in enumerate(documents):
             if progress is not None:
-                await progress(done, len(documents), f"indexing {document.doc_id}")
+                await progress(done, total, f"indexing {document.doc_id}")
+            embedded = _passage_progress(progress, done, total, document.doc_id)
             try:
-                prepared = await anyio.to_thread.run_sync(prepare, document, project, embedder)
+                prepared = await anyio.to_thread.run_sync(
+                    prepare, document, project, embedder, embedded
+                )
                 written = await anyio.to_thread.run_sync(
                     functools.partial(
                         self.index.upsert,
@@ -473,14 +546,7 @@ class Library:
                 )
         if progress is not None:
             await progress(len(documents), len(documents), "done")
-        reports += unusable
-        return c.IndexReport(
-            project=project.id,
-            documents=reports,
-            indexed=sum(1 for r in reports if r.status == "indexed"),
-            skipped=sum(1 for r in reports if r.status == "skipped"),
-            chunks_written=sum(r.chunks for r in reports),
-        )
+        return _report(project, reports + list(unusable))
 
     async def aclose(self) -> None:
         """Close the index."""

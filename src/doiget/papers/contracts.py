@@ -352,6 +352,27 @@ class Listing(PapersReply):
     results: list[LocalHit] | None = None
 
 
+class ProviderState(Reply):
+    """Whether a provider's settings are present, and whether it would be tried now."""
+
+    configured: bool
+    healthy: bool
+
+
+class BrowserTier(Reply):
+    """Whether scrape_page's browser tier can run, and why not when it cannot."""
+
+    usable: bool
+    reason: Annotated[str | None, NULLABLE] = None
+
+
+class LibraryBackend(Reply):
+    """The passage index's embedding model and where its vectors are kept."""
+
+    embed_model: str
+    backend: Literal["sqlite", "qdrant"]
+
+
 class Capabilities(PapersReply):
     """Which sources this instance may use (never key material)."""
 
@@ -367,6 +388,20 @@ class Capabilities(PapersReply):
     ] = None
     rate_limit_per_sec: float | None = None
     tdm_agreed_at: dict[str, str] | None = None
+    # Beside the spec's keys: what an agent plans its calls with.
+    toolsets: Annotated[list[str] | None, Field(description="The toolsets served.")] = None
+    email_set: Annotated[
+        bool | None, Field(description="Whether DOIGET_EMAIL is set (Unpaywall needs it).")
+    ] = None
+    scholar_providers: dict[str, ProviderState] | None = None
+    web_search_providers: dict[str, ProviderState] | None = None
+    patent_providers: dict[str, ProviderState] | None = None
+    browser_tier: BrowserTier | None = None
+    library: LibraryBackend | None = None
+    retraction_checks: Annotated[
+        bool | None,
+        Field(description="Whether academic_search and scrape_page report retractions."),
+    ] = None
 
 
 class Health(PapersReply):

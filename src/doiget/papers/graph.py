@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from doiget.capability import CapabilityProfile
-from doiget.errors import DenialReason, DoigetError, ErrorCode, denied
+from doiget.errors import DenialReason, DoigetError, ErrorCode, denied, quoted
 from doiget.models import Work
 from doiget.net.client import SourceClient
 from doiget.sources import openalex
@@ -103,7 +103,7 @@ def check_graph_request(profile: CapabilityProfile, depth: int, direction: str) 
     if direction not in DIRECTIONS:
         raise DoigetError(
             ErrorCode.INVALID_REF,
-            f"direction {direction!r} is not one of {', '.join(DIRECTIONS)}.",
+            f"direction {quoted(direction)} is not one of {', '.join(DIRECTIONS)}.",
         )
 
 

@@ -27,7 +27,7 @@ from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
 from doiget.confined import Refused, resolve_confined
 from doiget.diskerror import disk_failure, write_error
-from doiget.errors import DoigetError, ErrorCode
+from doiget.errors import DoigetError, ErrorCode, quoted
 from doiget.papers.store import Entry, Store, work_from_document
 
 logger = logging.getLogger("doiget.papers")
@@ -152,12 +152,12 @@ def match_expression(query: str) -> str:
     if not words:
         raise DoigetError(
             ErrorCode.INVALID_REF,
-            f"the query {query[:80]!r} has no words to search for; give a title word, "
+            f"the query {quoted(query)} has no words to search for; give a title word, "
             "author name, venue or year.",
         )
-    quoted = [f'"{word}"' for word in words]
-    quoted[-1] += "*"
-    return " ".join(quoted)
+    terms = [f'"{word}"' for word in words]
+    terms[-1] += "*"
+    return " ".join(terms)
 
 
 P = ParamSpec("P")

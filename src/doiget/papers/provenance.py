@@ -63,7 +63,7 @@ ROTATE_BYTES: Final = 100 * 1024 * 1024
 LOCK_SECONDS: Final = 5.0
 DETAIL_MAX: Final = 2000
 _TAIL_CHUNK: Final = 8192
-_ROTATED: Final = re.compile(r"\.(\d+)$")
+_ROTATED: Final = re.compile(r"\.(\d+)\Z")
 
 ROW_FIELDS: Final = (
     "seq",

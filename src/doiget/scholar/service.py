@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Hashable
 from typing import Final, TypeVar
 
 from doiget.cite.bibtex import to_bibtex
-from doiget.errors import DoigetError, ErrorCode
+from doiget.errors import DoigetError, ErrorCode, quoted
 from doiget.models import Work
 from doiget.net.deadline import call_deadline
 from doiget.net.network import Network
@@ -48,7 +48,9 @@ def check_pmid(pmid: str) -> str:
     """A PMID as digits, or INVALID_REF."""
     value = pmid.strip() if isinstance(pmid, str) else ""
     if not _PMID.fullmatch(value):
-        raise _invalid(f"pmid must be the digits of a PubMed id, e.g. '29106400' (got {pmid!r}).")
+        raise _invalid(
+            f"pmid must be the digits of a PubMed id, e.g. '29106400' (got {quoted(pmid)})."
+        )
     return value
 
 
@@ -82,7 +84,9 @@ class Scholar:
         sort_by = request.sort_by
         order = next((known for known in arxiv.SORT_BY if known == sort_by), None)
         if order is None:
-            raise _invalid(f"sortBy must be one of {', '.join(arxiv.SORT_BY)} (got {sort_by!r}).")
+            raise _invalid(
+                f"sortBy must be one of {', '.join(arxiv.SORT_BY)} (got {quoted(sort_by)})."
+            )
         author = " ".join(request.author.split()) if request.author else None
         filters = arxiv.SearchFilters(author, request.start_year, request.end_year)
         client = self.network.client("arxiv")

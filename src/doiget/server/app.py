@@ -26,8 +26,8 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from doiget import __version__, metrics
-from doiget.envelopes import PAPERS_ENVELOPE, Rendered
-from doiget.errors import DoigetError, ErrorCode
+from doiget.envelopes import Rendered
+from doiget.errors import DoigetError, ErrorCode, quoted
 from doiget.installed import servable
 from doiget.owner import LOCAL, owned_by
 from doiget.redaction import redact_known, redact_value
@@ -92,7 +92,7 @@ class _Call:
         meta: Mapping[str, Any] = ctx.meta or {}
         self._token = meta.get("progress_token", meta.get("progressToken"))
 
-    async def progress(self, done: int, total: int, message: str) -> None:
+    async def progress(self, done: float, total: int, message: str) -> None:
         if self._token is None:
             return
         try:
@@ -226,15 +226,16 @@ class DoigetServer:
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         spec = self.tools.get(params.name)
-        envelope = spec.envelope if spec is not None else PAPERS_ENVELOPE
+        if spec is None:
+            # Not a tool's failure but a bad request: the protocol's own answer to it.
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"Unknown tool: {quoted(params.name)}; call tools/list for the tools this "
+                "server offers.",
+            )
+        envelope = spec.envelope
         arguments = params.arguments
         try:
-            if spec is None:
-                raise DoigetError(
-                    ErrorCode.INVALID_REF,
-                    f"there is no tool {params.name[:80]!r}; call tools/list for the tools "
-                    "this server offers.",
-                )
             return _tool_result(envelope.success(await spec.call(arguments, _Call(ctx))))
         except DoigetError as error:
             return _tool_result(envelope.failure(error, _ref_of(spec, arguments)))

@@ -20,7 +20,7 @@ def serve_main(toolsets: str | None) -> int:
             parse_toolsets(toolsets, "--toolsets")
         environ = {**os.environ, "DOIGET_TOOLSETS": toolsets} if toolsets is not None else None
         runtime = load_runtime(environ)
-        start_logging(runtime)
+        start_logging(runtime, banner=True)
         anyio.run(serve_stdio, runtime)
     except DoigetError as error:
         print(f"doiget: {error.code.value}: {error.message}", file=sys.stderr)

@@ -12,6 +12,7 @@ import logging
 import re
 from typing import TYPE_CHECKING, Final
 
+from doiget.capabilityreport import capability_report
 from doiget.errors import DoigetError, ErrorCode
 from doiget.health import check_health
 from doiget.papers import contracts as c
@@ -119,7 +120,7 @@ class PapersTools:
         return self.papers.pdf_path(request)
 
     async def capability(self, request: c.NoArguments, call: ToolCall) -> Result:
-        return {"ok": True, **self.runtime.profile.to_redacted_dict()}
+        return {"ok": True, **capability_report(self.runtime)}
 
     async def health(self, request: c.NoArguments, call: ToolCall) -> Result:
         return check_health(self.runtime.settings, library=True)

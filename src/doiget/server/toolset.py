@@ -25,7 +25,7 @@ Result = dict[str, Any]
 class ToolCall(Protocol):
     """What a tool handler may use besides its arguments."""
 
-    async def progress(self, done: int, total: int, message: str) -> None:
+    async def progress(self, done: float, total: int, message: str) -> None:
         """Report progress (a no-op unless the client asked for it)."""
 
 

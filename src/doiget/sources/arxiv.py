@@ -15,7 +15,7 @@ from typing import Final, Literal
 
 from lxml import etree
 
-from doiget.errors import DoigetError, ErrorCode
+from doiget.errors import DoigetError, ErrorCode, quoted
 from doiget.models import Work
 from doiget.net.client import SourceClient
 from doiget.sources.names import author_from_name
@@ -126,7 +126,7 @@ async def _query(client: SourceClient, params: Mapping[str, str | int], refused:
 async def get_work(client: SourceClient, arxiv_id: str) -> Work:
     """The arXiv record of one id; NOT_FOUND when arXiv has none."""
     works = await _query(
-        client, {"id_list": arxiv_id, "max_results": 1}, f"arXiv refused the id {arxiv_id!r}."
+        client, {"id_list": arxiv_id, "max_results": 1}, f"arXiv refused the id {quoted(arxiv_id)}."
     )
     if not works:
         raise DoigetError(

@@ -14,11 +14,11 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from doiget.config import Settings
-from doiget.errors import DoigetError, ErrorCode
+from doiget.errors import DoigetError, ErrorCode, quoted
 from doiget.jsontext import parse_json
 from doiget.models import Work
 from doiget.net.client import Fetched, SourceClient
-from doiget.refs import DOT_SEGMENT, arxiv_ref_for, parse_ref, shorten
+from doiget.refs import DOT_SEGMENT, arxiv_ref_for, parse_ref
 from doiget.secret import revealed
 from doiget.sources.names import author_from_name
 from doiget.sources.shape import (
@@ -75,7 +75,7 @@ def api_paper_id(identifier: str) -> str:
     value = identifier.strip()
     if DOT_SEGMENT.search(value):
         # The id becomes part of the URL path, where "." and ".." segments would move it.
-        raise DoigetError(ErrorCode.INVALID_REF, f"{shorten(value)!r} has a '.' or '..' path part.")
+        raise DoigetError(ErrorCode.INVALID_REF, f"{quoted(value)} has a '.' or '..' path part.")
     if _S2_ID.fullmatch(value):
         return value.lower()
     prefix, colon, rest = value.partition(":")
@@ -90,7 +90,7 @@ def api_paper_id(identifier: str) -> str:
         arxiv = arxiv_ref_for(ref)
         return f"ARXIV:{arxiv.value}" if arxiv else f"DOI:{ref.value}"
     raise DoigetError(
-        ErrorCode.INVALID_REF, f"{shorten(value)!r} is not a paper identifier; use {ID_FORMS}."
+        ErrorCode.INVALID_REF, f"{quoted(value)} is not a paper identifier; use {ID_FORMS}."
     )
 
 

@@ -82,3 +82,20 @@ class CircuitBreaker:
         if rate_limited or self._probing or self._failures >= FAILURES_TO_OPEN:
             self._open_until = self._clock() + OPEN_SECONDS * (1 + JITTER * self._jitter())
             self._probing = False
+
+
+# The breakers of the providers routed in this process, by provider name: what
+# ``doiget_capability_profile`` reports as a provider's health.
+_ROUTED: dict[str, CircuitBreaker] = {}
+
+
+def watch(name: str, breaker: CircuitBreaker) -> CircuitBreaker:
+    """Record ``breaker`` as provider ``name``'s, for :func:`provider_healthy`."""
+    _ROUTED[name] = breaker
+    return breaker
+
+
+def provider_healthy(name: str) -> bool:
+    """Whether provider ``name`` would be tried now (true until a breaker says not)."""
+    breaker = _ROUTED.get(name)
+    return breaker is None or breaker.healthy()

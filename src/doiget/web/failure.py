@@ -94,6 +94,7 @@ def web_error(
     provider: str | None = None,
     suggested_action: str | None = None,
     retry_after: float | None = None,
+    field: str | None = None,
 ) -> DoigetError:
     """A web failure of ``kind``; ``suggested_action`` replaces the kind's default advice."""
     details: dict[str, Any] = {"kind": kind.value}
@@ -101,7 +102,7 @@ def web_error(
         details["provider"] = provider
     if suggested_action is not None:
         details["suggestedAction"] = suggested_action
-    return DoigetError(_CODES[kind], message, retry_after=retry_after, details=details)
+    return DoigetError(_CODES[kind], message, retry_after=retry_after, details=details, field=field)
 
 
 def kind_of(error: DoigetError) -> Kind:

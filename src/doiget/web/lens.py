@@ -22,15 +22,16 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from doiget.errors import quoted
 from doiget.jsontext import parse_json
 from doiget.web.failure import Kind, web_error
-from doiget.web.requests import DOMAIN_PATTERN
+from doiget.web.requests import DOMAIN_MAX, DOMAIN_PATTERN
 
 logger = logging.getLogger("doiget.web")
 
-_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
+_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 _DOMAIN = re.compile(DOMAIN_PATTERN)
-_CX = re.compile(r"^[A-Za-z0-9:_-]{1,100}$")
+_CX = re.compile(r"[A-Za-z0-9:_-]{1,100}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,16 +49,20 @@ def _parse(data: Any, where: str) -> Lens:
         raise ValueError(f"{where} is not a JSON object")
     name = str(data.get("name", "")).strip().lower()
     domains = data.get("domains")
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         raise ValueError(f"{where} has no valid name (lower-case letters, digits, - and _)")
     if not isinstance(domains, list) or not domains:
         raise ValueError(f"{where} must list its domains")
     cleaned = tuple(dict.fromkeys(str(domain).strip().lower() for domain in domains))
-    bad = [domain for domain in cleaned if not _DOMAIN.match(domain)]
+    bad = [
+        domain
+        for domain in cleaned
+        if not (_DOMAIN.fullmatch(domain) and len(domain) <= DOMAIN_MAX)
+    ]
     if bad:
         raise ValueError(f"{where} lists invalid domains: {', '.join(bad[:3])}")
     cx = data.get("cx")
-    if cx is not None and (not isinstance(cx, str) or not _CX.match(cx)):
+    if cx is not None and (not isinstance(cx, str) or not _CX.fullmatch(cx)):
         raise ValueError(f"{where} has an invalid cx (a Programmable Search engine id)")
     return Lens(name, str(data.get("description", "")), cleaned, cx or None)
 
@@ -99,6 +104,6 @@ def find_lens(lenses: dict[str, Lens], name: str) -> Lens:
     if lens is None:
         raise web_error(
             Kind.VALIDATION,
-            f"unknown lens {name[:40]!r}; available lenses: {', '.join(sorted(lenses))}.",
+            f"unknown lens {quoted(name)}; available lenses: {', '.join(sorted(lenses))}.",
         )
     return lens

@@ -23,7 +23,8 @@ PREVIEW_BYTES: Final = 5_000
 
 # A host name: dot-separated labels of letters, digits and inner hyphens.
 _LABEL: Final = r"[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?"
-DOMAIN_PATTERN: Final = rf"^(?=.{{1,253}}$){_LABEL}(\.{_LABEL})*$"
+DOMAIN_PATTERN: Final = rf"^{_LABEL}(\.{_LABEL})*$"
+DOMAIN_MAX: Final = 253
 SESSION_ID_PATTERN: Final = r"^[A-Za-z0-9_-]+$"
 BRANCH_PATTERN: Final = "^[A-Za-z0-9_-]{1,40}$"
 # CPC section+class, optional subclass, optional main group and subgroup.
@@ -93,7 +94,11 @@ class WebSearchRequest(Request):
     ] = None
     site: Annotated[
         str | None,
-        Field(pattern=DOMAIN_PATTERN, description="Only this domain; not with lens."),
+        Field(
+            max_length=DOMAIN_MAX,
+            pattern=DOMAIN_PATTERN,
+            description="Only this domain; not with lens.",
+        ),
         Hint("must be a bare domain name such as nature.com (no scheme or path)"),
     ] = None
     exact_terms: str | None = Field(default=None, min_length=1, max_length=200)

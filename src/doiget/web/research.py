@@ -235,6 +235,7 @@ def _checked_id(session_id: Any) -> str:
         raise web_error(
             Kind.VALIDATION,
             "sessionId must be the id sequential_search returned (letters, digits, _ and -).",
+            field="sessionId",
         )
     return session_id
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from doiget.config import Settings
-from doiget.errors import DoigetError
+from doiget.errors import DoigetError, quoted
 from doiget.net.network import Network
-from doiget.web.breaker import CircuitBreaker
+from doiget.web.breaker import CircuitBreaker, watch
 from doiget.web.failure import Kind, kind_of, web_error
 from doiget.web.providers import (
     build_provider,
@@ -62,7 +62,7 @@ class Router:
         self._settings = settings
         self._network = network
         self._providers: dict[str, SearchProvider] = {}
-        self._breakers = {name: breaker_factory() for name in provider_names()}
+        self._breakers = {name: watch(name, breaker_factory()) for name in provider_names()}
 
     @property
     def routed(self) -> bool:
@@ -137,7 +137,7 @@ class Router:
         if name not in names:
             raise web_error(
                 Kind.VALIDATION,
-                f"unknown provider {name[:40]!r}; supported providers: {', '.join(names)}.",
+                f"unknown provider {quoted(name)}; supported providers: {', '.join(names)}.",
             )
         breaker = self._breakers[name]
         if not breaker.allow():

@@ -21,7 +21,7 @@ _SUFFIX: Final = re.compile(
 )
 # A bare patent or publication number: office code, at least five digits (separators
 # as printed: "US 7,654,321 B2", "WO2017/123335"), optional kind code.
-_NUMBER: Final = re.compile(r"^([A-Z]{2})[\s-]*(\d[\d\s,./-]{3,}\d)[\s-]*([A-Z]\d?)?$")
+_NUMBER: Final = re.compile(r"([A-Z]{2})[\s-]*(\d[\d\s,./-]{3,}\d)[\s-]*([A-Z]\d?)?")
 _ISO_DATE: Final = re.compile(r"^(\d{4})-?(\d{2})-?(\d{2})")
 
 
@@ -77,7 +77,7 @@ def normalise_assignee(name: str) -> str:
 
 def patent_number(value: str) -> str | None:
     """``US7654321B2`` from a number as printed (``US 7,654,321 B2``), else ``None``."""
-    match = _NUMBER.match(value.strip().upper())
+    match = _NUMBER.fullmatch(value.strip().upper())
     if match is None:
         return None
     office, digits, kind = match.groups()

@@ -53,7 +53,7 @@ INCLUDE: Final = (
     "legal_status",
 )
 # A CPC main group without its subgroup: subclass letter followed by digits.
-_MAIN_GROUP: Final = re.compile(r"^[A-Z][0-9]{2}[A-Z][0-9]+$")
+_MAIN_GROUP: Final = re.compile(r"[A-Z][0-9]{2}[A-Z][0-9]+")
 # Longest piece of Lens's own error text repeated to the agent.
 _DETAIL_CHARS: Final = 300
 
@@ -64,7 +64,7 @@ def _cpc_clause(code: str) -> dict[str, Any]:
     expresses (a main group's prefix ends at its slash, so H01L21 is not H01L210)."""
     if "/" in code:
         return {"term": {"class_cpc.symbol": code}}
-    prefix = f"{code}\\/" if _MAIN_GROUP.match(code) else code
+    prefix = f"{code}\\/" if _MAIN_GROUP.fullmatch(code) else code
     return {"query_string": {"query": f"class_cpc.symbol:{prefix}*"}}
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from doiget.config import Settings
+from doiget.errors import quoted
 from doiget.upstreams import Role, by_preference, by_role, get
 from doiget.web.failure import Kind, web_error
 
@@ -52,7 +53,7 @@ def build_provider(name: str, settings: Settings, network: Network) -> SearchPro
     if chosen not in names:
         raise web_error(
             Kind.VALIDATION,
-            f"{name!r} is not a search provider; use one of: {', '.join(names)}.",
+            f"{quoted(name)} is not a search provider; use one of: {', '.join(names)}.",
         )
     missing = missing_settings(chosen, settings)
     if missing:

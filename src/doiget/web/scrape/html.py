@@ -40,7 +40,7 @@ MAX_META_VALUES: Final = 50
 _OPEN_GRAPH_PREFIXES: Final = ("og:", "article:")
 _CITATION_PREFIX: Final = "citation_"
 _CITATION_EXTRA: Final = frozenset({"dc.identifier", "dcterms.identifier"})
-_ISO_DAY: Final = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_ISO_DAY: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
 _JSON_WRAPPERS: Final = re.compile(r"^\s*(?:<!--|<!\[CDATA\[)|(?:-->|\]\]>)\s*$")
 # Elements that never hold the main text, dropped before the plain-text fallback.
 _BOILERPLATE: Final = (
@@ -371,7 +371,7 @@ def extract_html(html: str, url: str) -> HtmlExtraction:
     if author is None and structured is not None:
         names = structured.citation.get("citation_author")
         author = "; ".join(names) if isinstance(names, list) else names
-    date = metadata.date if metadata.date and _ISO_DAY.match(metadata.date) else None
+    date = metadata.date if metadata.date and _ISO_DAY.fullmatch(metadata.date) else None
     return HtmlExtraction(
         markdown=markdown[:EXTRACT_MAX_TEXT_CHARS],
         title=_clean(metadata.title),

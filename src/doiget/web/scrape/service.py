@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
-from doiget.errors import DoigetError
+from doiget.errors import DoigetError, quoted
 from doiget.net.client import Fetched
 from doiget.net.network import Network
 from doiget.net.urlform import ParsedUrl, parse_url
@@ -89,7 +89,7 @@ def checked_url(raw: str) -> ParsedUrl:
     try:
         url = parse_url(raw.strip())
     except ValueError as exc:  # UnicodeError (a bad IDNA label) is a ValueError
-        raise web_error(Kind.VALIDATION, f"{raw[:200]!r} is not a valid URL: {exc}.") from exc
+        raise web_error(Kind.VALIDATION, f"{quoted(raw)} is not a valid URL: {exc}.") from exc
     if url.scheme not in ("http", "https") or not url.host:
         raise web_error(
             Kind.VALIDATION,

@@ -21,7 +21,7 @@ from doiget.net.requests_bridge import youtube_transcripts
 from doiget.web.failure import Kind, web_error
 
 YOUTUBE_HOSTS: Final = ("youtube.com", "www.youtube.com", "m.youtube.com", "youtu.be")
-_VIDEO_ID = re.compile(r"^[A-Za-z0-9_-]{11}$")
+_VIDEO_ID = re.compile(r"[A-Za-z0-9_-]{11}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +47,7 @@ def video_id(url: str) -> str | None:
         candidate = parts.path.split("/")[2]
     else:
         return None
-    return candidate if _VIDEO_ID.match(candidate) else None
+    return candidate if _VIDEO_ID.fullmatch(candidate) else None
 
 
 def _stamp(seconds: float) -> str:
