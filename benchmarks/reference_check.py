@@ -1,261 +1,64 @@
 """Reference verification on HALLMARK: detection, false positives, calibration, cost.
 
-Builds an offline replay of Crossref, DBLP and arXiv from the benchmark's pool of real
-records (the records the perturbed entries were made from) and serves it through the
-test suite's replay TLS server and the DOIGET_HOST_MAP seam, so doiget's real code,
-rate gate and cache run unchanged. The replay knows nothing of the labels: it answers
-each query from the pool alone, the way the real APIs answer from their databases, in
-their response shapes: DBLP ``/search/publ/api`` (every query word a prefix of a word
-of the record), Crossref ``/works/{doi}`` and ``/works?query.bibliographic=`` (records
-ranked by shared words), arXiv ``/api/query`` (``id_list``, ``ti:`` terms ANDed).
-Records with a DBLP URL are DBLP's; arXiv records are arXiv's and DBLP's (as CoRR);
-records with a publisher DOI are Crossref's.
+Runs ``doiget verify``'s real code (readers, matcher, rate gate, answer cache) against an
+offline replay of Crossref, DBLP and arXiv built from real records (``hallmark_replay``
+says exactly which), served through the test suite's replay TLS server and the
+DOIGET_HOST_MAP seam.
 
     python benchmarks/reference_check.py                       # the shared dev split
     python benchmarks/reference_check.py path/to/split.jsonl --pool path/to/pool.jsonl
-    python benchmarks/reference_check.py --limit 200 --cache /tmp/refcache
+    python benchmarks/reference_check.py --shards 6 --rows /tmp/rows.jsonl
+    python benchmarks/reference_check.py --write-calibration   # refit on fold A
+
+The split is shared out over ``--shards`` processes, each a separate doiget client
+with its own data directory, answer cache and rate budget (DBLP one request a second,
+arXiv one every three, as for any user), and their rows are merged in input order.
 
 An entry is flagged when its verdict is ``miscited`` or ``not_found``; ``uncertain``
-counts as not flagged. Confidence is scored against correctness (verified on a valid
-entry, flagged on a hallucinated one) for the expected calibration error (10 bins).
+counts as not flagged. The split is measured whole and in two folds (A: entries at
+even positions, B: odd). Confidence is scored against correctness (verified on a
+valid entry, flagged on a hallucinated one) for the expected calibration error (ECE,
+10 bins). The shipped confidence table is fitted on fold A only, so its ECE on fold B
+is an honest held-out figure; the ECE of fold A is measured with a table refitted on
+fold B the same way.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
-import html
 import json
-import re
+import os
+import subprocess
 import sys
 import tempfile
 import time
-import unicodedata
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from xml.sax.saxutils import escape
 
 import anyio
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from hallmark_replay import PoolReplay, load_pool, replay_records, title_key  # noqa: E402
 
 from doiget.net.network import Network  # noqa: E402
 from doiget.runtime import load_runtime  # noqa: E402
+from doiget.verify.calibration import evidence  # noqa: E402
+from doiget.verify.contracts import Row  # noqa: E402
 from doiget.verify.lookup import AnswerStore  # noqa: E402
 from doiget.verify.readers import read_bibtex  # noqa: E402
 from doiget.verify.service import Verifier  # noqa: E402
 
-from replay import ReplayUpstream, Reply  # noqa: E402
+from replay import ReplayUpstream  # noqa: E402
 
 DEFAULT_DIR = ROOT.parent.parent / "shared" / "fixtures" / "benchmark" / "hallmark"
 if not DEFAULT_DIR.exists():
     DEFAULT_DIR = Path("/work/shared/fixtures/benchmark/hallmark")
-_ARXIV_ID = re.compile(r"(\d{4}\.\d{4,5})(v\d+)?", re.IGNORECASE)
-
-
-def _words(text: str) -> list[str]:
-    folded = unicodedata.normalize("NFKD", text)
-    folded = "".join(ch for ch in folded if not unicodedata.combining(ch)).lower()
-    return re.findall(r"[a-z0-9]+", folded)
-
-
-@dataclass
-class Record:
-    """One real record of the pool."""
-
-    title: str
-    authors: list[str]
-    year: str
-    venue: str | None
-    doi: str | None
-    arxiv_id: str | None
-    dblp_key: str | None
-
-    @property
-    def words(self) -> list[str]:
-        return _words(" ".join([self.title, *self.authors, self.venue or "", self.year]))
-
-
-def load_pool(path: Path) -> list[Record]:
-    records = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        fields = json.loads(line)["fields"]
-        url = fields.get("url") or ""
-        doi = (fields.get("doi") or "").lower() or None
-        arxiv = _ARXIV_ID.search(url) if "arxiv.org" in url else None
-        if doi and doi.startswith("10.48550/"):
-            found = _ARXIV_ID.search(doi)
-            arxiv = arxiv or found
-            doi = None
-        records.append(
-            Record(
-                title=fields["title"],
-                authors=[a.strip() for a in fields["author"].split(" and ") if a.strip()],
-                year=str(fields.get("year") or ""),
-                venue=fields.get("booktitle") or fields.get("journal"),
-                doi=doi,
-                arxiv_id=arxiv.group(1) if arxiv else None,
-                dblp_key=url.split("/rec/", 1)[1] if "dblp.org/rec/" in url else None,
-            )
-        )
-    return records
-
-
-def _person(name: str) -> str:
-    """A name as Crossref and arXiv print it: no DBLP disambiguation number, no entity."""
-    return re.sub(r"\s+\d{4}$", "", html.unescape(name))
-
-
-def _split_name(name: str) -> tuple[str, str]:
-    parts = _person(name).split()
-    return " ".join(parts[:-1]), parts[-1] if parts else name
-
-
-# -- the replay: each upstream answers from the pool, in its own response shape ---------
-
-
-class PoolReplay:
-    """Answers DBLP, Crossref and arXiv queries from the pool."""
-
-    def __init__(self, pool: list[Record]) -> None:
-        self.pool = pool
-        self.dblp = [r for r in pool if r.dblp_key or r.arxiv_id]
-        self.crossref = {r.doi: r for r in pool if r.doi}
-        self.arxiv = {r.arxiv_id: r for r in pool if r.arxiv_id}
-        self._dblp_words = [set(r.words) for r in self.dblp]
-
-    def route(self, upstream: ReplayUpstream) -> None:
-        upstream.responder("dblp.org", "/search/publ/api", self.dblp_search)
-        upstream.responder("api.crossref.org", "/works", self.crossref_search)
-        for doi in self.crossref:
-            record = self.crossref[doi]
-            upstream.responder(
-                "api.crossref.org", f"/works/{doi}", lambda q, r=record: self._crossref_work(r)
-            )
-        upstream.responder("export.arxiv.org", "/api/query", self.arxiv_query)
-
-    # DBLP ------------------------------------------------------------------------------
-
-    def _dblp_hit(self, record: Record, score: int) -> dict[str, Any]:
-        info: dict[str, Any] = {
-            "authors": {"author": [{"@pid": "0/0", "text": a} for a in record.authors]},
-            "title": record.title.rstrip(".") + ".",
-            "year": record.year,
-        }
-        if record.dblp_key:
-            info |= {"venue": record.venue, "type": "Conference and Workshop Papers"}
-            info |= {"key": record.dblp_key, "url": f"https://dblp.org/rec/{record.dblp_key}"}
-            if record.doi:
-                info["doi"] = record.doi.upper()
-                info["ee"] = f"https://doi.org/{record.doi}"
-        else:
-            key = f"journals/corr/abs-{record.arxiv_id.replace('.', '-')}"
-            info |= {"venue": "CoRR", "volume": f"abs/{record.arxiv_id}"}
-            info |= {"type": "Informal and Other Publications", "key": key}
-            info |= {"ee": f"https://arxiv.org/abs/{record.arxiv_id}"}
-            info["url"] = f"https://dblp.org/rec/{key}"
-        if len(record.authors) == 1:
-            info["authors"]["author"] = info["authors"]["author"][0]
-        return {"@score": str(score), "@id": "1", "info": info, "url": "URL#1"}
-
-    def dblp_search(self, query: dict[str, str]) -> Reply:
-        terms = _words(query.get("q", ""))
-        size = int(query.get("h", "30"))
-        hits = []
-        for record, vocabulary in zip(self.dblp, self._dblp_words, strict=True):
-            if terms and all(any(w.startswith(t) for w in vocabulary) for t in terms):
-                hits.append(record)
-        sent = hits[:size]
-        hit_key: dict[str, Any] = {"@total": str(len(hits)), "@computed": str(len(hits)),
-                                   "@sent": str(len(sent)), "@first": "0"}  # fmt: skip
-        if sent:
-            hit_key["hit"] = [self._dblp_hit(r, len(terms)) for r in sent]
-        body = {"result": {"query": " ".join(f"{t}*" for t in terms),
-                           "status": {"@code": "200", "text": "OK"}, "hits": hit_key}}  # fmt: skip
-        return Reply(200, json.dumps(body).encode(), {"Content-Type": "application/json"})
-
-    # Crossref --------------------------------------------------------------------------
-
-    def _crossref_message(self, record: Record) -> dict[str, Any]:
-        authors = []
-        for name in record.authors:
-            given, family = _split_name(name)
-            authors.append({"given": given, "family": family, "sequence": "additional"})
-        return {
-            "DOI": record.doi,
-            "title": [record.title.rstrip(".")],
-            "author": authors,
-            "container-title": [record.venue] if record.venue else [],
-            "issued": {"date-parts": [[int(record.year)]]} if record.year.isdigit() else {},
-            "type": "proceedings-article",
-            "URL": f"https://doi.org/{record.doi}",
-        }
-
-    def _crossref_work(self, record: Record) -> Reply:
-        body = {"status": "ok", "message-type": "work", "message": self._crossref_message(record)}
-        return Reply(200, json.dumps(body).encode(), {"Content-Type": "application/json"})
-
-    def crossref_search(self, query: dict[str, str]) -> Reply:
-        wanted = collections.Counter(_words(query.get("query.bibliographic", "")))
-        author = set(_words(query.get("query.author", "")))
-        rows = int(query.get("rows", "20"))
-        scored = []
-        for record in self.crossref.values():
-            title = set(_words(record.title))
-            names = set(_words(" ".join(record.authors)))
-            score = sum(1 for word in wanted if word in title) + 2 * len(author & names)
-            if score:
-                scored.append((score, record))
-        scored.sort(key=lambda item: -item[0])
-        items = [self._crossref_message(r) | {"score": s} for s, r in scored[:rows]]
-        message = {"total-results": len(scored), "items": items, "items-per-page": rows}
-        body = {"status": "ok", "message-type": "work-list", "message": message}
-        return Reply(200, json.dumps(body).encode(), {"Content-Type": "application/json"})
-
-    # arXiv -----------------------------------------------------------------------------
-
-    def _entry(self, record: Record) -> str:
-        authors = "".join(
-            f"<author><name>{escape(_person(a))}</name></author>" for a in record.authors
-        )
-        return (
-            f"<entry><id>http://arxiv.org/abs/{record.arxiv_id}v1</id>"
-            f"<published>{record.year}-02-12T00:00:00Z</published>"
-            f"<updated>{record.year}-02-12T00:00:00Z</updated>"
-            f"<title>{escape(record.title)}</title><summary>.</summary>{authors}"
-            f'<link href="https://arxiv.org/pdf/{record.arxiv_id}v1" title="pdf" '
-            'type="application/pdf"/></entry>'
-        )
-
-    def arxiv_query(self, query: dict[str, str]) -> Reply:
-        found: list[Record] = []
-        if query.get("id_list"):
-            wanted = _ARXIV_ID.search(query["id_list"])
-            record = self.arxiv.get(wanted.group(1)) if wanted else None
-            found = [record] if record else []
-        else:
-            terms = re.findall(r"ti:\"?([^\s\")]+)", query.get("search_query", ""))
-            terms = [w for t in terms for w in _words(t)]
-            for record in self.arxiv.values():
-                title = set(_words(record.title))
-                if terms and all(t in title for t in terms):
-                    found.append(record)
-        size = int(query.get("max_results", "10"))
-        entries = "".join(self._entry(r) for r in found[:size])
-        feed = (
-            "<?xml version='1.0' encoding='UTF-8'?>"
-            '<feed xmlns="http://www.w3.org/2005/Atom" '
-            'xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/" '
-            'xmlns:arxiv="http://arxiv.org/schemas/atom">'
-            f"<id>https://arxiv.org/api/x</id><title>arXiv Query</title>"
-            f"<opensearch:totalResults>{len(found)}</opensearch:totalResults>{entries}</feed>"
-        )
-        return Reply(200, feed.encode(), {"Content-Type": "application/atom+xml"})
-
-
-# -- the run ---------------------------------------------------------------------------
+CALIBRATION = ROOT / "src" / "doiget" / "verify" / "data" / "calibration.json"
+FOLDS = {"A": 0, "B": 1}
 
 
 def _bibtex(entry: dict[str, Any]) -> str:
@@ -278,112 +81,226 @@ def _ece(points: list[tuple[float, bool]], bins: int = 10) -> float:
     return error
 
 
-async def _run(entries: list[dict[str, Any]], env: dict[str, str], cache: Path | None) -> list[Any]:
+def _right(entry: dict[str, Any], row: Row) -> bool:
+    if entry["label"] == "VALID":
+        return row.verdict == "verified"
+    return row.verdict in ("miscited", "not_found")
+
+
+def fit(pairs: list[tuple[dict[str, Any], Row]]) -> dict[str, float]:
+    """Per kind of evidence, (right + 1) / (verdicts + 2) over ``pairs`` (the rule of
+    succession: never 0 or 1, near the observed share once a kind is seen often)."""
+    counts: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0])
+    for entry, row in pairs:
+        tally = counts[evidence(row)]
+        tally[0] += _right(entry, row)
+        tally[1] += 1
+    return {kind: round((right + 1) / (n + 2), 3) for kind, (right, n) in sorted(counts.items())}
+
+
+# -- one shard: a separate client against its own replay server -----------------------
+
+
+async def _verify(entries: list[dict[str, Any]], env: dict[str, str]) -> list[Row]:
     runtime = load_runtime(env)
     network = Network(runtime.settings)
-    verifier = Verifier(network, AnswerStore(cache), mailto="bench@example.org")
+    store = AnswerStore(runtime.settings.data_dir / "verify-answers")
+    verifier = Verifier(network, store, mailto="bench@example.org")
     cited = [read_bibtex(_bibtex(entry))[0] for entry in entries]
-    done = 0
-
-    def progress(finished: int, total: int, row: Any) -> None:
-        nonlocal done
-        done = finished
-        if finished % 50 == 0 or finished == total:
-            print(f"  {finished}/{total}", file=sys.stderr, flush=True)
-
     try:
-        result = await verifier.verify_many(cited, progress)
+        return (await verifier.verify_many(cited)).results
     finally:
         await network.aclose()
-    return result.results
 
 
-def report(entries: list[dict[str, Any]], rows: list[Any], pool: list[Record]) -> dict[str, Any]:
-    pool_titles = {" ".join(_words(r.title)) for r in pool}
+def run_shard(args: argparse.Namespace) -> None:
+    """Verify entries ``index % shards == shard`` and write their rows to ``--out``."""
+    shard, shards = (int(part) for part in args.shard.split("/"))
+    entries = _entries(args.split)
+    records = replay_records(entries, load_pool(args.pool))
+    mine = [(i, e) for i, e in enumerate(entries) if i % shards == shard]
+    with tempfile.TemporaryDirectory() as tmp, ReplayUpstream().start(Path(tmp)) as upstream:
+        PoolReplay(records).route(upstream)
+        env = {**upstream.isolated_env(Path(tmp)), "DOIGET_EMAIL": "bench@example.org"}
+        started = time.monotonic()
+        rows = anyio.run(_verify, [e for _, e in mine], env)
+        seconds = time.monotonic() - started
+        requests = collections.Counter(r.host for r in upstream.requests)
+    with args.out.open("w", encoding="utf-8") as out:
+        for (index, _), row in zip(mine, rows, strict=True):
+            out.write(json.dumps({"index": index, "row": row.model_dump(mode="json")}) + "\n")
+        out.write(json.dumps({"seconds": seconds, "requests": dict(requests)}) + "\n")
+
+
+def run_all(args: argparse.Namespace, count: int) -> tuple[list[Row], dict[str, Any]]:
+    """Every entry's row, in input order, from ``--shards`` processes run at once."""
+    rows: list[Row | None] = [None] * count
+    cost: dict[str, Any] = {"seconds": [], "requests": collections.Counter()}
+    with tempfile.TemporaryDirectory() as tmp:
+        outs = [Path(tmp) / f"shard-{i}.jsonl" for i in range(args.shards)]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *sys.path])}
+        procs = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    __file__,
+                    str(args.split),
+                    "--pool",
+                    str(args.pool),
+                    "--shard",
+                    f"{i}/{args.shards}",
+                    "--out",
+                    str(out),
+                ],
+                env=env,
+            )
+            for i, out in enumerate(outs)
+        ]
+        for proc in procs:
+            if proc.wait() != 0:
+                raise SystemExit(f"a shard failed (exit {proc.returncode})")
+        for out in outs:
+            *lines, summary = out.read_text(encoding="utf-8").splitlines()
+            for line in lines:
+                item = json.loads(line)
+                rows[item["index"]] = Row.model_validate(item["row"])
+            tail = json.loads(summary)
+            cost["seconds"].append(tail["seconds"])
+            cost["requests"].update(tail["requests"])
+    return [row for row in rows if row is not None], cost
+
+
+# -- the report --------------------------------------------------------------------------
+
+
+def report(pairs: list[tuple[dict[str, Any], Row]], known_titles: set[str]) -> dict[str, Any]:
+    """Detection, false positives, F1, per type and tier, uncertain share and ECE."""
     tp = fp = fn = tn = uncertain = 0
     by_type: dict[str, list[bool]] = collections.defaultdict(list)
     by_tier: dict[str, list[bool]] = collections.defaultdict(list)
-    points = []
     fp_known = known = 0
-    for entry, row in zip(entries, rows, strict=True):
+    for entry, row in pairs:
         flagged = row.verdict in ("miscited", "not_found")
         uncertain += row.verdict == "uncertain"
         if entry["label"] == "VALID":
             fp += flagged
             tn += not flagged
-            if " ".join(_words(entry["fields"]["title"])) in pool_titles:
+            if title_key(entry["fields"]["title"]) in known_titles:
                 known += 1
                 fp_known += flagged
-            points.append((row.confidence, row.verdict == "verified"))
         else:
             tp += flagged
             fn += not flagged
             by_type[entry["hallucination_type"]].append(flagged)
             by_tier[str(entry.get("difficulty_tier"))].append(flagged)
-            points.append((row.confidence, flagged))
     precision = tp / (tp + fp) if tp + fp else 0.0
     recall = tp / (tp + fn) if tp + fn else 0.0
     return {
-        "entries": len(entries),
+        "entries": len(pairs),
+        "valid": fp + tn,
+        "hallucinated": tp + fn,
         "detection_rate": recall,
         "false_positive_rate": fp / (fp + tn) if fp + tn else 0.0,
-        "false_positive_rate_pool_known": fp_known / known if known else 0.0,
-        "valid_entries_pool_known": known,
+        "false_positive_rate_pool_works": fp_known / known if known else 0.0,
         "f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
         "precision": precision,
-        "uncertain_share": uncertain / len(entries),
-        "ece": _ece(points),
-        "per_type": {k: sum(v) / len(v) for k, v in sorted(by_type.items())},
-        "per_tier": {k: sum(v) / len(v) for k, v in sorted(by_tier.items())},
+        "uncertain_share": uncertain / len(pairs),
+        "ece_shipped_table": _ece([(row.confidence, _right(e, row)) for e, row in pairs]),
+        "per_type": {k: (sum(v) / len(v), len(v)) for k, v in sorted(by_type.items())},
+        "per_tier": {k: (sum(v) / len(v), len(v)) for k, v in sorted(by_tier.items())},
     }
+
+
+def _cross_ece(test: list[tuple[dict[str, Any], Row]], table: dict[str, float]) -> float:
+    return _ece([(table.get(evidence(row), 0.5), _right(e, row)) for e, row in test])
+
+
+def _entries(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def _print(results: dict[str, dict[str, Any]], cost: dict[str, Any]) -> None:
+    names = list(results)
+    print("\n| measure | " + " | ".join(names) + " |\n|---|" + "---|" * len(names))
+    shown = (
+        "entries", "valid", "hallucinated", "detection_rate", "false_positive_rate",
+        "false_positive_rate_pool_works", "f1", "precision", "uncertain_share",
+        "ece_shipped_table", "ece_cross_fold",
+    )  # fmt: skip
+    for name in shown:
+        cells = []
+        for fold in names:
+            value = results[fold].get(name)
+            cells.append(
+                "-" if value is None else f"{value:.3f}" if isinstance(value, float) else f"{value}"
+            )
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    print("\n| type / tier | " + " | ".join(names) + " |\n|---|" + "---|" * len(names))
+    for group in ("per_type", "per_tier"):
+        for key in results[names[0]][group]:
+            shares = [results[fold][group].get(key) for fold in names]
+            cells = [f"{share[0]:.3f} ({share[1]})" if share else "-" for share in shares]
+            label = key if group == "per_type" else f"tier {key}"
+            print(f"| {label} | " + " | ".join(cells) + " |")
+    entries = results[names[0]]["entries"]
+    total = sum(cost["requests"].values())
+    print(f"\nrequests per reference: {total / entries:.2f} ({dict(cost['requests'])})")
+    print(f"wall seconds: {cost['wall']:.0f} ({cost['wall'] / entries:.3f} per reference, "
+          f"{len(cost['seconds'])} clients; one client: "
+          f"{sum(cost['seconds']) / entries:.2f} s per reference)")  # fmt: skip
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("split", nargs="?", type=Path, default=DEFAULT_DIR / "dev_public.jsonl")
     parser.add_argument("--pool", type=Path, default=DEFAULT_DIR / "real_records_pool.jsonl")
-    parser.add_argument("--limit", type=int, default=0, help="only the first N entries")
-    parser.add_argument("--cache", type=Path, help="keep upstream answers here between runs")
+    parser.add_argument("--shards", type=int, default=6, help="client processes run at once")
     parser.add_argument("--rows", type=Path, help="write every row (JSON Lines) here")
+    parser.add_argument("--from-rows", type=Path, help="report on rows written by --rows")
+    parser.add_argument("--write-calibration", action="store_true",
+                        help="refit the shipped confidence table on fold A")  # fmt: skip
+    parser.add_argument("--shard", help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    entries = [json.loads(line) for line in args.split.read_text(encoding="utf-8").splitlines()]
-    if args.limit:
-        entries = entries[: args.limit]
+    if args.shard:
+        run_shard(args)
+        return
+    entries = _entries(args.split)
     pool = load_pool(args.pool)
-    replay = PoolReplay(pool)
-    with tempfile.TemporaryDirectory() as tmp, ReplayUpstream().start(Path(tmp)) as upstream:
-        replay.route(upstream)
-        env = {**upstream.isolated_env(Path(tmp)), "DOIGET_EMAIL": "bench@example.org"}
-        started = time.monotonic()
-        rows = anyio.run(_run, entries, env, args.cache)
-        seconds = time.monotonic() - started
-        requests = len(upstream.requests)
-    result = report(entries, rows, pool)
-    result["requests_per_reference"] = requests / len(entries)
-    result["seconds_per_reference"] = seconds / len(entries)
+    started = time.monotonic()
+    if args.from_rows:
+        saved = _entries(args.from_rows)
+        rows = [Row.model_validate(item["row"]) for item in saved]
+        cost = {"seconds": [0.0], "requests": collections.Counter(), "wall": 0.0}
+    else:
+        rows, cost = run_all(args, len(entries))
+        cost["wall"] = time.monotonic() - started
     if args.rows:
         with args.rows.open("w", encoding="utf-8") as handle:
             for entry, row in zip(entries, rows, strict=True):
-                shown = {"label": entry["label"], "type": entry.get("hallucination_type")}
-                handle.write(
-                    json.dumps(shown | row.model_dump(mode="json", exclude_unset=True)) + "\n"
-                )
-    print(json.dumps(result, indent=2))
-    width = max(len(k) for k in result["per_type"])
-    print("\n| measure | value |\n|---|---|")
-    shown = (
-        "entries", "detection_rate", "false_positive_rate", "false_positive_rate_pool_known",
-        "f1", "precision", "uncertain_share", "ece", "requests_per_reference",
-        "seconds_per_reference",
-    )  # fmt: skip
-    for name in shown:
-        value = result[name]
-        print(f"| {name} | {value:.3f} |" if isinstance(value, float) else f"| {name} | {value} |")
-    print("\n| type | detected |\n|---|---|")
-    for name, rate in result["per_type"].items():
-        print(f"| {name:<{width}} | {rate:.3f} |")
-    for tier, rate in result["per_tier"].items():
-        print(f"| tier {tier} | {rate:.3f} |")
+                shown = {
+                    "key": entry["bibtex_key"],
+                    "label": entry["label"],
+                    "type": entry.get("hallucination_type"),
+                    "fields": entry["fields"],
+                }
+                handle.write(json.dumps(shown | {"row": row.model_dump(mode="json")}) + "\n")
+    pairs = list(zip(entries, rows, strict=True))
+    folds = {name: pairs[start::2] for name, start in FOLDS.items()}
+    tables = {name: fit(part) for name, part in folds.items()}
+    if args.write_calibration:
+        data = json.loads(CALIBRATION.read_text(encoding="utf-8"))
+        data["fitted_on"] = f"{args.split.name}, fold A (entries at even positions)"
+        data["confidence"] = tables["A"]
+        CALIBRATION.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    known = {title_key(record.title) for record in pool}
+    results = {"all": report(pairs, known)}
+    for name, part in folds.items():
+        results[f"fold {name}"] = report(part, known)
+        other = "B" if name == "A" else "A"
+        results[f"fold {name}"]["ece_cross_fold"] = _cross_ece(part, tables[other])
+    print(json.dumps({"tables": tables, **results}, indent=2, default=list))
+    _print(results, cost)
 
 
 if __name__ == "__main__":

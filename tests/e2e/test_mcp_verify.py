@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+from mcp.shared.exceptions import MCPError
 from mcputil import call, mcp_session
 from verifyutil import BIB, route_chain_of_thought
 
@@ -31,6 +33,31 @@ async def test_bad_input_is_an_invalid_ref_envelope(doiget_env: dict[str, str]) 
         too_many = await call(session, "doiget_verify_references", {"references": ["x"] * 101})
         wrong = await call(session, "doiget_verify_references", {"references": [3]})
     assert too_many["error"]["code"] == wrong["error"]["code"] == "INVALID_REF"
+
+
+async def test_items_no_reference_can_be_are_refused_and_the_server_goes_on(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    route_chain_of_thought(upstream)
+
+    def nested(depth: int) -> dict[str, object]:
+        item: dict[str, object] = {"id": "x", "title": "T"}
+        for _ in range(depth):
+            item = {"id": "x", "title": "T", "author": [item]}
+        return item
+
+    async with mcp_session(doiget_env) as session:
+        deep = await call(session, "doiget_verify_references", {"references": [nested(20)]})
+        with pytest.raises(MCPError) as refused:  # JSON-RPC refuses it before any tool runs
+            await call(session, "doiget_verify_references", {"references": [nested(100)]})
+        long = await call(session, "doiget_verify_references", {"references": ["x" * 20_001]})
+        braces = "@article{k, title={" + "{" * 5000 + "x" + "}" * 5000 + "}}"
+        odd = await call(session, "doiget_verify_references", {"references": [braces]})
+        after = await call(session, "doiget_verify_references", {"references": [BIB]})
+    assert deep["error"]["code"] == long["error"]["code"] == "INVALID_REF"
+    assert "malformed" in str(refused.value)
+    assert odd["ok"] is True and len(odd["results"]) == 1
+    assert after["results"][0]["verdict"] == "verified"
 
 
 def test_what_the_model_reads_stays_small() -> None:

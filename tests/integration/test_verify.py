@@ -17,7 +17,15 @@ from typing import Any
 
 import anyio
 import pytest
-from verifyutil import AUTHORS, HITS, TITLE, WAKEFIELD, bib, route_chain_of_thought
+from verifyutil import (
+    AUTHORS,
+    HITS,
+    TITLE,
+    WAKEFIELD,
+    bib,
+    route_chain_of_thought,
+    route_dblp_fixture,
+)
 
 from doiget.net.network import Network
 from doiget.runtime import load_runtime
@@ -234,3 +242,138 @@ def test_the_command_prints_one_row_per_entry_and_exits_0(
     missing = subprocess.run([sys.executable, "-m", "doiget", "verify", absent, "--json"],
                              env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert missing.returncode == 1
+
+
+RESNET = "search-publ-q-deep-residual-learning-for-image-recognition-h5-hitlist.json"
+
+
+def test_a_proceedings_venue_with_the_preprint_year_is_a_version_mismatch(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    route_dblp_fixture(upstream, RESNET)  # CVPR 2016 and its CoRR 2015 preprint
+    resnet = bib(title="Deep Residual Learning for Image Recognition", booktitle="CVPR",
+                 author="Kaiming He and Xiangyu Zhang and Shaoqing Ren and Jian Sun")  # fmt: skip
+    mixed, right, wrong = _check(
+        doiget_env, resnet.replace("2022", "2015"), resnet.replace("2022", "2016"),
+        resnet.replace("2022", "2012"),
+    )  # fmt: skip
+    assert _kinds(mixed) == ["version_mismatch"], mixed
+    assert right.verdict == "verified", right
+    assert _kinds(wrong) == ["year_differs"], wrong
+
+
+@pytest.mark.parametrize(
+    "garbled", ["Jason Wei and Xuezhi Wang and {\\v{Z", "Jason Wei and Xuezhi Wang and R{\\'e"]
+)
+def test_a_name_cut_inside_a_latex_group_is_not_a_replaced_author(
+    garbled: str, upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    route_chain_of_thought(upstream)
+    [row] = _check(doiget_env, bib(author=garbled))
+    assert row.verdict == "verified", row
+
+
+def test_a_pmid_is_looked_up_at_pubmed(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    route_dblp_fixture(upstream, "search-publ-q-highly-accurate-protein-structure-"
+                       "prediction-with-alphafold-h5-hitlist-empty.json")  # fmt: skip
+    upstream.fixture("eutils.ncbi.nlm.nih.gov", "/entrez/eutils/efetch.fcgi",
+                     "pubmed/efetch-pubmed-29106400.xml")  # fmt: skip
+    text = ("Bao Y, Prescott J, Yuan C, et al. Leucocyte telomere length, genetic variants at "
+            "the TERT gene region and risk of pancreatic cancer. Gut. PMID: 29106400")  # fmt: skip
+    [row] = _check(doiget_env, text)
+    assert row.verdict == "verified", row
+    assert row.match is not None and row.match.sources == ["pubmed"]
+    fetched = upstream.requests_to("eutils.ncbi.nlm.nih.gov")
+    assert fetched and "29106400" in fetched[0].query.get("id", "")
+
+
+def _check_enabled(env: dict[str, str], reference: str) -> Row:
+    async def run() -> Row:
+        runtime = load_runtime(env)
+        verifier = Verifier.of(runtime)
+        try:
+            return (await verifier.verify_many([read_item(reference)])).results[0]
+        finally:
+            await runtime.aclose()
+
+    return anyio.run(run)
+
+
+def test_openalex_is_asked_only_when_the_profile_enables_it(
+    upstream: ReplayUpstream, doiget_env: dict[str, str], tmp_path: Path
+) -> None:
+    route_dblp_fixture(upstream, "search-publ-q-highly-accurate-protein-structure-"
+                       "prediction-with-alphafold-h5-hitlist-empty.json")  # fmt: skip
+    upstream.fixture(
+        "api.openalex.org", "/works", "openalex/works-search-machine_learning-per_page20.json"
+    )
+    book = ("Rasmussen, C. E., & Williams, C. K. I. (2005). Gaussian Processes for Machine "
+            "Learning. MIT Press.")  # fmt: skip
+    off = _check_enabled({**doiget_env, "DOIGET_DATA_DIR": str(tmp_path / "a")}, book)
+    assert off.verdict == "not_found" and not upstream.requests_to("api.openalex.org"), off
+    enabled = {**doiget_env, "DOIGET_ENABLE_OPENALEX": "1", "DOIGET_DATA_DIR": str(tmp_path / "b")}
+    on = _check_enabled(enabled, book)
+    assert on.verdict == "verified", on
+    assert on.match is not None and "openalex" in on.match.sources
+
+
+EDGE_CASES = {
+    "5,000 nested braces": (
+        "refs.bib",
+        "@article{k,\n title={" + "{" * 5000 + "x" + "}" * 5000 + "},\n author={A B}\n}\n",
+    ),
+    "10 MB": ("refs.txt", "Vaswani A. Attention is all you need. NeurIPS 2017.\n" * 200_000),
+    "101 references": (
+        "refs.txt",
+        "\n\n".join(f"Author{i} A. Title {i}. J, 2020." for i in range(101)),
+    ),
+    "binary": ("refs.bib", bytes(range(256)) * 64),
+    "empty": ("refs.bib", ""),
+    "CSL-JSON 2,000 deep": (
+        "refs.json",
+        '[{"id": "x", "title": "T", "author": [' + '{"a": ' * 2000 + "1" + "}" * 2000 + "]}]",
+    ),
+    "JSON arrays 2,000 deep": ("refs.json", "[" * 2000 + "]" * 2000),
+}
+
+
+@pytest.mark.parametrize("case", list(EDGE_CASES))
+def test_unusable_input_fails_with_a_coded_error_and_json_only(
+    case: str, upstream: ReplayUpstream, doiget_env: dict[str, str], tmp_path: Path
+) -> None:
+    route_chain_of_thought(upstream)
+    name, content = EDGE_CASES[case]
+    path = tmp_path / name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    env = {**os.environ, **doiget_env, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([sys.executable, "-m", "doiget", "verify", str(path), "--json"],
+                          env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    answer = json.loads(done.stdout)  # the whole of stdout is one JSON document
+    assert "Traceback" not in done.stderr, done.stderr
+    if case == "5,000 nested braces":  # readable: checked, and a row comes back
+        assert done.returncode == 0 and len(answer["results"]) == 1, answer
+        return
+    assert done.returncode == 1, done.stdout
+    assert answer["ok"] is False and answer["error"]["code"] == "INVALID_REF", answer
+
+
+def test_a_pdf_manuscripts_reference_list_is_checked_entry_by_entry(
+    upstream: ReplayUpstream, doiget_env: dict[str, str], tmp_path: Path
+) -> None:
+    from pdfmaker import write_manuscript_pdf
+
+    route_chain_of_thought(upstream)
+    paper = tmp_path / "paper.pdf"
+    write_manuscript_pdf(paper, [
+        "Wei J, Wang X, Schuurmans D, et al. Chain-of-thought prompting elicits reasoning in "
+        "large language models. NeurIPS 2022.",
+        "Gui P, Tokmakov T. Quantum gravity priors for sparse transformers. ICML 2021.",
+    ])  # fmt: skip
+    env = {**os.environ, **doiget_env, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([sys.executable, "-m", "doiget", "verify", str(paper), "--json"],
+                          env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)["results"]
+    assert [row["verdict"] for row in rows] == ["verified", "not_found"], rows

@@ -39,6 +39,17 @@ def _dblp(hits: list[dict[str, Any]]) -> Callable[[dict[str, str]], Reply]:
     return answer
 
 
+def route_dblp_fixture(upstream: ReplayUpstream, name: str) -> None:
+    """Every DBLP search answered with the recorded hit list ``dblp/<name>``; Crossref
+    and arXiv searches with their recorded empty answers."""
+    hits = json.loads((FIXTURES / "dblp" / name).read_text())
+    upstream.route("dblp.org", "/search/publ/api", Reply(200, _envelope(hits), JSON))
+    upstream.fixture(
+        "api.crossref.org", "/works", "crossref/works-query.title-gibberish-zero-results.json"
+    )
+    upstream.fixture("export.arxiv.org", "/api/query", "arxiv/id_list-0000.0000-empty.atom")
+
+
 def route_chain_of_thought(upstream: ReplayUpstream, hits: list[dict[str, Any]] = HITS) -> None:
     upstream.responder("dblp.org", "/search/publ/api", _dblp(hits))
     upstream.fixture(

@@ -94,3 +94,97 @@ def test_each_input_form_is_read() -> None:
     )
     paragraphs = read_text("First A. One title. 2020.\n\nSecond B. Two title. 2021.\n", "refs.txt")
     assert [w.title for w in paragraphs] == ["One title", "Two title"]
+
+
+def test_a_name_whose_lower_case_is_longer_does_not_shift_the_author_split() -> None:
+    [work] = read_text(
+        "@inproceedings{k, title={T}, author={Max Welling and \u0130smail \u0130lkan Ceylan and "
+        "Luca Ambrogioni and Jan-Willem van de Meent}}",
+        "refs.bib",
+    )
+    assert [a.family for a in work.authors] == ["Welling", "Ceylan", "Ambrogioni", "van de Meent"]
+
+
+def test_initials_after_a_family_name_are_read_only_in_free_text() -> None:
+    [bib] = read_text(
+        "@article{k, title={T}, author={Mallikarjun B. R. and Ayush Tewari}}", "r.bib"
+    )
+    assert [a.family for a in bib.authors] == ["R.", "Tewari"]
+    text = read_item("Vaswani A, Shazeer N. Attention is all you need. NeurIPS 2017.")
+    assert [a.family for a in text.authors] == ["Vaswani", "Shazeer"]
+
+
+def test_two_works_equally_close_are_a_tie_and_one_named_by_its_doi_is_not() -> None:
+    from doiget.models import Work
+    from doiget.verify.cited import CitedWork
+    from doiget.verify.service import _Found
+
+    cited = CitedWork(title="Deep Learning", year=2016)
+    book = Work(source="crossref", title="Deep Learning", year=2016, doi="10.1/book",
+                authors=(Author(family="Goodfellow", given="Ian"),))  # fmt: skip
+    review = Work(source="dblp", title="Deep learning.", year=2016, doi="10.1/review",
+                  authors=(Author(family="LeCun", given="Yann"),))  # fmt: skip
+    found = _Found()
+    found.add(cited, [book, review])
+    rival = found.rival(cited)
+    assert rival is not None and {rival.work.doi, found.best.work.doi} == {
+        "10.1/book",
+        "10.1/review",
+    }  # type: ignore[union-attr]
+    found.doi_work = book
+    assert found.rival(cited) is None
+    by_author = CitedWork(title="Deep Learning", year=2016, authors=(CitedAuthor("LeCun", "Y."),))
+    decided = _Found()
+    decided.add(by_author, [book, review])
+    assert decided.rival(by_author) is None and decided.best.work is review  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        "x" * 20_001,
+        {
+            "id": "x",
+            "title": "T",
+            "author": [
+                {
+                    "a": {
+                        "b": {
+                            "c": {
+                                "d": {
+                                    "e": {
+                                        "f": {
+                                            "g": {
+                                                "h": {
+                                                    "i": {
+                                                        "j": {
+                                                            "k": {
+                                                                "l": {
+                                                                    "m": {
+                                                                        "n": {"o": {"p": {"q": 1}}}
+                                                                    }
+                                                                }
+                                                            }
+                                                        }
+                                                    }
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            ],
+        },
+        "{" + '"a": {' * 2000 + "1" + "}" * 2001,
+    ],
+    ids=["longer than a reference", "CSL nested too deep", "JSON text nested too deep"],
+)
+def test_a_tool_item_that_no_reference_can_be_is_refused_as_invalid(item: object) -> None:
+    from doiget.errors import DoigetError, ErrorCode
+
+    with pytest.raises(DoigetError) as refused:
+        read_item(item)  # type: ignore[arg-type]
+    assert refused.value.code is ErrorCode.INVALID_REF

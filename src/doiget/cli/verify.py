@@ -28,7 +28,13 @@ def _read(source: str) -> list[CitedWork]:
         if source == "-":
             return read_text(sys.stdin.read())
         return read_path(Path(source))
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError:
+        raise DoigetError(
+            ErrorCode.INVALID_REF,
+            f"{source} is neither UTF-8 text nor a PDF; pass a .bib, .ris, CSL-JSON .json or "
+            ".txt file in UTF-8, or a PDF manuscript.",
+        ) from None
+    except OSError as exc:
         raise DoigetError(ErrorCode.INVALID_REF, f"cannot read {source}: {exc}") from exc
 
 
@@ -67,7 +73,12 @@ def verify(
         raise typer.Exit(1) from None
     if not cited:
         report_error(
-            DoigetError(ErrorCode.INVALID_REF, f"no reference found in {source}."), as_json
+            DoigetError(
+                ErrorCode.INVALID_REF,
+                f"no reference found in {source}; pass BibTeX entries, RIS records, CSL-JSON "
+                "items or one free-text reference per paragraph.",
+            ),
+            as_json,
         )
         raise typer.Exit(1)
     result = _verify(ctx, cited, as_json)

@@ -40,7 +40,9 @@ def _names(segment: str) -> tuple[tuple[CitedAuthor, ...], bool]:
             else:
                 pieces.append(token)
                 index += 1
-    authors = tuple(author for piece in pieces if (author := split_name(piece)))
+    authors = tuple(
+        author for piece in pieces if (author := split_name(piece, initials_after=True))
+    )
     return authors, more
 
 

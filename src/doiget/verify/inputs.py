@@ -10,19 +10,83 @@ from pathlib import Path
 from typing import Any, Final
 
 from doiget.contract import invalid
+from doiget.errors import DoigetError
 from doiget.verify.cited import CitedWork
+from doiget.verify.contracts import MAX_REFERENCE_CHARS, MAX_REFERENCES
 from doiget.verify.freetext import read_free_text
 from doiget.verify.readers import read_bibtex, read_csl, read_ris
 
 _RIS_TAG: Final = re.compile(r"^TY  - ", re.MULTILINE)
 _PARAGRAPH: Final = re.compile(r"\n\s*\n")
+# A whole bibliography of text: as many references as a call takes, each at its longest.
+MAX_TEXT_CHARS: Final = MAX_REFERENCES * MAX_REFERENCE_CHARS
+# CSL-JSON is a few levels deep (item, author list, name, date parts); deeper is not CSL.
+MAX_JSON_DEPTH: Final = 16
+
+
+def _depth(value: Any) -> int:
+    """How deeply ``value``'s lists and objects nest (iteratively: no recursion limit)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, Mapping | list):
+            deepest = max(deepest, level)
+            if deepest > MAX_JSON_DEPTH:
+                return deepest
+            children = item.values() if isinstance(item, Mapping) else item
+            stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def _csl(data: Any, what: str) -> Any:
+    """``data`` once it is known to nest no deeper than CSL-JSON does."""
+    if _depth(data) > MAX_JSON_DEPTH:
+        raise invalid(
+            f"{what} nests deeper than {MAX_JSON_DEPTH} levels, which no CSL-JSON item does; "
+            "pass CSL-JSON items as citation managers export them."
+        )
+    return data
+
+
+def _json(text: str, what: str) -> Any:
+    """``text`` parsed as JSON, refused cleanly when it is not JSON or nests too deeply."""
+    try:
+        return _csl(json.loads(text), what)
+    except RecursionError:
+        raise invalid(
+            f"{what} nests too deeply to be CSL-JSON; pass CSL-JSON items as citation "
+            "managers export them."
+        ) from None
+
+
+def _too_long(what: str) -> DoigetError:
+    return invalid(
+        f"{what} is longer than {MAX_TEXT_CHARS:,} characters, more than {MAX_REFERENCES} "
+        f"references can fill; pass the reference list alone, in parts of {MAX_REFERENCES} "
+        "references or fewer."
+    )
+
+
+def bounded(works: list[CitedWork], what: str) -> list[CitedWork]:
+    """``works`` when there are at most :data:`MAX_REFERENCES` of them."""
+    if len(works) > MAX_REFERENCES:
+        raise invalid(
+            f"{what} holds {len(works)} references; at most {MAX_REFERENCES} are checked a "
+            f"call: split it into parts of {MAX_REFERENCES} or fewer."
+        )
+    return works
 
 
 def read_item(item: str | Mapping[str, Any]) -> CitedWork:
     """One reference of a tool call: a CSL-JSON object, or a string holding a BibTeX
     entry, an RIS record, a CSL-JSON object or free text."""
     if isinstance(item, Mapping):
-        return read_csl(item)
+        return read_csl(_csl(item, "the CSL-JSON item"))
+    if len(item) > MAX_REFERENCE_CHARS:
+        raise invalid(
+            f"a reference of {len(item)} characters is longer than {MAX_REFERENCE_CHARS}; "
+            "pass one reference per item."
+        )
     text = item.strip()
     works: list[CitedWork] = []
     if text.startswith("@"):
@@ -31,7 +95,7 @@ def read_item(item: str | Mapping[str, Any]) -> CitedWork:
         works = read_ris(text)
     elif text.startswith("{"):
         try:
-            data = json.loads(text)
+            data = _json(text, "the CSL-JSON item")
         except ValueError:
             data = None
         if isinstance(data, dict):
@@ -41,6 +105,13 @@ def read_item(item: str | Mapping[str, Any]) -> CitedWork:
 
 def read_text(text: str, name: str = "") -> list[CitedWork]:
     """Every reference of a document's text, its format told by its name or content."""
+    what = name or "the input"
+    if len(text) > MAX_TEXT_CHARS:
+        raise _too_long(what)
+    return bounded(_read_text(text, name, what), what)
+
+
+def _read_text(text: str, name: str, what: str) -> list[CitedWork]:
     suffix = Path(name).suffix.lower()
     stripped = text.lstrip()
     if suffix == ".bib" or (not suffix and stripped.startswith("@")):
@@ -49,9 +120,9 @@ def read_text(text: str, name: str = "") -> list[CitedWork]:
         return read_ris(text)
     if suffix == ".json" or (not suffix and stripped[:1] in "[{"):
         try:
-            data = json.loads(text)
+            data = _json(text, what)
         except ValueError as exc:
-            raise invalid(f"{name or 'the input'} is not valid CSL-JSON: {exc}.") from None
+            raise invalid(f"{what} is not valid CSL-JSON: {exc}.") from None
         items = data if isinstance(data, list) else [data]
         return [read_csl(item) for item in items if isinstance(item, Mapping)]
     return [read_free_text(part) for part in _PARAGRAPH.split(text) if part.strip()]
@@ -62,5 +133,7 @@ def read_path(path: Path) -> list[CitedWork]:
     if path.suffix.lower() == ".pdf":
         from doiget.verify.manuscript import reference_list
 
-        return [read_free_text(entry) for entry in reference_list(path)]
+        return bounded([read_free_text(entry) for entry in reference_list(path)], path.name)
+    if path.stat().st_size > 4 * MAX_TEXT_CHARS:  # UTF-8 is at most 4 bytes a character
+        raise _too_long(path.name)
     return read_text(path.read_text(encoding="utf-8"), path.name)

@@ -22,7 +22,7 @@ from doiget.atomicfile import write_atomic
 from doiget.errors import DoigetError, ErrorCode
 from doiget.models import Work
 from doiget.net.network import Network
-from doiget.sources import arxiv, crossref, dblp
+from doiget.sources import arxiv, crossref, dblp, openalex, pubmed, semantic_scholar
 from doiget.sources.shape import ShapeError
 from doiget.verify.text import words
 
@@ -31,6 +31,8 @@ CACHE_SECONDS: Final = 7 * 24 * 3600
 DBLP_HITS: Final = 10
 CROSSREF_ROWS: Final = 5
 ARXIV_RESULTS: Final = 5
+INDEX_RESULTS: Final = 5
+PUBMED_RESULTS: Final = 3
 # arXiv's search treats these as syntax; they never help find a title.
 _ARXIV_SYNTAX: Final = re.compile(r"\b(?:and|or|andnot)\b", re.IGNORECASE)
 
@@ -81,6 +83,8 @@ class Lookups:
     network: Network
     store: AnswerStore
     mailto: str | None = None
+    pubmed_identity: pubmed.EutilsIdentity | None = None
+    s2_key: str | None = field(default=None, repr=False)
     requests: int = 0
     failures: dict[str, str] = field(default_factory=dict)
 
@@ -180,3 +184,80 @@ class Lookups:
             "max_results": ARXIV_RESULTS,
         }
         return (await self._arxiv_feed(("title", query, str(ARXIV_RESULTS)), params))[1]
+
+    async def _text(self, source: str, question: tuple[str, ...], url: str,
+                    params: dict[str, str | int]) -> tuple[bool, str | None]:  # fmt: skip
+        """A text answer (XML), kept as text."""
+        client = self.network.client(source)
+
+        async def ask() -> str:
+            fetched = await client.get(url, params=params)
+            return fetched.content.decode("utf-8", errors="replace")
+
+        ok, body = await self._answer(source, question, ask)
+        return ok, body or None
+
+    def _identity(self) -> dict[str, str | int]:
+        identity = self.pubmed_identity or pubmed.EutilsIdentity(email=self.mailto)
+        return dict(identity.params())
+
+    async def pubmed_records(self, pmids: list[str]) -> list[Work]:
+        """PubMed's records of ``pmids`` (ids PubMed does not know are absent)."""
+        if not pmids:
+            return []
+        params: dict[str, str | int] = {"db": "pubmed", "id": ",".join(pmids), "retmode": "xml"}
+        ok, body = await self._text(
+            "pubmed", ("efetch", *pmids), pubmed.EUTILS + "efetch.fcgi", params | self._identity()
+        )
+        if not ok or body is None:
+            return []
+        try:
+            return [article.to_work() for article in pubmed.parse_article_set(body.encode())]
+        except ShapeError as error:
+            self.failures["pubmed"] = f"NETWORK_ERROR: PubMed {error}"
+            return []
+
+    async def pubmed_title(self, title: str) -> list[Work]:
+        """PubMed's records whose title has the title's words (esearch, then efetch)."""
+        terms = " AND ".join(f"{word}[ti]" for word in words(title) if len(word) > 2)
+        if not terms:
+            return []
+        params: dict[str, str | int] = {"db": "pubmed", "term": terms, "retmax": PUBMED_RESULTS}
+        ok, body = await self._text(
+            "pubmed", ("esearch", terms, str(PUBMED_RESULTS)), pubmed.EUTILS + "esearch.fcgi",
+            params | self._identity(),
+        )  # fmt: skip
+        if not ok or body is None:
+            return []
+        try:
+            ids = pubmed.parse_search(body.encode()).ids
+        except (ShapeError, DoigetError) as error:
+            self.failures["pubmed"] = f"NETWORK_ERROR: PubMed {error}"
+            return []
+        return await self.pubmed_records(ids)
+
+    async def index_search(self, index: str, title: str) -> list[Work]:
+        """OpenAlex's or Semantic Scholar's best records for a title (opt-in sources)."""
+        client = self.network.client(index)
+        if index == "openalex":
+            search = openalex.WorksSearch(query=title, per_page=INDEX_RESULTS)
+            url, params = openalex.API_BASE, search.params(self.mailto)
+            headers: dict[str, str] = {}
+        else:
+            url = semantic_scholar.API_ROOT + "paper/search"
+            params = {"query": title, "offset": 0, "limit": INDEX_RESULTS,
+                      "fields": semantic_scholar.FIELDS}  # fmt: skip
+            headers = {"x-api-key": self.s2_key} if self.s2_key else {}
+        ok, data = await self._answer(
+            index, ("search", title, str(INDEX_RESULTS)),
+            lambda: client.get_json(url, params=params, headers=headers),
+        )  # fmt: skip
+        if not ok or not data:
+            return []
+        try:
+            if index == "openalex":
+                return [found.work for found in openalex.parse_found_page(data).found]
+            return [paper.to_work() for paper in semantic_scholar.parse_search_page(data)]
+        except ShapeError as error:
+            self.failures[index] = f"NETWORK_ERROR: {index} {error}"
+            return []

@@ -75,6 +75,13 @@ class Candidate:
         return (_RANK[self.relation], -self.authors.share, -self.similarity)
 
 
+def closeness(cited: CitedWork, found: Candidate) -> tuple[int, float, bool]:
+    """How close a candidate is, coarsely: title relation, share of the cited authors,
+    and whether it carries the cited year (a tie on all three is undecidable)."""
+    year_fits = cited.year is None or found.work.year in (None, cited.year)
+    return (_RANK[found.relation], round(found.authors.share, 2), year_fits)
+
+
 def candidate(cited: CitedWork, work: Work) -> Candidate | None:
     """``work`` as a candidate for ``cited``, or None when it is another work."""
     if not cited.title or not work.title:
@@ -142,11 +149,31 @@ def year_problems(cited: CitedWork, versions: Sequence[Work]) -> list[Problem]:
     if cited.year > datetime.datetime.now(datetime.UTC).year:
         actual = next((str(v.year) for v in versions if v.year), None)
         return [Problem(field="year", kind="year_future", cited=str(cited.year), actual=actual)]
+    mixed = _mixed_versions(cited, versions)
+    if mixed is not None:
+        return [mixed]
     years = {version.year for version in versions if version.year}
-    if years and cited.year not in years:
-        actual = ", ".join(str(year) for year in sorted(years))
-        return [Problem(field="year", kind="year_differs", cited=str(cited.year), actual=actual)]
-    return []
+    if not years or cited.year in years:
+        return []
+    actual = ", ".join(str(year) for year in sorted(years))
+    return [Problem(field="year", kind="year_differs", cited=str(cited.year), actual=actual)]
+
+
+def _mixed_versions(cited: CitedWork, versions: Sequence[Work]) -> Problem | None:
+    """A ``version_mismatch``: the cited venue is a published version's and the cited
+    year is only the preprint's, so the reference mixes two versions of the work."""
+    cited_venue = identify(cited.venue)
+    preprint_years = {v.year for v in versions if is_preprint(v) and v.year}
+    published_years = {v.year for v in versions if not is_preprint(v)}
+    if not cited.venue or cited.year not in preprint_years or cited.year in published_years:
+        return None
+    for published in versions:
+        if not is_preprint(published) and _venue_fits(cited_venue, cited.venue, published):
+            preprint = ", ".join(f"arXiv {year}" for year in sorted(preprint_years))
+            return Problem(field="year", kind="version_mismatch",
+                           cited=f"{cited.venue} {cited.year}",
+                           actual=f"{published.venue} {published.year}; {preprint}")  # fmt: skip
+    return None
 
 
 def _venue_fits(cited: Venue | None, cited_name: str, work: Work) -> bool:

@@ -5,15 +5,13 @@ an author cited under another name is not."""
 from __future__ import annotations
 
 import functools
-import json
 import re
 from dataclasses import dataclass
-from importlib import resources
 from typing import Final
 
 from doiget.models import Author
 from doiget.verify.cited import CitedAuthor
-from doiget.verify.text import fold
+from doiget.verify.text import data_file, fold
 
 _LETTERS: Final = re.compile(r"[a-z]+")
 # Tokens that never are a given-name initial (suffixes and particles).
@@ -44,8 +42,7 @@ _NOT_INITIALS: Final = frozenset(
 
 @functools.cache
 def _placeholders() -> frozenset[str]:
-    data = resources.files("doiget.verify").joinpath("data/placeholders.json").read_text("utf-8")
-    names: list[str] = json.loads(data)["names"]
+    names: list[str] = data_file("placeholders.json")["names"]
     return frozenset(" ".join(_LETTERS.findall(fold(name))) for name in names)
 
 

@@ -62,8 +62,16 @@ def _arxiv(*values: Any) -> str | None:
     return None
 
 
-def split_name(name: str) -> CitedAuthor | None:
-    """'Family, Given', 'Given Family' or 'Family G.' as an author; None for 'others'."""
+def split_name(name: str, initials_after: bool = False) -> CitedAuthor | None:
+    """'Family, Given', 'Given Family' or 'Family G.' as an author; None for 'others' and
+    for a name cut off inside a LaTeX group ('R{\\'e', '{\\v{Z'): a garbled name says
+    nothing about who wrote the work, so the list reads as cut short there.
+
+    ``initials_after`` reads 'Vaswani A' as family and initials, the way free-text
+    bibliographies write names; BibTeX, RIS and CSL names never are ('Mallikarjun B. R.'
+    is given names, then the family name R.)."""
+    if name.count("{") != name.count("}"):
+        return None
     name = delatex(html.unescape(name)).replace("{", "").replace("}", "")
     name = " ".join(name.split()).strip(" ,;")
     if not name or _MORE.match(name):
@@ -72,7 +80,7 @@ def split_name(name: str) -> CitedAuthor | None:
         family, _, given = name.partition(",")
         return CitedAuthor(family.strip(), given.strip())
     parts = name.split(" ")
-    if len(parts) > 1 and re.fullmatch(r"(?:[A-Z]\.?-?){1,3}", parts[-1]):
+    if initials_after and len(parts) > 1 and re.fullmatch(r"(?:[A-Z]\.?-?){1,3}", parts[-1]):
         return CitedAuthor(" ".join(parts[:-1]), parts[-1])  # "Vaswani A", "Le QV"
     start = len(parts) - 1
     while start > 1 and parts[start - 1][:1].islower():
@@ -94,13 +102,14 @@ def _authors(names: Sequence[str]) -> tuple[tuple[CitedAuthor, ...], bool]:
 def _split_bibtex_authors(value: str) -> list[str]:
     """A BibTeX author field split on ' and ' outside braces."""
     names, depth, start = [], 0, 0
-    lowered = value.lower()
     index = 0
     while index < len(value):
         char = value[index]
         depth += char == "{"
         depth -= char == "}"
-        if depth <= 0 and lowered.startswith(" and ", index):
+        # Compared slice by slice: lower-casing the whole field would shift the indices
+        # past any letter whose lower case is longer ('İ').
+        if depth <= 0 and value[index : index + 5].lower() == " and ":
             names.append(value[start:index])
             index += 5
             start = index

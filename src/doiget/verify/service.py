@@ -3,15 +3,20 @@
 Per reference, at most :data:`MAX_REQUESTS` upstream requests, in this order, each
 only when the earlier ones have not settled the question:
 
-1. the cited identifier: arXiv id or arXiv DOI at arXiv, any other DOI at Crossref;
+1. the cited identifier: arXiv id or arXiv DOI at arXiv, any other DOI at Crossref, a
+   PMID (with neither) at PubMed;
 2. DBLP, the title's words (skipped when the DOI's Crossref record already is the
    cited title with the cited authors);
 3. Crossref ``query.bibliographic`` with the first author's family name;
 4. DBLP, the family names of the first two authors (finds a paper whose title was
    changed by a word or two);
-5. arXiv, the title's words, when nothing matched and the work is cited as a
-   preprint or with neither venue nor DOI;
-6. Crossref, the matched work's DOI, for its retraction and correction notices.
+5. OpenAlex and Semantic Scholar, the title, each only when the capability profile
+   enables it (``DOIGET_ENABLE_OPENALEX``, ``DOIGET_ENABLE_S2``);
+6. when nothing matched yet: arXiv, the title's words, for a work cited as a preprint
+   or with neither venue nor DOI; or PubMed (esearch on the title words, then efetch:
+   two requests) for a work cited with a PMID or in a journal the venue list does not
+   know (biomedical journals are PubMed's, not DBLP's);
+7. Crossref, the matched work's DOI, for its retraction and correction notices.
 
 A source that fails (5xx, 429, timeout, network) is named in the row; when nothing
 matched and a source failed, the verdict is ``uncertain``, never ``not_found``.
@@ -32,7 +37,9 @@ from doiget.models import Work
 from doiget.net.network import Network
 from doiget.refs import fetchable_ref
 from doiget.runtime import Runtime
+from doiget.sources.pubmed import EutilsIdentity
 from doiget.verify import match as m
+from doiget.verify.calibration import calibrated
 from doiget.verify.cited import CitedWork
 from doiget.verify.contracts import (
     Corrected,
@@ -47,13 +54,12 @@ from doiget.verify.lookup import AnswerStore, Lookups
 from doiget.verify.names import compare_authors
 from doiget.verify.text import words
 
-MAX_REQUESTS: Final = 6
+MAX_REQUESTS: Final = 9
 CACHE_DIR: Final = "verify-answers"
 # References in flight: enough that one slow upstream (arXiv's 3 s) never idles the others.
 CONCURRENT: Final = 16
-# Problems that may come from an honest slip (an off-by-one year, a venue's other
-# name) weigh less in the confidence of a ``miscited`` verdict.
-_SOFT: Final = frozenset({"year_differs", "venue_differs", "venue_unknown", "authors_reordered"})
+# The opt-in indexes a title is looked up in when enabled, in this order.
+INDEXES: Final = ("openalex", "semantic_scholar")
 
 Progress = Callable[[int, int, Row], Awaitable[None] | None]
 
@@ -78,6 +84,25 @@ class _Found:
     def best(self) -> m.Candidate | None:
         return min(self.candidates or [], key=lambda c: c.rank, default=None)
 
+    def rival(self, cited: CitedWork) -> m.Candidate | None:
+        """Another work exactly as close to the citation as the best one (same title
+        relation, same share of the cited authors, same fit of the cited year), when the
+        cited identifier does not pick one of them."""
+        best = self.best
+        if best is None or best.relation == "near":
+            return None  # a near miss is a wrong title whichever work was meant
+        if self.doi_work is not None and m.same_work(self.doi_work, best.work):
+            return None
+        closeness = m.closeness(cited, best)
+        return next(
+            (
+                other
+                for other in self.candidates or []
+                if m.closeness(cited, other) == closeness and not m.same_work(other.work, best.work)
+            ),
+            None,
+        )
+
     def settled(self) -> bool:
         """Whether a candidate is the cited title with the cited authors."""
         best = self.best
@@ -87,16 +112,39 @@ class _Found:
 class Verifier:
     """Checks cited works through one process's network and answer store."""
 
-    def __init__(self, network: Network, store: AnswerStore, mailto: str | None = None) -> None:
+    def __init__(
+        self,
+        network: Network,
+        store: AnswerStore,
+        mailto: str | None = None,
+        *,
+        indexes: Sequence[str] = (),
+        identity: EutilsIdentity | None = None,
+        s2_key: str | None = None,
+    ) -> None:
         self._network = network
         self._store = store
         self._mailto = mailto
+        self._indexes = tuple(indexes)
+        self._identity = identity
+        self._s2_key = s2_key
 
     @classmethod
     def of(cls, runtime: Runtime) -> Verifier:
-        """The verifier of a process: its network, answers kept under the data directory."""
+        """The verifier of a process: its network, answers kept under the data directory,
+        and the opt-in indexes (OpenAlex, Semantic Scholar) its capability profile enables."""
+        from doiget.sources.semantic_scholar import api_key_of
+
         settings = runtime.settings
-        return cls(runtime.network(), AnswerStore(settings.data_dir / CACHE_DIR), settings.email)
+        indexes = [name for name in INDEXES if runtime.profile.metadata.allows(name)]
+        return cls(
+            runtime.network(),
+            AnswerStore(settings.data_dir / CACHE_DIR),
+            settings.email,
+            indexes=indexes,
+            identity=EutilsIdentity.from_settings(settings),
+            s2_key=api_key_of(settings),
+        )
 
     async def aclose(self) -> None:
         """Nothing of its own to release: the runtime owns the network."""
@@ -127,15 +175,15 @@ class Verifier:
 
     async def verify(self, cited: CitedWork) -> Row:
         """The verdict on one cited work."""
-        lookups = Lookups(self._network, self._store, self._mailto)
+        lookups = Lookups(self._network, self._store, self._mailto, self._identity, self._s2_key)
         if cited.empty:
             note = "nothing to look up: the reference has no title, DOI or arXiv id"
-            return Row(key=cited.key, verdict="uncertain", confidence=0.5, note=note)
+            return calibrated(Row(key=cited.key, verdict="uncertain", confidence=0.5, note=note))
         found = _Found()
         await _by_identifier(cited, lookups, found)
         if cited.title:
-            await _by_title(cited, lookups, found)
-        return await _decide(cited, lookups, found)
+            await _by_title(cited, lookups, found, self._indexes)
+        return calibrated(await _decide(cited, lookups, found))
 
 
 async def _by_identifier(cited: CitedWork, lookups: Lookups, found: _Found) -> None:
@@ -144,6 +192,9 @@ async def _by_identifier(cited: CitedWork, lookups: Lookups, found: _Found) -> N
         ok, work = await lookups.arxiv_id(arxiv_id)
     elif cited.doi:
         ok, work = await lookups.crossref_doi(cited.doi)
+    elif cited.pmid:
+        found.add(cited, await lookups.pubmed_records([cited.pmid]))
+        return
     else:
         return
     found.doi_work = work
@@ -152,7 +203,9 @@ async def _by_identifier(cited: CitedWork, lookups: Lookups, found: _Found) -> N
         found.add(cited, [work])
 
 
-async def _by_title(cited: CitedWork, lookups: Lookups, found: _Found) -> None:
+async def _by_title(
+    cited: CitedWork, lookups: Lookups, found: _Found, indexes: Sequence[str]
+) -> None:
     title = cited.title or ""
     doi_settles = found.settled() and found.doi_work is not None
     if not (doi_settles and found.doi_work is not None and found.doi_work.source == "crossref"):
@@ -168,8 +221,16 @@ async def _by_title(cited: CitedWork, lookups: Lookups, found: _Found) -> None:
         found.add(cited, await lookups.dblp_search(" ".join(words(" ".join(families)))))
         if found.settled():
             return
-    if found.best is None and _may_be_preprint(cited):
+    for index in indexes:
+        found.add(cited, await lookups.index_search(index, title))
+        if found.settled():
+            return
+    if found.best is not None:
+        return
+    if _may_be_preprint(cited):
         found.add(cited, await lookups.arxiv_title(title))
+    elif _may_be_biomedical(cited):
+        found.add(cited, await lookups.pubmed_title(title))
 
 
 def _may_be_preprint(cited: CitedWork) -> bool:
@@ -179,6 +240,14 @@ def _may_be_preprint(cited: CitedWork) -> bool:
 
     venue = identify(cited.venue)
     return (venue is not None and venue.kind == "preprint") or not (cited.venue or cited.doi)
+
+
+def _may_be_biomedical(cited: CitedWork) -> bool:
+    """Whether PubMed may hold the cited work: it is cited with a PMID, or in a venue
+    that is not one of the (computing) venues and preprint servers doiget knows."""
+    from doiget.verify.venues import identify
+
+    return bool(cited.pmid) or (bool(cited.venue) and identify(cited.venue) is None)
 
 
 def _versions(best: Work, candidates: Sequence[m.Candidate]) -> list[Work]:
@@ -265,6 +334,13 @@ def _match(work: Work, versions: Sequence[Work], newer: Work | None) -> Match:
     )
 
 
+def _describe(work: Work) -> str:
+    """'ref "Title" (First author, year)' for a note."""
+    first = work.authors[0].display if work.authors else "no author"
+    ref = fetchable_ref(work.doi, work.arxiv_id) or work.source
+    return f'{ref} "{work.title}" ({first}, {work.year or "no year"})'
+
+
 def _failed(lookups: Lookups) -> str:
     return "; ".join(f"{source} failed ({message})" for source, message in lookups.failures.items())
 
@@ -288,11 +364,15 @@ async def _decide(cited: CitedWork, lookups: Lookups, found: _Found) -> Row:
             return Row(
                 key=cited.key, verdict="uncertain", confidence=0.5, problems=problems, note=note
             )
-        confidence = 0.9 if found.records or lookups.requests > 1 else 0.8
         note = "no real work matches the title, authors and identifiers cited"
-        return Row(
-            key=cited.key, verdict="not_found", confidence=confidence, problems=problems, note=note
+        return Row(key=cited.key, verdict="not_found", confidence=0.5, problems=problems, note=note)
+    rival = found.rival(cited)
+    if rival is not None:
+        note = (
+            f"two works are equally close: {_describe(best.work)} and {_describe(rival.work)}; "
+            "cite the DOI or arXiv id of the one meant"
         )
+        return Row(key=cited.key, verdict="uncertain", confidence=0.5, note=note)
     versions = _versions(best.work, found.candidates or [])
     work, newer = _pick(cited, versions)
     work = await _integrity(work, lookups)
@@ -320,25 +400,10 @@ async def _decide(cited: CitedWork, lookups: Lookups, found: _Found) -> Row:
     return Row(
         key=cited.key,
         verdict=verdict,
-        confidence=_confidence(verdict, best, problems, versions),
+        confidence=0.5,
         problems=problems,
         match=_match(work, versions, newer),
         integrity=_notices(work),
         corrected=_corrected(cited, work),
         note=f"{_failed(lookups)}" if lookups.failures else None,
     )
-
-
-def _confidence(
-    verdict: str, best: m.Candidate, problems: Sequence[Problem], versions: Sequence[Work]
-) -> float:
-    """How likely the verdict is right, from the strength of the evidence (the numbers
-    are the shares measured on the benchmark's dev split, README)."""
-    sources = len({version.source for version in versions})
-    if verdict == "verified":
-        if best.relation == "same":
-            return 0.97 if sources > 1 else 0.95
-        return 0.85
-    if all(problem.kind in _SOFT for problem in problems):
-        return 0.8
-    return 0.95

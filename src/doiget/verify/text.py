@@ -8,7 +8,7 @@ import json
 import re
 import unicodedata
 from importlib import resources
-from typing import Final
+from typing import Any, Final
 
 _NON_WORD: Final = re.compile(r"[^0-9a-z]+")
 _LATEX_HINT: Final = re.compile(r"[\\{}$]")
@@ -19,10 +19,14 @@ _LETTERS: Final = str.maketrans(
 )  # fmt: skip
 
 
+def data_file(name: str) -> Any:
+    """The parsed JSON of ``data/<name>``, one of verification's data files."""
+    return json.loads(resources.files("doiget.verify").joinpath(f"data/{name}").read_text("utf-8"))
+
+
 @functools.cache
 def _spelling() -> dict[str, str]:
-    data = resources.files("doiget.verify").joinpath("data/spelling.json").read_text("utf-8")
-    pairs: dict[str, str] = json.loads(data)["british_to_american"]
+    pairs: dict[str, str] = data_file("spelling.json")["british_to_american"]
     return pairs
 
 

@@ -5,13 +5,11 @@ from one data file."""
 from __future__ import annotations
 
 import functools
-import json
 import re
 from dataclasses import dataclass
-from importlib import resources
 from typing import Final, Literal
 
-from doiget.verify.text import words
+from doiget.verify.text import data_file, words
 
 VenueKind = Literal["conference", "journal", "preprint", "series"]
 
@@ -43,9 +41,8 @@ def _framed(tokens: list[str]) -> str:
 @functools.cache
 def venues() -> tuple[Venue, ...]:
     """Every venue of ``data/venues.json``."""
-    data = resources.files("doiget.verify").joinpath("data/venues.json").read_text("utf-8")
     found = []
-    for item in json.loads(data)["venues"]:
+    for item in data_file("venues.json")["venues"]:
         names = {_framed(_core(name)) for name in item["names"]}
         found.append(
             Venue(
