@@ -26,6 +26,8 @@ TOOL_COMMANDS: Final = {
     "doiget_expand_citation_graph": "doiget graph",
     "doiget_bibtex_export": "doiget bib",
     "doiget_csl_export": "doiget csl",
+    "doiget_read_paper": "doiget read",
+    "doiget_check_quote": "doiget quote",
     "search_arxiv": "doiget scholar arxiv search",
     "get_arxiv_paper": "doiget scholar arxiv get",
     "arxiv_to_bibtex": "doiget scholar arxiv bib",

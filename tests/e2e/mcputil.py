@@ -29,6 +29,8 @@ PAPERS_TOOLS = {
     "doiget_bibtex_export",
     "doiget_csl_export",
     "doiget_verify_references",
+    "doiget_read_paper",
+    "doiget_check_quote",
 }
 
 

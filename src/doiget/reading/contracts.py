@@ -23,7 +23,7 @@ StoredRef = Annotated[
 ]
 PageRange = Annotated[
     str,
-    Field(pattern=r"^\s*\d{1,4}\s*(?:-\s*\d{1,4}\s*)?$"),
+    Field(pattern=r"^\d{1,4}(-\d{1,4})?$"),
     Hint("must be a page or a range of pages, like '3' or '3-5'"),
 ]
 
@@ -51,9 +51,7 @@ class CheckQuote(Request):
 
 class ReadPaperArgs(ReadPaper):
     ref: StoredRef
-    section: Annotated[
-        str | None, Field(min_length=1, max_length=300, description="Outline number or title.")
-    ] = None
+    section: Annotated[str | None, Field(min_length=1, max_length=300)] = None
     pages: PageRange | None = None
     max_chars: Annotated[int, Field(ge=MIN_MAX_CHARS, le=MAX_MAX_CHARS)] = DEFAULT_MAX_CHARS
     cursor: Annotated[str | None, Field(max_length=40)] = None

@@ -34,7 +34,9 @@ def _scope_token(document: Document, scope: str) -> str:
     return hashlib.sha256(f"{document.sha256}|{scope}".encode()).hexdigest()[:12]
 
 
-def _start(document: Document, scope: str, start: int, end: int, cursor: str | None) -> tuple[int, int]:
+def _start(
+    document: Document, scope: str, start: int, end: int, cursor: str | None
+) -> tuple[int, int]:
     """(line, character) where the piece starts: the run's start, or the cursor's place."""
     if cursor is None:
         return start, 0

@@ -106,9 +106,7 @@ def _page_lines(document: Document, text: str) -> tuple[int, int, str]:
     first = int(match[1])
     last = int(match[2] or first)
     if not 1 <= first <= last <= document.pages:
-        raise invalid(
-            f"pages {first}-{last} are not within the paper's pages 1-{document.pages}."
-        )
+        raise invalid(f"pages {first}-{last} are not within the paper's pages 1-{document.pages}.")
     indexes = [i for i, line in enumerate(document.lines) if first <= line.page <= last]
     label = f"pages {first}-{last}" if last != first else f"page {first}"
     if not indexes:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Final
 from doiget.health import check_health
 from doiget.papers import contracts as c
 from doiget.runtime import Runtime
+from doiget.server.reading_tools import ReadingTools
 from doiget.server.toolset import (
     Hints,
     LazyCore,
@@ -402,6 +403,13 @@ def papers_toolset(runtime: Runtime) -> Toolset:
             tools.verify,
         )
     )
+    reading = ReadingTools(runtime)
+    specs += reading.specs()
+
+    async def close() -> None:
+        await tools.close()
+        await reading.close()
+
     return Toolset(
         "papers",
         specs,
@@ -411,5 +419,5 @@ def papers_toolset(runtime: Runtime) -> Toolset:
         "says what to do next.",
         list_resources=tools.list_resources,
         read_resource=tools.read_resource,
-        close=tools.close,
+        close=close,
     )
