@@ -28,6 +28,7 @@ TOOL_COMMANDS: Final = {
     "doiget_csl_export": "doiget csl",
     "doiget_read_paper": "doiget read",
     "doiget_check_quote": "doiget quote",
+    "doiget_verify_references": "doiget verify",
     "search_arxiv": "doiget scholar arxiv search",
     "get_arxiv_paper": "doiget scholar arxiv get",
     "arxiv_to_bibtex": "doiget scholar arxiv bib",

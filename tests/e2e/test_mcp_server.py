@@ -152,6 +152,12 @@ BAD_INPUTS: list[tuple[str, Any]] = [
     ("doiget_expand_citation_graph", {"ref": NATURE, "direction": "sideways"}),
     ("doiget_bibtex_export", {"refs": ["not a ref"]}),
     ("doiget_csl_export", {}),
+    ("doiget_verify_references", {"references": [3]}),
+    ("doiget_read_paper", {"ref": NATURE, "pages": "two"}),
+    ("doiget_read_paper", {"ref": NATURE, "max_chars": 10}),
+    ("doiget_read_paper", {"ref": "not a ref"}),
+    ("doiget_check_quote", {"ref": NATURE}),
+    ("doiget_check_quote", {"quote": "x", "ref": NATURE, "project": "doiget/papers"}),
 ]
 
 

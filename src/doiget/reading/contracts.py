@@ -19,7 +19,13 @@ MAX_MAX_CHARS = 40_000
 MAX_QUOTE_CHARS = 2000
 
 StoredRef = Annotated[
-    str, Field(min_length=1, max_length=256, description="DOI, arXiv id or store key.")
+    str,
+    Field(
+        min_length=1,
+        max_length=256,
+        description="DOI, arXiv id ('2401.12345'), old-style arXiv id ('hep-th/9901001') "
+        "or store key.",
+    ),
 ]
 PageRange = Annotated[
     str,

@@ -43,7 +43,7 @@ class ReadingTools:
             Tool(
                 "doiget_read_paper",
                 describe(
-                    when="Read a stored paper in order: outline, then a section or pages.",
+                    when="Read a stored paper: outline, then a section or pages.",
                     inputs="ref; section (outline number or title) or pages ('3-5'); "
                     "max_chars; cursor.",
                     outputs="Alone: sections, figures, tables, references (count). Else "
