@@ -12,6 +12,7 @@ from pydantic import Field
 
 from doiget.contract import NULLABLE, Hint, Request
 from doiget.papers.contracts import PapersModel, PapersReply
+from doiget.verify.contracts import Notice
 
 DEFAULT_MAX_CHARS = 8000
 MIN_MAX_CHARS = 500
@@ -96,15 +97,6 @@ class CaptionRef(PapersModel):
     section: str
 
 
-class IntegrityNotice(PapersModel):
-    """A retraction, correction or expression of concern recorded for the paper."""
-
-    kind: str
-    date: str | None = None
-    notice_doi: str | None = None
-    source: str | None = None
-
-
 class PaperReading(PapersReply):
     """The outline (no section or pages asked) or one piece of text."""
 
@@ -123,8 +115,8 @@ class PaperReading(PapersReply):
     covers: list[SectionRef] | None = None
     text: str | None = None
     cursor: Annotated[str | None, NULLABLE] = None
-    # Integrity notices of the work; absent when none are recorded.
-    integrity: list[IntegrityNotice] | None = None
+    # The work's retraction, correction and concern notices; absent when none are recorded.
+    integrity: list[Notice] | None = None
 
 
 class QuoteCheck(PapersReply):

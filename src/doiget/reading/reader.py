@@ -11,7 +11,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Final
+from typing import Any, Final
 
 from doiget.contract import invalid
 from doiget.reading import contracts as c
@@ -37,6 +37,18 @@ def _pages(document: Document, start: int, end: int) -> list[int]:
     return [lines[start].page, lines[max(start, end - 1)].page] if end > start else []
 
 
+def _reply(paper: Paper, document: Document, **fields: Any) -> c.PaperReading:
+    """A reading of ``paper`` with the fields every reply carries."""
+    return c.PaperReading(
+        ok=True,
+        ref=paper.ref,
+        key=paper.key,
+        title=paper.title,
+        page_count=document.pages,
+        **fields,
+    )
+
+
 def outline(paper: Paper, document: Document) -> c.PaperReading:
     """The outline of ``document``."""
     sections = [
@@ -58,12 +70,9 @@ def outline(paper: Paper, document: Document) -> c.PaperReading:
         )
         for caption in document.captions
     ]
-    return c.PaperReading(
-        ok=True,
-        ref=paper.ref,
-        key=paper.key,
-        title=paper.title,
-        page_count=document.pages,
+    return _reply(
+        paper,
+        document,
         sections=sections,
         figures=[item for item in captions if item.label.startswith("Figure")],
         tables=[item for item in captions if item.label.startswith("Table")],
@@ -134,12 +143,9 @@ def reading(paper: Paper, document: Document, request: c.ReadPaper) -> c.PaperRe
         c.SectionRef(number=document.sections[i].number, title=document.sections[i].title)
         for i in covered
     ]
-    return c.PaperReading(
-        ok=True,
-        ref=paper.ref,
-        key=paper.key,
-        title=paper.title,
-        page_count=document.pages,
+    return _reply(
+        paper,
+        document,
         scope=scope,
         pages=_pages(document, part.first_line, part.last_line + 1) if end > start else [],
         covers=covers if end > start else [],
