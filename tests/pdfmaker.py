@@ -31,6 +31,7 @@ __all__ = [
     "SectionedPdf",
     "write_blank_pdf",
     "write_corrupt_pdf",
+    "write_lines_pdf",
     "write_scanned_pdf",
     "write_sectioned_pdf",
 ]
@@ -489,3 +490,21 @@ def write_manuscript_pdf(
         pdf.set_font("Times", "", BODY_SIZE)
         pdf.multi_cell(0, 5, appendix)
     pdf.output(str(path))
+
+
+def write_lines_pdf(path: Path, pages: list[list[str]]) -> Path:
+    """Write ``pages`` (each a list of lines) to ``path``, one Times 11 line per cell, so
+    every line break and page break is where the caller put it (a word broken with a
+    hyphen at a line end, a sentence running over a page break)."""
+    pdf = FPDF(orientation="P", unit="mm", format="A4")
+    pdf.set_creation_date(_FIXED_DATE)
+    pdf.set_margins(left=20, top=20, right=20)
+    pdf.set_auto_page_break(auto=False)
+    for lines in pages:
+        pdf.add_page()
+        pdf.set_font("Times", "", BODY_SIZE)
+        for line in lines:
+            assert pdf.get_string_width(line) < pdf.epw, f"line would wrap: {line!r}"
+            pdf.cell(0, BODY_SIZE * 0.45, line, new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+    pdf.output(str(path))
+    return path

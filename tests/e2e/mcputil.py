@@ -30,6 +30,8 @@ PAPERS_TOOLS = {
     "doiget_csl_export",
     "doiget_verify_references",
     "doiget_format_references",
+    "doiget_read_paper",
+    "doiget_check_quote",
 }
 
 

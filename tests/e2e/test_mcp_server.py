@@ -162,6 +162,12 @@ BAD_INPUTS: list[tuple[str, Any]] = [
     ("doiget_csl_export", {}),
     ("doiget_format_references", {"refs": [NATURE], "style": "no-such-style"}),
     ("doiget_format_references", {"refs": [NATURE], "format": "pdf"}),
+    ("doiget_verify_references", {"references": [3]}),
+    ("doiget_read_paper", {"ref": NATURE, "pages": "two"}),
+    ("doiget_read_paper", {"ref": NATURE, "max_chars": 10}),
+    ("doiget_read_paper", {"ref": "not a ref"}),
+    ("doiget_check_quote", {"ref": NATURE}),
+    ("doiget_check_quote", {"quote": "x", "ref": NATURE, "project": "doiget/papers"}),
 ]
 
 

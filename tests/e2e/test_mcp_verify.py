@@ -14,6 +14,8 @@ from doiget.server.snapshot import stored
 from replay import ReplayUpstream
 
 LIMIT = 900
+# Tools held to the budget one by one (the older ones count in the mean).
+BUDGETED = ("doiget_verify_references", "doiget_read_paper", "doiget_check_quote")
 
 
 async def test_the_tool_returns_one_row_per_reference_in_order(
@@ -70,5 +72,5 @@ def test_what_the_model_reads_stays_small() -> None:
     }
     mean = sum(sizes.values()) / len(sizes)
     print(f"verify tool {sizes['doiget_verify_references']} B; mean of all tools {mean:.0f} B")
-    assert sizes["doiget_verify_references"] <= LIMIT
+    assert {name: sizes[name] for name in BUDGETED if sizes[name] > LIMIT} == {}
     assert sum(sizes.values()) / len(sizes) <= LIMIT

@@ -10,6 +10,7 @@ from doiget import __version__
 from doiget.cli.library import index, projects_app, query
 from doiget.cli.output import JSON_OPTION_HELP, state
 from doiget.cli.papers import COMMANDS as PAPERS_COMMANDS
+from doiget.cli.reading import quote, read
 from doiget.cli.scholar import scholar_app
 from doiget.cli.serve import serve
 from doiget.cli.system import capabilities, health
@@ -57,6 +58,8 @@ app.command("serve")(serve)
 for _name, _command in PAPERS_COMMANDS.items():
     app.command(_name)(_command)
 app.command("verify")(verify)
+app.command("read")(read)
+app.command("quote")(quote)
 app.add_typer(scholar_app, name="scholar")
 app.add_typer(projects_app, name="projects")
 app.add_typer(web_app, name="web")

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Literal
 
 from doiget.library.pdftext import Line
 
@@ -157,6 +157,17 @@ def _front_matter_end(lines: Sequence[Line]) -> int:
 
 def sectioned(lines: Sequence[Line]) -> list[SectionedLine]:
     """Body lines with their section paths; heading lines themselves are left out."""
+    return [SectionedLine(line, path) for line, path, role in walk(lines) if role == "body"]
+
+
+# What a line is to :func:`walk`: text under a heading, a heading, or a heading's
+# wrapped continuation.
+Role = Literal["body", "heading", "wrap"]
+
+
+def walk(lines: Sequence[Line]) -> Iterator[tuple[Line, tuple[str, ...], Role]]:
+    """Every line in order with its role and section path; a heading line carries the
+    path of the section it opens (its wrapped rest included in the name)."""
     weights: Counter[bool] = Counter()
     for line in lines:
         weights[line.bold] += len(line.text)
@@ -180,16 +191,21 @@ def sectioned(lines: Sequence[Line]) -> list[SectionedLine]:
         reverse=True,
     )
     stack: list[Heading] = []
-    out: list[SectionedLine] = []
+    # A heading's lines wait until its name is whole (a wrapped line may follow).
+    pending: list[tuple[Line, Role]] = []
     last_heading: Line | None = None
     for line, kind in zip(lines, kinds, strict=True):
         if last_heading is not None and kind is None and _wraps(last_heading, line, style):
             stack[-1] = Heading(f"{stack[-1].text} {line.text}", stack[-1].level)
+            pending.append((line, "wrap"))
             last_heading = line
             continue
+        path = tuple(h.text for h in stack)
+        yield from ((held, path, role) for held, role in pending)
+        pending = []
         if kind is None:
             last_heading = None
-            out.append(SectionedLine(line, tuple(h.text for h in stack)))
+            yield line, path, "body"
             continue
         depth = _number_depth(line.text)
         if kind == "numbered" and depth is not None:
@@ -202,8 +218,10 @@ def sectioned(lines: Sequence[Line]) -> list[SectionedLine]:
         while stack and stack[-1].level >= heading.level:
             stack.pop()
         stack.append(heading)
+        pending.append((line, "heading"))
         last_heading = line
-    return out
+    path = tuple(h.text for h in stack)
+    yield from ((held, path, role) for held, role in pending)
 
 
 def _wraps(heading: Line, line: Line, style: _Style) -> bool:

@@ -17,6 +17,7 @@ from doiget.errors import DoigetError, ErrorCode
 from doiget.health import check_health
 from doiget.papers import contracts as c
 from doiget.runtime import Runtime
+from doiget.server.reading_tools import ReadingTools
 from doiget.server.toolset import (
     Hints,
     LazyCore,
@@ -445,6 +446,13 @@ def papers_toolset(runtime: Runtime) -> Toolset:
             tools.verify,
         )
     )
+    reading = ReadingTools(runtime)
+    specs += reading.specs()
+
+    async def close() -> None:
+        await tools.close()
+        await reading.close()
+
     return Toolset(
         "papers",
         specs,
@@ -454,5 +462,5 @@ def papers_toolset(runtime: Runtime) -> Toolset:
         "says what to do next.",
         list_resources=tools.list_resources,
         read_resource=tools.read_resource,
-        close=tools.close,
+        close=close,
     )

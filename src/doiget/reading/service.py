@@ -1,0 +1,197 @@
+"""The reading core: from a request naming a stored paper (or a project) to a reply.
+
+Reading a PDF is blocking work (a 20-page paper's text layer takes about a quarter of a
+second), so every call does it in a worker thread, and parsed documents are kept by
+content hash (see :class:`doiget.reading.document.DocumentCache`).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+
+from doiget.errors import DoigetError, ErrorCode
+from doiget.papers.store import Entry, Store
+from doiget.reading import contracts as c
+from doiget.reading.document import DocumentCache
+from doiget.reading.reader import Paper, Searchable, check_quote, reading
+from doiget.refs import parse_ref
+
+if TYPE_CHECKING:
+    from doiget.config import Settings
+    from doiget.library.index.base import StoredChunk
+    from doiget.library.service import Library
+    from doiget.reading.document import Document
+
+_STORE_KEY: Final = re.compile(r"(?:doi|arxiv)_[A-Za-z0-9._-]{1,250}")
+CANDIDATES: Final = 20  # passages of a project compared with a quotation
+
+
+class Reader:
+    """Reads stored papers; one per process (its cache is shared by its calls)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.store = Store(settings.store_root)
+        self.documents = DocumentCache()
+        self._library: Library | None = None
+
+    async def aclose(self) -> None:
+        """Close the passage index, if a project was searched."""
+        library, self._library = self._library, None
+        if library is not None:
+            await library.aclose()
+
+    # -- the stored paper ---------------------------------------------------------
+
+    def entry(self, ref_text: str) -> Entry:
+        """The stored entry named by a ref or a store key, with a PDF."""
+        text = ref_text.strip()
+        if _STORE_KEY.fullmatch(text):
+            entry = self.store.entry_by_key(text)
+            label = text
+        else:
+            ref = parse_ref(text)
+            entry = self.store.entry(ref)
+            label = ref.canonical
+        if entry is None:
+            raise DoigetError(
+                ErrorCode.NOT_FOUND,
+                f"{label} is not in the library; fetch it first with doiget_fetch_paper.",
+            )
+        if not entry.has_pdf:
+            raise DoigetError(
+                ErrorCode.NOT_FOUND,
+                f"{entry.ref} is stored without a PDF (metadata only), so there is no text "
+                "to read; fetch its PDF with doiget_fetch_paper (it needs an Open Access copy).",
+            )
+        return entry
+
+    def _load(self, entry: Entry) -> tuple[Paper, Document]:
+        from doiget.library.pdftext import UnusableDocument
+
+        try:
+            document = self.documents.load(entry.pdf_path)
+        except UnusableDocument as problem:
+            raise DoigetError(
+                ErrorCode.NOT_FOUND, f"the stored PDF of {entry.ref}: {problem.message}."
+            ) from None
+        title = entry.document.get("title")
+        paper = Paper(entry.ref.canonical, entry.key, title if isinstance(title, str) else None)
+        return paper, document
+
+    async def read(self, request: c.ReadPaper) -> c.PaperReading:
+        """The outline, or a piece of a section or page range (see reader.reading)."""
+
+        def work() -> c.PaperReading:
+            paper, document = self._load(self.entry(request.ref))
+            return reading(paper, document, request)
+
+        return await anyio.to_thread.run_sync(work)
+
+    async def check(self, request: c.CheckQuote) -> c.QuoteCheck:
+        """Whether the quotation is in the paper, or (without a ref) in a project."""
+        if request.ref is None:
+            return await self._check_project(request)
+        if request.project is not None:
+            raise DoigetError(
+                ErrorCode.INVALID_REF, "give ref (one paper) or project (its passages), not both."
+            )
+
+        def work() -> c.QuoteCheck:
+            paper, document = self._load(self.entry(request.ref or ""))
+            return check_quote(paper, Searchable(document), request.quote)
+
+        return await anyio.to_thread.run_sync(work)
+
+    # -- a project's passages -----------------------------------------------------
+
+    @property
+    def library(self) -> Library:
+        if self._library is None:
+            from doiget.library.service import Library
+
+            self._library = Library(self.settings)
+        return self._library
+
+    async def _check_project(self, request: c.CheckQuote) -> c.QuoteCheck:
+        from doiget.library.projects import DEFAULT_PROJECT_ID
+
+        project = self.library.project(request.project or DEFAULT_PROJECT_ID)
+        chunks = await anyio.to_thread.run_sync(
+            functools.partial(self._candidates, project.id, project.collection, request.quote)
+        )
+        found = _best_passage(project.id, chunks, request.quote)
+        if found.found and found.doc_id and not found.doc_id.startswith("file:"):
+            # The passage's paper is stored: its PDF gives the exact page and section.
+            exact = await anyio.to_thread.run_sync(self._in_stored, found.doc_id, request.quote)
+            if exact is not None and exact.found:
+                kept = {"page", "pages", "section", "passage", "occurrences", "ref"}
+                return found.model_copy(update={k: getattr(exact, k) for k in kept})
+        return found
+
+    def _in_stored(self, doc_id: str, quote: str) -> c.QuoteCheck | None:
+        """The quotation checked in the stored paper ``doc_id``; None when it is not
+        stored with a readable PDF."""
+        try:
+            paper, document = self._load(self.entry(doc_id))
+        except DoigetError:
+            return None
+        return check_quote(paper, Searchable(document), quote)
+
+    def _candidates(self, project_id: str, collection: str, quote: str) -> list[StoredChunk]:
+        """The project's passages that share most words with the quotation (BM25)."""
+        from doiget.library import analyzer
+        from doiget.library.index.base import Filters
+
+        index = self.library.index
+        if index.collection(collection) is None:
+            return []
+        hits = index.sparse(collection, analyzer.query_terms(quote), CANDIDATES, Filters())
+        chunks = index.fetch(collection, [hit.id for hit in hits])
+        ordered = [chunks[hit.id] for hit in hits if hit.id in chunks]
+        return [chunk for chunk in ordered if chunk.payload.get("project") == project_id]
+
+
+def _best_passage(project: str, chunks: list[StoredChunk], quote: str) -> c.QuoteCheck:
+    """The passage holding the quotation, else the closest one, with its citing fields."""
+    from doiget.reading.quote import find, normal, widened
+
+    wanted = normal(quote).key
+    if not wanted:
+        raise DoigetError(ErrorCode.INVALID_REF, "quote has no text to look for.")
+    best: tuple[float, Any, Any] | None = None
+    for chunk in chunks:
+        text = normal(chunk.text)
+        match = find(wanted, text, len(chunk.text))
+        if match is not None and (best is None or match.similarity > best[0]):
+            best = (match.similarity, match, chunk)
+    if best is None:
+        return c.QuoteCheck(ok=True, found=False, similarity=0.0, passage=None, project=project)
+    _, match, chunk = best
+    start, end = match.start, match.end
+    if not match.occurrences:
+        start, end = widened(chunk.text, start, end)
+    payload = chunk.payload
+    source = payload.get("source") or {}
+    doc = payload.get("doc") or {}
+    span = doc.get("page_span")
+    title = doc.get("section")
+    return c.QuoteCheck(
+        ok=True,
+        found=match.occurrences > 0,
+        similarity=match.similarity,
+        passage=" ".join(chunk.text[start:end].split()),
+        occurrences=match.occurrences,
+        page=span[0] if isinstance(span, list) and len(set(span)) == 1 else None,
+        pages=list(span) if isinstance(span, list) else None,
+        section=c.SectionRef(title=title) if isinstance(title, str) else None,
+        project=project,
+        doc_id=doc.get("doc_id"),
+        title=source.get("title"),
+        doi=source.get("doi"),
+        citekey=(payload.get("zotero") or {}).get("citekey"),
+    )

@@ -1,0 +1,80 @@
+"""doiget_read_paper and doiget_check_quote: reading stored papers, in the papers toolset.
+
+Handlers pass the parsed request to :class:`doiget.reading.service.Reader`, built on the
+first call, which reads PDFs in worker threads.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from doiget.reading import contracts as c
+from doiget.runtime import Runtime
+from doiget.server.toolset import Hints, LazyCore, ServedTool, Tool, ToolCall, describe
+
+if TYPE_CHECKING:
+    from doiget.reading.service import Reader
+
+READS_STORE = Hints(read_only=True, destructive=False, idempotent=True, open_world=False)
+
+
+class ReadingTools:
+    """The two reading tools, sharing one lazily built :class:`Reader`."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self._core = LazyCore(self._build)
+        self.close = self._core.close
+
+    def _build(self) -> Reader:
+        from doiget.reading.service import Reader
+
+        return Reader(self.runtime.settings)
+
+    async def read(self, request: c.ReadPaperArgs, call: ToolCall) -> c.PaperReading:
+        return await self._core.get().read(request)
+
+    async def check(self, request: c.CheckQuoteArgs, call: ToolCall) -> c.QuoteCheck:
+        return await self._core.get().check(request)
+
+    def specs(self) -> list[ServedTool]:
+        """The tools' declarations."""
+        return [
+            Tool(
+                "doiget_read_paper",
+                describe(
+                    when="Read a stored paper: outline, then a section or pages.",
+                    inputs="ref; section (outline number or title) or pages ('3-5'); "
+                    "max_chars; cursor.",
+                    outputs="Alone: sections, figures, tables, references (count). Else "
+                    "text, pages, covers, cursor for the next piece (null at the end).",
+                    costs="Local; under 1 s.",
+                    side_effects="None.",
+                    limits="Stored PDFs with a text layer.",
+                ),
+                c.ReadPaperArgs,
+                c.PaperReading,
+                READS_STORE,
+                self.read,
+                ref_field="ref",
+            ),
+            Tool(
+                "doiget_check_quote",
+                describe(
+                    when="Before quoting: is this text in the paper, on which page?",
+                    inputs="quote; ref (a stored paper) or project (its indexed passages; "
+                    "default doiget/papers).",
+                    outputs="found, similarity, passage, page, pages, section; when not "
+                    "found, the closest passage.",
+                    costs="Local; under 1 s.",
+                    side_effects="None.",
+                    limits="Exact up to spacing, line-end hyphens, ligatures, quote marks "
+                    "and dashes; case counts.",
+                ),
+                c.CheckQuoteArgs,
+                c.QuoteCheck,
+                READS_STORE,
+                self.check,
+                ref_field="ref",
+            ),
+        ]
