@@ -2,9 +2,10 @@
 
 Every operation names a project; the project's collection is the only one it
 touches, and every search also filters on the project, so nothing crosses projects
-whatever filters a caller sends. Blocking work (model, PDF, SQLite) runs in worker
-threads; a call over its time limit is cancelled — the running query interrupted —
-and answered with TIMEOUT.
+whatever filters a caller sends. Blocking work (model, PDF, SQLite, ranking) runs
+in the process's bounded work pool (:mod:`doiget.workpool`), never on the event
+loop; a call over its time limit is cancelled — the running query interrupted —
+and answered with TIMEOUT, and one the pool has no room for is refused at once.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from doiget.config import Settings
     from doiget.library.embedding import Embedder
     from doiget.library.ingest import SourceDocument
+    from doiget.workpool import WorkPool
 
 logger = logging.getLogger("doiget.library")
 
@@ -93,12 +95,25 @@ def parse_filters(raw: Mapping[str, Any] | None) -> Filters:
 class Library:
     """Projects and their passage index, for one process."""
 
-    def __init__(self, settings: Settings, index: PassageIndex | None = None) -> None:
+    def __init__(
+        self, settings: Settings, index: PassageIndex | None = None, pool: WorkPool | None = None
+    ) -> None:
         self.settings = settings
         self.projects: dict[str, Project] = projects_from_config(
             settings.projects_table, str(settings.config_path)
         )
         self._index = index
+        self._pool = pool
+        self._own_pool = pool is None
+
+    @property
+    def pool(self) -> WorkPool:
+        """The pool blocking work runs in: the server's, else one of this library's own."""
+        if self._pool is None:
+            from doiget.workpool import WorkPool
+
+            self._pool = WorkPool(self.settings.workers, self.settings.work_queue)
+        return self._pool
 
     # -- plumbing ---------------------------------------------------------------
 
@@ -155,11 +170,12 @@ class Library:
         )
 
     async def _bounded(self, tool: str, work: Callable[[], T]) -> T:
-        """Run blocking ``work`` in a thread within the tool's time limit."""
+        """Run blocking ``work`` in the work pool within the tool's time limit (waiting
+        for a worker included: the pool's bounded queue keeps that wait short)."""
         limit = self.settings.library_timeouts[tool]
         try:
             with anyio.fail_after(limit):
-                return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+                return await self.pool.run(work)
         except TimeoutError:
             if self._index is not None:
                 self._index.interrupt()
@@ -355,7 +371,7 @@ class Library:
             )
         wanted = min(request.top_k or DEFAULT_TOP_K, project.top_k_max)
         conditions = parse_filters(request.filters)
-        info = await anyio.to_thread.run_sync(self._collection, project)
+        info = await self.pool.run(functools.partial(self._collection, project))
         if info is None:
             items: list[c.Passage] = []
         else:
@@ -442,22 +458,32 @@ class Library:
 
         project = self.project(project_id)
         embedder = await self._warm(project.embed_model, queries=False)
-        await anyio.to_thread.run_sync(
-            self._ensure_collection, project, project.embed_model, embedder.dimension, force_rebuild
+        # Admitted once, at its first job: a long run is never refused half-way.
+        await self.pool.run(
+            functools.partial(
+                self._ensure_collection,
+                project,
+                project.embed_model,
+                embedder.dimension,
+                force_rebuild,
+            )
         )
         reports: list[c.DocumentReport] = []
         for done, document in enumerate(documents):
             if progress is not None:
                 await progress(done, len(documents), f"indexing {document.doc_id}")
             try:
-                prepared = await anyio.to_thread.run_sync(prepare, document, project, embedder)
-                written = await anyio.to_thread.run_sync(
+                prepared = await self.pool.run(
+                    functools.partial(prepare, document, project, embedder), admitted=True
+                )
+                written = await self.pool.run(
                     functools.partial(
                         self.index.upsert,
                         project.collection,
                         prepared.records,
                         replace_docs=[document.doc_id],
-                    )
+                    ),
+                    admitted=True,
                 )
                 reports.append(
                     c.DocumentReport(
@@ -483,7 +509,10 @@ class Library:
         )
 
     async def aclose(self) -> None:
-        """Close the index."""
+        """Close the index (and the pool, when it is this library's own)."""
         index, self._index = self._index, None
         if index is not None:
             await anyio.to_thread.run_sync(index.close)
+        if self._own_pool and self._pool is not None:
+            self._pool.close()
+            self._pool = None

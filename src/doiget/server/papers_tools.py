@@ -7,10 +7,13 @@ loads no network or store code) and return its typed result.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from typing import TYPE_CHECKING, Final
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final, TypeVar
 
+from doiget.contract import RequestT
 from doiget.health import check_health
 from doiget.papers import contracts as c
 from doiget.runtime import Runtime
@@ -29,6 +32,8 @@ from doiget.server.toolset import (
 
 if TYPE_CHECKING:
     from doiget.papers.service import Papers
+
+T = TypeVar("T")
 
 URI_PREFIX: Final = "doiget://paper/"
 _KEY: Final = re.compile(r"(?:doi|arxiv)_[A-Za-z0-9._-]{1,250}")
@@ -79,10 +84,10 @@ class PapersTools:
         return self.papers.info(request)
 
     async def search(self, request: c.LocalSearch, call: ToolCall) -> c.PapersReply:
-        return self.papers.search(request)
+        return await self._pooled(self.papers.search, request)
 
     async def recent(self, request: c.RecentPapers, call: ToolCall) -> c.PapersReply:
-        return self.papers.recent(request)
+        return await self._pooled(self.papers.recent, request)
 
     async def pdf_path(self, request: c.PaperLookup, call: ToolCall) -> c.PapersReply:
         return self.papers.pdf_path(request)
@@ -97,14 +102,22 @@ class PapersTools:
         return await self.papers.graph(request)
 
     async def bibtex(self, request: c.PaperExport, call: ToolCall) -> c.PapersReply:
-        return self.papers.bibtex(request)
+        return await self._pooled(self.papers.bibtex, request)
 
     async def csl(self, request: c.PaperExport, call: ToolCall) -> c.PapersReply:
-        return self.papers.csl(request)
+        return await self._pooled(self.papers.csl, request)
+
+    async def _pooled(self, work: Callable[[RequestT], T], request: RequestT) -> T:
+        """``work(request)`` in the work pool: it reads many stored papers (an index
+        query, a listing, an export of many refs), too slow for the event loop."""
+        return await self.runtime.pool().run(functools.partial(work, request))
 
     # -- resources --------------------------------------------------------------
 
     async def list_resources(self) -> list[ResourceItem]:
+        return await self.runtime.pool().run(self._resources)
+
+    def _resources(self) -> list[ResourceItem]:
         items: list[ResourceItem] = []
         for entry in self.papers.store.entries():
             title = entry.document.get("title")
@@ -130,7 +143,8 @@ class PapersTools:
         if part == "pdf":
             if not entry.has_pdf:
                 return None
-            return ResourceBody(uri, "application/pdf", data=entry.pdf_path.read_bytes())
+            data = await self.runtime.pool().run(entry.pdf_path.read_bytes)
+            return ResourceBody(uri, "application/pdf", data=data)
         text = json.dumps(
             {"ref": entry.ref.canonical, "key": entry.key, "metadata": entry.document},
             ensure_ascii=False,
