@@ -7,8 +7,9 @@ cheap call (doiget_health, list_projects, doiget_info) is answered between them.
 At most ``workers`` jobs run at once (one per core by default: NumPy, torch and
 SQLite release the GIL while they work, the ranking done in Python does not, so
 more threads than cores would only take turns with each other and with the event
-loop), and at most ``queue`` more wait. A job beyond that is refused at once with
-RATE_LIMITED and how many seconds to wait, instead of waiting past its deadline.
+loop), and at most ``queue`` more wait. A job beyond that, or one whose caller's
+time limit the jobs ahead would likely use up, is refused at once with RATE_LIMITED
+and how many seconds to wait, instead of waiting past its deadline.
 
 A job whose caller gave up (a time limit, a cancelled call) still holds its worker
 until it returns: the bound counts threads at work, not callers still waiting.
@@ -64,13 +65,22 @@ class WorkPool:
         """Jobs running or waiting now."""
         return self._pending
 
+    def _likely_done(self, jobs: int) -> float:
+        """Seconds until ``jobs`` jobs (running and waiting) have likely run."""
+        return math.ceil(jobs / self.workers) * self._mean
+
     def retry_after(self) -> int:
         """Whole seconds until the jobs ahead have likely run (at least 1)."""
-        return max(1, math.ceil(self._pending * self._mean / self.workers))
+        return max(1, math.ceil(self._likely_done(self._pending)))
 
-    async def run(self, work: Callable[[], T], *, admitted: bool = False) -> T:
+    async def run(
+        self, work: Callable[[], T], *, admitted: bool = False, within: float | None = None
+    ) -> T:
         """The result of ``work()`` run in a worker; RATE_LIMITED at once when full.
 
+        ``within``: the caller's time limit; the job is refused at once too when the
+        jobs ahead of it would likely use that time up (the mean job time so far
+        says how long they take), rather than time out in the line.
         ``admitted``: a later job of a call the pool already took (indexing, one job
         per document) joins the line whatever its length, so a long run is never
         refused half-way; it still waits for a worker like any other.
@@ -78,7 +88,10 @@ class WorkPool:
         import asyncio
 
         with self._lock:
-            if not admitted and self._pending >= self.workers + self.queue:
+            if not admitted and (
+                self._pending >= self.workers + self.queue
+                or (within is not None and self._likely_done(self._pending + 1) > within)
+            ):
                 raise self._refusal()
             self._pending += 1
         context = contextvars.copy_context()

@@ -219,3 +219,20 @@ async def test_a_job_its_caller_gave_up_on_still_holds_its_worker(gate: threadin
             await anyio.sleep(0.01)
     assert await pool.run(lambda: 42) == 42
     pool.close()
+
+
+async def test_a_job_the_line_would_time_out_is_refused_at_once(gate: threading.Event) -> None:
+    pool = WorkPool(workers=1, queue=10)
+    await pool.run(lambda: time.sleep(0.3))  # the pool learns how long a job takes
+    started = threading.Event()
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(_occupy, pool, gate, started)
+        await _until(started)
+        # Room in the line, but not within a limit shorter than the job ahead.
+        with pytest.raises(DoigetError) as refused:
+            await pool.run(lambda: None, within=0.001)
+        assert refused.value.code is ErrorCode.RATE_LIMITED
+        assert refused.value.retry_after is not None and refused.value.retry_after >= 1
+        gate.set()
+    assert await pool.run(lambda: 7, within=PATIENCE) == 7
+    pool.close()

@@ -175,7 +175,7 @@ class Library:
         limit = self.settings.library_timeouts[tool]
         try:
             with anyio.fail_after(limit):
-                return await self.pool.run(work)
+                return await self.pool.run(work, within=limit)
         except TimeoutError:
             if self._index is not None:
                 self._index.interrupt()
@@ -371,7 +371,8 @@ class Library:
             )
         wanted = min(request.top_k or DEFAULT_TOP_K, project.top_k_max)
         conditions = parse_filters(request.filters)
-        info = await self.pool.run(functools.partial(self._collection, project))
+        limit = self.settings.library_timeouts[tool]
+        info = await self.pool.run(functools.partial(self._collection, project), within=limit)
         if info is None:
             items: list[c.Passage] = []
         else:
