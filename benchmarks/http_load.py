@@ -1,26 +1,37 @@
-"""Load on `doiget serve --http`, on loopback: concurrent MCP clients against one replica
-and against two sharing Redis, next to one client over stdio.
+"""Cheap calls under load on ``doiget serve --http``, on loopback, and a cheap tool's
+calls/s next to a minimal server on the same MCP SDK.
 
-Set-up: N synthetic stored papers (for doiget_search_local) and N synthetic passages
-in a project (for find_chunks), the test suite's replay upstream for a batch fetch.
-Then, per mode, C clients (each its own MCP session over the SDK's Streamable HTTP
-client) call doiget_search_local, find_chunks and doiget_health in turn for S
-seconds; half-way through, a batch fetch split across the replicas runs against the
-replay upstream, whose request times give the rate budget actually kept. Reported:
-calls per second, p50/p99 latency per tool, errors, each server's resident memory,
-and the rate budget (most requests in one second, smallest gap to one source,
-breaches of 5/s or 200 ms). Bounded: S seconds per mode, loopback only.
+Set-up: N synthetic stored papers (for doiget_search_local and doiget_info) and N
+synthetic passages in a project with hybrid search on (find_chunks, query_hybrid).
 
-    python benchmarks/http_load.py                                   # 100k, 50 clients, 60 s
-    python benchmarks/http_load.py --entries 20000 --chunks 20000 --seconds 20 --clients 20
+1. Load: C clients (each its own MCP session over the SDK's Streamable HTTP client)
+   call find_chunks, query_hybrid and doiget_search_local in turn, as fast as they
+   are answered, for S seconds; a call refused because the server is busy
+   (RATE_LIMITED) waits the retry_after it was given. Meanwhile one probe client
+   per cheap tool (doiget_health, list_projects, doiget_info) calls it every 50 ms.
+   Reported: p50/p99 per tool, TIMEOUT errors, refusals, other errors, and with
+   --loop-profile the spans > 10 ms during which one callback held the event loop.
+2. Throughput: C clients call list_projects as fast as they can for T seconds on
+   doiget, then on benchmarks/minimal_server.py (same SDK, transport, web server; no
+   auth, log or rate gate); calls/s of each and the ratio.
+3. What the HTTP layer costs per request (token check, rate gate, access-log line,
+   the log's peek at the body), in microseconds.
+
+    python benchmarks/http_load.py                              # 100k, 50 clients, 60 s
+    python benchmarks/http_load.py --entries 20000 --chunks 20000 --seconds 20
+    python benchmarks/http_load.py --server-src /path/to/other/checkout/src   # compare
+
+Bounded: S + 2 T seconds of load, loopback only.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
+import json
+import logging
 import os
-import shutil
 import signal
 import socket
 import statistics
@@ -28,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import timeit
 from collections.abc import Iterator, Sequence
 from contextlib import AsyncExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -43,7 +55,6 @@ sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from batch_rate import route_dois  # noqa: E402
 from httputil import TOKEN, http_session  # noqa: E402
 from library_latency import COLLECTION, PROJECT_ID, build  # noqa: E402
 from local_search import populate  # noqa: E402
@@ -51,25 +62,27 @@ from local_search import populate  # noqa: E402
 from doiget.papers.index import PaperIndex  # noqa: E402
 from doiget.papers.store import Store  # noqa: E402
 
-from replay import ReplayUpstream  # noqa: E402
-
-TOOLS = ("doiget_search_local", "find_chunks", "doiget_health")
+LOAD = ("find_chunks", "query_hybrid", "doiget_search_local")
+CHEAP = ("doiget_health", "list_projects", "doiget_info")
+PROBE_GAP = 0.05
 QUERIES = ("quantum graph", "protein learning", "climate ocean", "sparse tensor", "genome")
+HERE = Path(__file__).resolve().parent
 
 
 @dataclass
 class Calls:
-    """Latencies (s) by tool and the errors seen."""
+    """Latencies (s) by tool, and what went wrong."""
 
     latencies: dict[str, list[float]] = field(default_factory=dict)
+    timeouts: int = 0
+    refusals: int = 0
     errors: list[str] = field(default_factory=list)
 
     def add(self, tool: str, seconds: float) -> None:
         self.latencies.setdefault(tool, []).append(seconds)
 
-    @property
-    def count(self) -> int:
-        return sum(len(values) for values in self.latencies.values())
+    def count(self, tools: Sequence[str]) -> int:
+        return sum(len(self.latencies.get(tool, [])) for tool in tools)
 
 
 def free_port() -> int:
@@ -83,137 +96,144 @@ def arguments(tool: str, turn: int) -> dict[str, Any]:
     query = QUERIES[turn % len(QUERIES)]
     if tool == "doiget_search_local":
         return {"query": query, "limit": 10}
-    if tool == "find_chunks":
+    if tool in ("find_chunks", "query_hybrid"):
         return {"project": PROJECT_ID, "query": query, "top_k": 6}
+    if tool == "doiget_info":
+        return {"ref": f"10.5555/bench.{turn % 1000}"}
     return {}
 
 
+def wait_healthy(process: subprocess.Popen[bytes], port: int, log: Path) -> None:
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/mcp", timeout=1).status_code < 500:
+                return
+        except httpx.HTTPError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"a server did not start; see {log}")
+        time.sleep(0.2)
+
+
 @contextmanager
-def servers(env: dict[str, str], count: int, tmp: Path) -> Iterator[list[tuple[str, int]]]:
-    """``count`` replicas of ``doiget serve --http``: (url, pid) each."""
-    started = []
-    for _ in range(count):
-        port = free_port()
-        log = (tmp / f"serve-{port}.log").open("w")
-        process = subprocess.Popen(
-            [sys.executable, "-m", "doiget", "serve", "--http", "--port", str(port)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-        )
-        started.append((process, port))
+def server(command: list[str], env: dict[str, str], tmp: Path, port: int) -> Iterator[str]:
+    """A server process on ``port``; its /mcp URL. Stopped with SIGTERM."""
+    log = tmp / f"serve-{port}.log"
+    with log.open("w") as err:
+        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=err)
     try:
-        for process, port in started:
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    if httpx.get(f"http://127.0.0.1:{port}/healthz").status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit(f"a replica did not start; see {tmp}/serve-{port}.log")
-                time.sleep(0.2)
-        yield [(f"http://127.0.0.1:{port}/mcp", process.pid) for process, port in started]
+        wait_healthy(process, port, log)
+        yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        for process, _ in started:
-            process.send_signal(signal.SIGTERM)
-        for process, _ in started:
-            try:
-                process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
 
 
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+def structured(result: Any) -> dict[str, Any]:
+    value = result.structured_content
+    if isinstance(value, dict):
+        return value
+    try:
+        parsed = json.loads(result.content[0].text)
+    except (ValueError, AttributeError, IndexError):
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
 
 
-async def client_loop(session: Any, until: float, calls: Calls, offset: int) -> None:
+def error_code(body: dict[str, Any]) -> tuple[str, float]:
+    """(code, retry seconds) of a papers or library error body."""
+    error = body.get("error")
+    if not isinstance(error, dict):
+        return "", 0.0
+    details = error.get("details") or {}
+    wait = details.get("retry_after_seconds") or (error.get("denial_context") or {}).get("actual")
+    return str(error.get("code", "")), float(wait or 1)
+
+
+async def call(session: Any, tool: str, turn: int, calls: Calls) -> float:
+    """One call, recorded; the seconds to wait before the next (a refusal's hint)."""
+    began = time.perf_counter()
+    try:
+        result = await session.call_tool(tool, arguments(tool, turn))
+    except Exception as exc:  # a transport failure is an error of the run
+        calls.errors.append(f"{tool}: {type(exc).__name__}: {exc}"[:160])
+        return 0.0
+    took = time.perf_counter() - began
+    if not result.is_error:
+        calls.add(tool, took)
+        return 0.0
+    code, wait = error_code(structured(result))
+    if code == "RATE_LIMITED":
+        calls.refusals += 1
+        return wait
+    if code == "TIMEOUT":
+        calls.timeouts += 1
+    else:
+        calls.errors.append(f"{tool}: {str(result.content[0])[:120]}")
+    calls.add(tool, took)
+    return 0.0
+
+
+async def load_client(session: Any, until: float, calls: Calls, offset: int) -> None:
     for turn in itertools.count(offset):
         if time.monotonic() >= until:
             return
-        tool = TOOLS[turn % len(TOOLS)]
-        began = time.perf_counter()
-        try:
-            result = await session.call_tool(tool, arguments(tool, turn))
-            if result.is_error:
-                calls.errors.append(f"{tool}: {str(result.content[0])[:120]}")
-        except Exception as exc:  # a transport failure is an error of the run
-            calls.errors.append(f"{tool}: {type(exc).__name__}: {exc}"[:160])
-        calls.add(tool, time.perf_counter() - began)
+        wait = await call(session, LOAD[turn % len(LOAD)], turn, calls)
+        if wait:
+            await anyio.sleep(wait)
 
 
-async def batch_split(urls: Sequence[str], dois: Sequence[str]) -> None:
-    shares = [list(dois[n :: len(urls)]) for n in range(len(urls))]
-
-    async def one(url: str, share: list[str]) -> None:
-        async with http_session(url) as session:
-            await session.call_tool("doiget_batch_fetch", {"refs": share})
-
-    async with anyio.create_task_group() as tasks:
-        for url, share in zip(urls, shares, strict=True):
-            tasks.start_soon(one, url, share)
+async def probe_client(session: Any, tool: str, until: float, calls: Calls) -> None:
+    for turn in itertools.count():
+        if time.monotonic() >= until:
+            return
+        await call(session, tool, turn, calls)
+        await anyio.sleep(PROBE_GAP)
 
 
-async def run_load(
-    urls: Sequence[str], clients: int, seconds: float, dois: Sequence[str]
-) -> tuple[Calls, float, tuple[float, float]]:
-    """The calls of ``clients`` sessions over ``seconds``; wall time; batch window."""
+async def run_load(url: str, clients: int, seconds: float) -> tuple[Calls, float]:
     calls = Calls()
-    window = [0.0, 0.0]
     async with AsyncExitStack() as stack:
-        sessions = [
-            await stack.enter_async_context(http_session(urls[n % len(urls)]))
-            for n in range(clients)
-        ]
+        loaders = [await stack.enter_async_context(http_session(url)) for _ in range(clients)]
+        probes = [await stack.enter_async_context(http_session(url)) for _ in CHEAP]
+        for tool, session in zip(CHEAP, probes, strict=True):  # first calls build the cores
+            await session.call_tool(tool, arguments(tool, 0))
+        await loaders[0].call_tool("find_chunks", arguments("find_chunks", 0))
         began = time.monotonic()
+        until = began + seconds
         async with anyio.create_task_group() as tasks:
-            for n, session in enumerate(sessions):
-                tasks.start_soon(client_loop, session, began + seconds, calls, n)
-            await anyio.sleep(seconds / 2)
-            window[0] = time.monotonic()
-            await batch_split(urls, dois)
-            window[1] = time.monotonic()
-        wall = time.monotonic() - began
-    return calls, wall, (window[0], window[1])
-
-
-async def stdio_load(env: dict[str, str], seconds: float) -> tuple[Calls, float]:
-    from mcp.client.session import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
-    params = StdioServerParameters(command=sys.executable, args=["-m", "doiget", "serve"], env=env)
-    calls = Calls()
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        began = time.monotonic()
-        await client_loop(session, began + seconds, calls, 0)
+            for n, session in enumerate(loaders):
+                tasks.start_soon(load_client, session, until, calls, n)
+            for tool, session in zip(CHEAP, probes, strict=True):
+                tasks.start_soon(probe_client, session, tool, until, calls)
         wall = time.monotonic() - began
     return calls, wall
 
 
-def budget(requests: Sequence[Any], window: tuple[float, float]) -> tuple[int, float, int]:
-    """(most requests in one second, smallest same-host gap ms, breaches) in ``window``."""
-    inside = [r for r in requests if window[0] <= r.started <= window[1] + 30]
-    times = sorted(r.started for r in inside)
-    worst = max(
-        (sum(1 for t in times[i:] if t < start + 1.0) for i, start in enumerate(times)), default=0
-    )
-    gaps = []
-    by_host: dict[str, list[float]] = {}
-    for request in inside:
-        by_host.setdefault(request.host, []).append(request.started)
-    for starts in by_host.values():
-        gaps += [b - a for a, b in itertools.pairwise(sorted(starts))]
-    smallest = min(gaps, default=float("inf"))
-    breaches = sum(1 for g in gaps if g < 0.195) + sum(
-        1 for i in range(len(times) - 5) if times[i + 5] - times[i] < 0.98
-    )
-    return worst, smallest * 1000, breaches
+async def run_cheap(url: str, clients: int, seconds: float, token: str | None) -> float:
+    """calls/s of list_projects from ``clients`` sessions over ``seconds``."""
+    done = 0
+
+    async def one(session: Any, until: float) -> None:
+        nonlocal done
+        while time.monotonic() < until:
+            await session.call_tool("list_projects", {})
+            done += 1
+
+    async with AsyncExitStack() as stack:
+        sessions = [
+            await stack.enter_async_context(http_session(url, token)) for _ in range(clients)
+        ]
+        await sessions[0].call_tool("list_projects", {})
+        began = time.monotonic()
+        async with anyio.create_task_group() as tasks:
+            for session in sessions:
+                tasks.start_soon(one, session, began + seconds)
+        return done / (time.monotonic() - began)
 
 
 def p50_p99(samples: Sequence[float]) -> str:
@@ -222,16 +242,39 @@ def p50_p99(samples: Sequence[float]) -> str:
     return f"{statistics.median(ordered) * 1000:.0f} / {p99 * 1000:.0f}"
 
 
-def report(label: str, calls: Calls, wall: float, rss: list[float], rate: Any) -> None:
-    line = [
-        label,
-        f"{calls.count / wall:.1f}",
-        *(p50_p99(calls.latencies.get(tool, [])) for tool in TOOLS),
-        str(len(calls.errors)),
-        " + ".join(f"{value:.0f}" for value in rss) or "-",
-        rate,
+def layer_costs() -> list[tuple[str, float]]:
+    """Microseconds per request of each part of the HTTP layer around the SDK."""
+    from doiget.server import http
+    from doiget.server.tokens import StaticTokens
+
+    tokens = StaticTokens([TOKEN, "another-team-token-0123456789"])
+    gate = http._Tokens(600_000)
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "tools/call",
+            "params": {"name": "find_chunks", "arguments": {"query": "x" * 200, "top_k": 6}},
+        }
+    ).encode()
+    record = {"token": "0123456789ab", "http": "POST", "method": "tools/call", "status": 200}
+    log = logging.getLogger("doiget.http")
+    log.handlers[:] = [logging.StreamHandler(Path(os.devnull).open("w"))]  # noqa: SIM115
+    log.propagate = False
+    log.setLevel(logging.INFO)
+
+    def verify() -> None:  # the coroutine never awaits: run it without a loop
+        with contextlib.suppress(StopIteration):
+            tokens.verify_token(TOKEN).send(None)
+
+    runs = 20_000
+    costs = [
+        ("token check", verify),
+        ("rate gate", lambda: gate.wait_for("0123456789ab")),
+        ("access-log line", lambda: http.RequestLog._write(dict(record), 0.0)),
+        ("log's peek at the body", lambda: http._jsonrpc_names(body)),
     ]
-    print("| " + " | ".join(line) + " |")
+    return [(name, timeit.timeit(fn, number=runs) / runs * 1e6) for name, fn in costs]
 
 
 def main() -> None:
@@ -239,22 +282,29 @@ def main() -> None:
     parser.add_argument("--entries", type=int, default=100_000, help="stored papers")
     parser.add_argument("--chunks", type=int, default=100_000, help="passages")
     parser.add_argument("--clients", type=int, default=50)
-    parser.add_argument("--seconds", type=float, default=60.0)
-    parser.add_argument("--dois", type=int, default=20, help="refs in the concurrent batch")
+    parser.add_argument("--seconds", type=float, default=60.0, help="of load")
+    parser.add_argument("--cheap-seconds", type=float, default=15.0, help="per throughput run")
+    parser.add_argument("--cheap-clients", type=int, default=10)
+    parser.add_argument("--label", default="doiget")
+    parser.add_argument("--server-src", help="run the servers from this src folder instead")
+    parser.add_argument("--loop-profile", action="store_true", help="record loop spans > 10 ms")
     args = parser.parse_args()
 
-    with tempfile.TemporaryDirectory() as scratch, ReplayUpstream() as upstream:
+    with tempfile.TemporaryDirectory() as scratch:
         tmp = Path(scratch)
-        upstream.start(tmp)
-        dois = route_dois(upstream, args.dois, 0.05)
         env = {
             **{k: v for k, v in os.environ.items() if not k.startswith("DOIGET_")},
-            **upstream.isolated_env(tmp),
-            "DOIGET_EMAIL": "bench@example.org",
+            "DOIGET_DATA_DIR": str(tmp / "data"),
+            "DOIGET_STORE_ROOT": str(tmp / "papers"),
+            "DOIGET_LOG_PATH": str(tmp / "provenance.jsonl"),
+            "DOIGET_CONFIG": str(tmp / "config.toml"),
+            "DOIGET_TOOLSETS": "papers,library",
             "DOIGET_HTTP_TOKENS": TOKEN,
             "DOIGET_HTTP_RATE": "1000000",
-            "DOIGET_CACHE_KEY": "http-load-shared-sealing-key-01",
+            "DOIGET_HTTP_MAX_SESSIONS": str(args.clients + 10),
         }
+        if args.server_src:
+            env["PYTHONPATH"] = args.server_src
         began = time.perf_counter()
         store = Store(tmp / "papers")
         populate(store, args.entries, 7)
@@ -262,58 +312,53 @@ def main() -> None:
         (tmp / "data" / "library").mkdir(parents=True)
         build(tmp / "data" / "library" / "passages.sqlite3", args.chunks, 1000, 7)
         (tmp / "config.toml").write_text(
-            f'[projects."{PROJECT_ID}"]\ncollection = "{COLLECTION}"\n'
+            f'[projects."{PROJECT_ID}"]\ncollection = "{COLLECTION}"\nhybrid_enabled = true\n'
         )
         print(
             f"machine: {os.cpu_count()} cores; set-up {time.perf_counter() - began:.0f} s "
             f"({args.entries:,} stored papers, {args.chunks:,} passages); {args.clients} "
-            f"clients for {args.seconds:g} s per mode; a {args.dois}-ref batch fetch half-way"
+            f"clients for {args.seconds:g} s; cheap probes every {PROBE_GAP * 1000:.0f} ms"
         )
         print()
+        port = free_port()
+        profile = tmp / "loop-profile.txt"
+        command = [sys.executable, "-m", "doiget"]
+        if args.loop_profile:
+            command = [sys.executable, str(HERE / "loop_profile.py"), str(profile)]
+        command += ["serve", "--http", "--port", str(port)]
+        with server(command, env, tmp, port) as url:
+            calls, wall = anyio.run(run_load, url, args.clients, args.seconds)
+            doiget_rate = anyio.run(run_cheap, url, args.cheap_clients, args.cheap_seconds, TOKEN)
+        minimal_port = free_port()
+        minimal = [sys.executable, str(HERE / "minimal_server.py"), str(minimal_port)]
+        with server(minimal, env, tmp, minimal_port) as url:
+            minimal_rate = anyio.run(run_cheap, url, args.cheap_clients, args.cheap_seconds, None)
+
+        heads = [f"{tool} p50/p99 ms" for tool in (*LOAD, *CHEAP)]
+        print(f"| server | load calls/s | {' | '.join(heads)} | TIMEOUTs | refusals | errors |")
+        print("|---" * (len(heads) + 5) + "|")
+        cells = [
+            args.label,
+            f"{calls.count(LOAD) / wall:.1f}",
+            *(p50_p99(calls.latencies.get(tool, [])) for tool in (*LOAD, *CHEAP)),
+            str(calls.timeouts),
+            str(calls.refusals),
+            str(len(calls.errors)),
+        ]
+        print("| " + " | ".join(cells) + " |")
+        print()
+        print("| server | list_projects calls/s | minimal SDK server calls/s | ratio |")
+        print("|---|---|---|---|")
         print(
-            "| mode | calls/s | search_local p50/p99 ms | find_chunks p50/p99 ms | "
-            "health p50/p99 ms | errors | RSS MB | rate budget: worst second, "
-            "smallest gap ms, breaches |"
+            f"| {args.label} | {doiget_rate:.0f} | {minimal_rate:.0f} | "
+            f"{doiget_rate / minimal_rate:.2f} |"
         )
-        print("|---|---|---|---|---|---|---|---|")
-        modes: list[tuple[str, int, dict[str, str]]] = [("HTTP, 1 replica", 1, env)]
-        redis_server = shutil.which("redis-server")
-        redis_process = None
-        if redis_server:
-            port = free_port()
-            redis_process = subprocess.Popen(
-                [redis_server, "--save", "", "--appendonly", "no", "--port", str(port)],
-                stdout=subprocess.DEVNULL,
-                cwd=tmp,
-            )
-            time.sleep(0.5)
-            modes.append(
-                ("HTTP, 2 replicas + Redis", 2, {**env, "REDIS_URL": f"redis://127.0.0.1:{port}/0"})
-            )
-        errors: list[str] = []
-        try:
-            for label, count, mode_env in modes:
-                with servers(mode_env, count, tmp) as running:
-                    urls = [url for url, _ in running]
-                    mark = len(upstream.requests)
-                    calls, wall, window = anyio.run(
-                        run_load, urls, args.clients, args.seconds, dois
-                    )
-                    rss = [rss_mb(pid) for _, pid in running]
-                    requests = upstream.requests[mark:]
-                worst, gap, breaches = budget(requests, window)
-                report(label, calls, wall, rss, f"{worst}, {gap:.0f}, {breaches}")
-                errors += calls.errors
-            calls, wall = anyio.run(stdio_load, env, args.seconds / 3)
-            report("stdio, 1 client", calls, wall, [], "-")
-            errors += calls.errors
-        finally:
-            if redis_process is not None:
-                redis_process.terminate()
-                redis_process.wait()
         print()
-        print(f"errors: {len(errors)}")
-        for error in errors[:10]:
+        print("HTTP layer per request: " + "; ".join(f"{n} {us:.1f} µs" for n, us in layer_costs()))
+        if args.loop_profile and profile.exists():
+            print()
+            print("event loop, " + profile.read_text())
+        for error in calls.errors[:10]:
             print(f"- {error}")
 
 

@@ -24,8 +24,15 @@ from doiget.hostmap import HostMap, parse_host_map
 from doiget.httpconfig import HttpSettings, http_settings
 from doiget.redaction import remember_secrets
 from doiget.secret import Secret
-from doiget.settingvalues import path_setting, refuse, seconds_setting, switch_setting
+from doiget.settingvalues import (
+    path_setting,
+    refuse,
+    seconds_setting,
+    switch_setting,
+    whole_setting,
+)
 from doiget.upstreams import Redaction, Setting, Upstream, all_upstreams
+from doiget.workpool import QUEUE_DEFAULT, QUEUE_MAX, WORKERS_MAX, default_workers
 
 APP_NAME = "doiget"
 KNOWN_TOOLSETS = ("papers", "scholar", "library", "web")
@@ -147,6 +154,18 @@ CORE_SETTINGS: tuple[Setting, ...] = (
         config_key="web_cache",
     ),
     Setting(
+        "DOIGET_WORKERS",
+        "threads that run expensive tool work (embedding, ranking, local search), stdio "
+        "and HTTP (default: one per core)",
+        config_key="workers",
+    ),
+    Setting(
+        "DOIGET_WORK_QUEUE",
+        "expensive calls that may wait for a worker (default 32); one more is refused at "
+        "once with RATE_LIMITED and the seconds to wait",
+        config_key="work_queue",
+    ),
+    Setting(
         "DOIGET_HTTP_HOST",
         "serve --http: address to bind (default 127.0.0.1)",
         config_key="http_host",
@@ -262,6 +281,9 @@ class Settings:
     projects_table: Any = None
     # Per-tool time limits of the library toolset; [library.timeouts] may lower them.
     library_timeouts: Mapping[str, float] = field(default_factory=lambda: dict(LIBRARY_TIMEOUTS))
+    # The pool expensive tool work runs in (doiget.workpool): threads, and jobs waiting.
+    workers: int = field(default_factory=default_workers)
+    work_queue: int = QUEUE_DEFAULT
     # serve --http: where it listens, its tokens and guards.
     http: HttpSettings = field(default_factory=HttpSettings)
     # scrape_page's browser tier: whether it may run, which Chromium, its limits.
@@ -544,6 +566,16 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         library_timeouts=_library_timeouts(file.get("library"), str(config_path)),
         extra_allowlist=extra_allowlist,
         blocked_hosts=tuple(host.lower() for host in blocked),
+        workers=whole_setting(
+            "DOIGET_WORKERS", pick("DOIGET_WORKERS", "workers"), default_workers(), 1, WORKERS_MAX
+        ),
+        work_queue=whole_setting(
+            "DOIGET_WORK_QUEUE",
+            pick("DOIGET_WORK_QUEUE", "work_queue"),
+            QUEUE_DEFAULT,
+            0,
+            QUEUE_MAX,
+        ),
         http=http_settings(pick),
         browser=browser_settings(pick),
     )

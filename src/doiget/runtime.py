@@ -14,6 +14,7 @@ from doiget.config import Settings, load_settings
 
 if TYPE_CHECKING:
     from doiget.net.network import Network
+    from doiget.workpool import WorkPool
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,9 @@ class Runtime:
     # The process's one Network (built on first use), so every toolset's requests pass
     # the same rate gate: two gates would each allow the full rate.
     _network: list[Network] = field(default_factory=list, compare=False, repr=False)
+    # The process's one pool for expensive work, shared by every toolset for the same
+    # reason: the cores are one budget.
+    _pool: list[WorkPool] = field(default_factory=list, compare=False, repr=False)
 
     def network(self) -> Network:
         """The process-wide :class:`~doiget.net.network.Network`, built on first use."""
@@ -34,10 +38,21 @@ class Runtime:
             self._network.append(Network(self.settings))
         return self._network[0]
 
+    def pool(self) -> WorkPool:
+        """The process-wide :class:`~doiget.workpool.WorkPool`, built on first use."""
+        if not self._pool:
+            from doiget.workpool import WorkPool
+
+            self._pool.append(WorkPool(self.settings.workers, self.settings.work_queue))
+        return self._pool[0]
+
     async def aclose(self) -> None:
-        """Close the network's connection pools, once; a later use builds a fresh one."""
+        """Close the network's connection pools and the work pool, once; a later use
+        builds fresh ones."""
         if self._network:
             await self._network.pop().aclose()
+        if self._pool:
+            self._pool.pop().close()
 
     def banner(self) -> str:
         """The one-line stderr start-up banner, with the test seam when it is set."""

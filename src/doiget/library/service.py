@@ -2,9 +2,10 @@
 
 Every operation names a project; the project's collection is the only one it
 touches, and every search also filters on the project, so nothing crosses projects
-whatever filters a caller sends. Blocking work (model, PDF, SQLite) runs in worker
-threads; a call over its time limit is cancelled — the running query interrupted —
-and answered with TIMEOUT.
+whatever filters a caller sends. Blocking work (model, PDF, SQLite, ranking) runs
+in the process's bounded work pool (:mod:`doiget.workpool`), never on the event
+loop; a call over its time limit is cancelled — the running query interrupted —
+and answered with TIMEOUT, and one the pool has no room for is refused at once.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
+import anyio.lowlevel
 
 from doiget.errors import DoigetError, ErrorCode, quoted, shorten
 from doiget.installed import LIBRARY_INSTALL
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
     from doiget.config import Settings
     from doiget.library.embedding import Embedder
     from doiget.library.ingest import SourceDocument
+    from doiget.workpool import WorkPool
 
 logger = logging.getLogger("doiget.library")
 
@@ -122,13 +125,15 @@ def _passage_progress(
     ``progress`` told the document's share done so far (from the thread, on the loop)."""
     if progress is None:
         return None
+    # The work pool's threads are not the event loop's own: they reach it by its token.
+    loop = anyio.lowlevel.current_token()
 
     async def report(passages: int, of: int) -> None:
         message = f"indexing {doc_id}: {passages}/{of} passages"
         await progress(done + passages / max(of, 1), total, message)
 
     def embedded(passages: int, of: int) -> None:
-        anyio.from_thread.run(report, passages, of)
+        anyio.from_thread.run(report, passages, of, token=loop)
 
     return embedded
 
@@ -146,12 +151,25 @@ def _report(project: Project, reports: list[c.DocumentReport]) -> c.IndexReport:
 class Library:
     """Projects and their passage index, for one process."""
 
-    def __init__(self, settings: Settings, index: PassageIndex | None = None) -> None:
+    def __init__(
+        self, settings: Settings, index: PassageIndex | None = None, pool: WorkPool | None = None
+    ) -> None:
         self.settings = settings
         self.projects: dict[str, Project] = projects_from_config(
             settings.projects_table, str(settings.config_path)
         )
         self._index = index
+        self._pool = pool
+        self._own_pool = pool is None
+
+    @property
+    def pool(self) -> WorkPool:
+        """The pool blocking work runs in: the server's, else one of this library's own."""
+        if self._pool is None:
+            from doiget.workpool import WorkPool
+
+            self._pool = WorkPool(self.settings.workers, self.settings.work_queue)
+        return self._pool
 
     # -- plumbing ---------------------------------------------------------------
 
@@ -212,11 +230,12 @@ class Library:
         )
 
     async def _bounded(self, tool: str, work: Callable[[], T]) -> T:
-        """Run blocking ``work`` in a thread within the tool's time limit."""
+        """Run blocking ``work`` in the work pool within the tool's time limit (waiting
+        for a worker included: the pool's bounded queue keeps that wait short)."""
         limit = self.settings.library_timeouts[tool]
         try:
             with anyio.fail_after(limit):
-                return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+                return await self.pool.run(work, within=limit)
         except TimeoutError:
             if self._index is not None:
                 self._index.interrupt()
@@ -415,7 +434,8 @@ class Library:
             )
         wanted = min(request.top_k or DEFAULT_TOP_K, project.top_k_max)
         conditions = parse_filters(request.filters)
-        info = await anyio.to_thread.run_sync(self._collection, project)
+        limit = self.settings.library_timeouts[tool]
+        info = await self.pool.run(functools.partial(self._collection, project), within=limit)
         if info is None:
             items: list[c.Passage] = []
         else:
@@ -506,13 +526,16 @@ class Library:
             # without loading the model first.
             return _report(project, list(unusable))
         embedder = await self._warm(project.embed_model, queries=False)
-        await anyio.to_thread.run_sync(
-            self._ensure_collection,
-            project,
-            project.embed_model,
-            embedder.dimension,
-            force_rebuild,
-            "index_papers",
+        # Admitted once, at its first job: a long run is never refused half-way.
+        await self.pool.run(
+            functools.partial(
+                self._ensure_collection,
+                project,
+                project.embed_model,
+                embedder.dimension,
+                force_rebuild,
+                "index_papers",
+            )
         )
         reports: list[c.DocumentReport] = []
         total = len(documents)
@@ -521,16 +544,17 @@ class Library:
                 await progress(done, total, f"indexing {document.doc_id}")
             embedded = _passage_progress(progress, done, total, document.doc_id)
             try:
-                prepared = await anyio.to_thread.run_sync(
-                    prepare, document, project, embedder, embedded
+                prepared = await self.pool.run(
+                    functools.partial(prepare, document, project, embedder, embedded), admitted=True
                 )
-                written = await anyio.to_thread.run_sync(
+                written = await self.pool.run(
                     functools.partial(
                         self.index.upsert,
                         project.collection,
                         prepared.records,
                         replace_docs=[document.doc_id],
-                    )
+                    ),
+                    admitted=True,
                 )
                 reports.append(
                     c.DocumentReport(
@@ -549,7 +573,10 @@ class Library:
         return _report(project, reports + list(unusable))
 
     async def aclose(self) -> None:
-        """Close the index."""
+        """Close the index (and the pool, when it is this library's own)."""
         index, self._index = self._index, None
         if index is not None:
             await anyio.to_thread.run_sync(index.close)
+        if self._own_pool and self._pool is not None:
+            self._pool.close()
+            self._pool = None

@@ -32,7 +32,7 @@ class LibraryTools:
     def _build(self) -> Library:
         from doiget.library.service import Library
 
-        return Library(self.runtime.settings)
+        return Library(self.runtime.settings, pool=self.runtime.pool())
 
     @property
     def library(self) -> Library:

@@ -7,12 +7,15 @@ loads no network or store code) and return its typed result.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
-from typing import TYPE_CHECKING, Final
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final, TypeVar
 
 from doiget.capabilityreport import capability_report
+from doiget.contract import RequestT
 from doiget.errors import DoigetError, ErrorCode
 from doiget.health import check_health
 from doiget.papers import contracts as c
@@ -38,6 +41,8 @@ if TYPE_CHECKING:
     from doiget.verify.service import Verifier
 
 logger = logging.getLogger("doiget.server")
+
+T = TypeVar("T")
 
 URI_PREFIX: Final = "doiget://paper/"
 _KEY: Final = re.compile(r"(?:doi|arxiv)_[A-Za-z0-9._-]{1,250}")
@@ -112,10 +117,10 @@ class PapersTools:
         return self.papers.info(request)
 
     async def search(self, request: c.LocalSearch, call: ToolCall) -> c.PapersReply:
-        return self.papers.search(request)
+        return await self._pooled(self.papers.search, request)
 
     async def recent(self, request: c.RecentPapers, call: ToolCall) -> c.PapersReply:
-        return self.papers.recent(request)
+        return await self._pooled(self.papers.recent, request)
 
     async def pdf_path(self, request: c.PaperLookup, call: ToolCall) -> c.PapersReply:
         return self.papers.pdf_path(request)
@@ -130,10 +135,15 @@ class PapersTools:
         return await self.papers.graph(request)
 
     async def bibtex(self, request: c.PaperExport, call: ToolCall) -> c.PapersReply:
-        return self.papers.bibtex(request)
+        return await self._pooled(self.papers.bibtex, request)
 
     async def csl(self, request: c.PaperExport, call: ToolCall) -> c.PapersReply:
-        return self.papers.csl(request)
+        return await self._pooled(self.papers.csl, request)
+
+    async def _pooled(self, work: Callable[[RequestT], T], request: RequestT) -> T:
+        """``work(request)`` in the work pool: it reads many stored papers (an index
+        query, a listing, an export of many refs), too slow for the event loop."""
+        return await self.runtime.pool().run(functools.partial(work, request))
 
     async def format_references(self, request: c.FormatReferences, call: ToolCall) -> c.PapersReply:
         return self.papers.format_references(request)
@@ -143,6 +153,9 @@ class PapersTools:
     async def list_resources(self) -> list[ResourceItem]:
         """Every readable entry, and its PDF when it has one doiget serves (an entry or a
         PDF that cannot be read is left out and logged, never failing the listing)."""
+        return await self.runtime.pool().run(self._resources)
+
+    def _resources(self) -> list[ResourceItem]:
         items: list[ResourceItem] = []
         for entry in self.papers.store.entries():
             title = entry.document.get("title")
@@ -178,7 +191,7 @@ class PapersTools:
             return None
         if part == "pdf":
             try:
-                data = entry.read_pdf()
+                data = await self.runtime.pool().run(entry.read_pdf)
             except DoigetError as error:
                 if error.code is ErrorCode.NOT_FOUND:
                     return None

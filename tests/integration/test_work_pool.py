@@ -1,0 +1,238 @@
+"""Expensive tool work runs in the bounded work pool, off the event loop.
+
+The pool is made busy with a job of the test's own that waits on an event (the pool
+takes any callable), so every claim below holds whatever the machine's speed: calls
+queue behind it while cheap calls are answered, one more than the queue holds is
+refused at once in its toolset's error shape, and no more than ``workers`` jobs
+ever run together. The server, store, index and envelopes are the real ones.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+
+from doiget.envelopes import LIBRARY_ENVELOPE, PAPERS_ENVELOPE, WEB_ENVELOPE
+from doiget.errors import DoigetError, ErrorCode
+from doiget.runtime import load_runtime
+from doiget.server.app import DoigetServer
+from doiget.workpool import WorkPool
+
+PROJECT = "lab/notes"
+# Upper bound on any wait in these tests, never a measurement.
+PATIENCE = 30.0
+
+
+def _server(tmp: Path, workers: int, queue: int) -> DoigetServer:
+    (tmp / "config.toml").write_text(f'[projects."{PROJECT}"]\nhybrid_enabled = true\n')
+    env = {
+        "DOIGET_CONFIG": str(tmp / "config.toml"),
+        "DOIGET_DATA_DIR": str(tmp / "data"),
+        "DOIGET_STORE_ROOT": str(tmp / "papers"),
+        "DOIGET_LOG_PATH": str(tmp / "log.jsonl"),
+        "DOIGET_TOOLSETS": "papers,library",
+        "DOIGET_WORKERS": str(workers),
+        "DOIGET_WORK_QUEUE": str(queue),
+    }
+    return DoigetServer(load_runtime(env))
+
+
+async def _call(server: DoigetServer, tool: str, **arguments: Any) -> types.CallToolResult:
+    context: Any = SimpleNamespace(meta=None, request=None, request_id=1, session=None)
+    params = types.CallToolRequestParams(name=tool, arguments=arguments)
+    return await server.call_tool(context, params)
+
+
+EXPENSIVE = (
+    ("doiget_search_local", {"query": "graph"}),
+    ("find_chunks", {"project": PROJECT, "query": "graph"}),
+    ("query_hybrid", {"project": PROJECT, "query": "graph"}),
+    ("doiget_list_recent", {}),
+)
+CHEAP = (("doiget_health", {}), ("list_projects", {}), ("doiget_info", {"ref": "10.1234/x"}))
+
+
+@pytest.fixture
+def gate() -> Iterator[threading.Event]:
+    event = threading.Event()
+    yield event
+    event.set()  # never leave a worker waiting
+
+
+async def _occupy(pool: WorkPool, gate: threading.Event, started: threading.Event) -> None:
+    def hold() -> None:
+        started.set()
+        gate.wait(PATIENCE)
+
+    await pool.run(hold)
+
+
+async def _until(flag: threading.Event) -> None:
+    with anyio.fail_after(PATIENCE):
+        while not flag.is_set():
+            await anyio.sleep(0.01)
+
+
+async def test_cheap_calls_are_answered_while_expensive_ones_wait(
+    tmp_path: Path, gate: threading.Event
+) -> None:
+    server = _server(tmp_path, workers=1, queue=len(EXPENSIVE))
+    pool = server.runtime.pool()
+    started = threading.Event()
+    answers: dict[str, types.CallToolResult] = {}
+
+    async def expensive(tool: str, arguments: dict[str, Any]) -> None:
+        answers[tool] = await _call(server, tool, **arguments)
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(_occupy, pool, gate, started)
+        await _until(started)
+        for tool, arguments in EXPENSIVE:
+            tasks.start_soon(expensive, tool, arguments)
+        with anyio.fail_after(PATIENCE):
+            while pool.pending < 1 + len(EXPENSIVE):
+                await anyio.sleep(0.01)
+        for tool, arguments in CHEAP:
+            cheap = await _call(server, tool, **arguments)
+            assert cheap.content, tool
+            assert tool == "doiget_info" or not cheap.is_error, cheap.content
+        # Every expensive call is still waiting for the one busy worker.
+        assert answers == {}
+        gate.set()
+    assert sorted(answers) == sorted(tool for tool, _ in EXPENSIVE)
+    assert not any(answer.is_error for answer in answers.values())
+    await server.close()
+
+
+async def test_a_full_queue_refuses_at_once_in_each_toolsets_shape(
+    tmp_path: Path, gate: threading.Event
+) -> None:
+    server = _server(tmp_path, workers=1, queue=1)
+    pool = server.runtime.pool()
+    started = threading.Event()
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(_occupy, pool, gate, started)
+        await _until(started)
+        tasks.start_soon(_occupy, pool, gate, threading.Event())  # fills the queue
+        with anyio.fail_after(PATIENCE):
+            while pool.pending < 2:
+                await anyio.sleep(0.01)
+        papers = await _call(server, "doiget_search_local", query="graph")
+        library = await _call(server, "find_chunks", project=PROJECT, query="graph")
+        hybrid = await _call(server, "query_hybrid", project=PROJECT, query="graph")
+        assert pool.pending == 2  # the refused calls never joined the line
+        gate.set()
+
+    assert papers.is_error
+    error = (papers.structured_content or {})["error"]
+    assert error["code"] == "RATE_LIMITED"
+    assert error["denial_context"]["reason"] == "rate_limit_window"
+    assert error["denial_context"]["actual"] >= 1
+    assert "retry this call in" in error["message"]
+    for refused in (library, hybrid):
+        assert refused.is_error
+        body = (refused.structured_content or {})["error"]
+        assert body["code"] == "RATE_LIMITED"
+        assert body["details"]["retry_after_seconds"] >= 1
+    # Once the pool has room, the same call is served.
+    again = await _call(server, "find_chunks", project=PROJECT, query="graph")
+    assert not again.is_error
+    await server.close()
+
+
+def test_the_refusal_reads_as_a_retryable_rate_limit_on_the_web() -> None:
+    pool = WorkPool(workers=1, queue=0)
+    refusal = pool._refusal()
+    body = WEB_ENVELOPE.failure(refusal).structured["error"]
+    assert body["kind"] == "rate_limit"
+    assert body["retryable"] is True
+    assert body["suggestedAction"].startswith("Wait ")
+    assert "another provider" not in body["suggestedAction"]
+    # The other envelopes carry the same wait.
+    wait = refusal.retry_after
+    assert PAPERS_ENVELOPE.failure(refusal).structured["error"]["denial_context"]["actual"] == wait
+    library = LIBRARY_ENVELOPE.failure(refusal).structured["error"]
+    assert library["details"]["retry_after_seconds"] == wait
+    pool.close()
+
+
+async def test_no_more_than_workers_jobs_run_at_once(gate: threading.Event) -> None:
+    pool = WorkPool(workers=2, queue=4)
+    lock = threading.Lock()
+    running = peak = 0
+
+    def job() -> None:
+        nonlocal running, peak
+        with lock:
+            running += 1
+            peak = max(peak, running)
+        gate.wait(PATIENCE)
+        time.sleep(0.01)
+        with lock:
+            running -= 1
+
+    refused: list[DoigetError] = []
+
+    async def one() -> None:
+        try:
+            await pool.run(job)
+        except DoigetError as error:
+            refused.append(error)
+
+    async with anyio.create_task_group() as tasks:
+        for _ in range(9):
+            tasks.start_soon(one)
+        with anyio.fail_after(PATIENCE):
+            while pool.pending < 6 or len(refused) < 3:
+                await anyio.sleep(0.01)
+        gate.set()
+    assert peak == 2
+    assert len(refused) == 3
+    assert {error.code for error in refused} == {ErrorCode.RATE_LIMITED}
+    pool.close()
+
+
+async def test_a_job_its_caller_gave_up_on_still_holds_its_worker(gate: threading.Event) -> None:
+    pool = WorkPool(workers=1, queue=0)
+    started = threading.Event()
+    with anyio.move_on_after(PATIENCE) as scope:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(_occupy, pool, gate, started)
+            await _until(started)
+            tasks.cancel_scope.cancel()  # the caller's deadline
+    assert not scope.cancelled_caught
+    # The abandoned job is still running: the pool has no room for another.
+    with pytest.raises(DoigetError) as refused:
+        await pool.run(lambda: None)
+    assert refused.value.code is ErrorCode.RATE_LIMITED
+    gate.set()
+    with anyio.fail_after(PATIENCE):
+        while pool.pending:
+            await anyio.sleep(0.01)
+    assert await pool.run(lambda: 42) == 42
+    pool.close()
+
+
+async def test_a_job_the_line_would_time_out_is_refused_at_once(gate: threading.Event) -> None:
+    pool = WorkPool(workers=1, queue=10)
+    await pool.run(lambda: time.sleep(0.3))  # the pool learns how long a job takes
+    started = threading.Event()
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(_occupy, pool, gate, started)
+        await _until(started)
+        # Room in the line, but not within a limit shorter than the job ahead.
+        with pytest.raises(DoigetError) as refused:
+            await pool.run(lambda: None, within=0.001)
+        assert refused.value.code is ErrorCode.RATE_LIMITED
+        assert refused.value.retry_after is not None and refused.value.retry_after >= 1
+        gate.set()
+    assert await pool.run(lambda: 7, within=PATIENCE) == 7
+    pool.close()
