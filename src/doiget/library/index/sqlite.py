@@ -32,13 +32,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import queue
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final
 
 import apsw
 import numpy as np
@@ -63,7 +64,7 @@ if TYPE_CHECKING:
 
     from doiget.library.index.base import Vector
 
-T = TypeVar("T")
+    Matrix = NDArray[np.float32]
 
 BUSY_TIMEOUT_MS: Final = 10_000
 PAYLOAD_KEYS_SAMPLE: Final = 1_000
@@ -72,7 +73,7 @@ PAYLOAD_KEYS_SAMPLE: Final = 1_000
 COMPACT_MIN_DEAD: Final = 256
 # Rows read, written or moved at a time when migrating or compacting.
 COPY_BATCH: Final = 8_192
-# Times a reader starts over when a writer replaced the vector file it was reading.
+# Times a reader takes a newer snapshot when the vector file of its own was replaced.
 READ_ATTEMPTS: Final = 5
 
 SCHEMA: Final = """
@@ -187,6 +188,9 @@ class SqliteIndex:
             ) from exc
         self._lock = threading.RLock()
         self._maps = vectorfile.Maps(self.folder)
+        # Idle reader connections; a reading thread takes one or opens another.
+        self._readers: queue.Queue[apsw.Connection] = queue.Queue()
+        self._reader_conns: list[apsw.Connection] = []
 
     def _upgrade_chunks(self) -> None:
         """Give a ``chunks`` table of an earlier release the columns it lacks (their old
@@ -208,20 +212,25 @@ class SqliteIndex:
         return conn
 
     @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """SQLite and file failures as coded errors."""
+        try:
+            yield
+        except apsw.InterruptError as exc:
+            raise DoigetError(
+                ErrorCode.TIMEOUT, "the index query was cancelled at its time limit"
+            ) from exc
+        except (apsw.Error, OSError, ValueError) as exc:
+            raise DoigetError(
+                ErrorCode.INDEX_UNAVAILABLE,
+                f"the passage index {self.path} failed ({type(exc).__name__}: {exc}); "
+                "retry, or rebuild the project with `doiget index --all`.",
+            ) from exc
+
+    @contextmanager
     def _guard(self) -> Iterator[apsw.Connection]:
-        with self._lock:
-            try:
-                yield self._conn
-            except apsw.InterruptError as exc:
-                raise DoigetError(
-                    ErrorCode.TIMEOUT, "the index query was cancelled at its time limit"
-                ) from exc
-            except (apsw.Error, OSError, ValueError) as exc:
-                raise DoigetError(
-                    ErrorCode.INDEX_UNAVAILABLE,
-                    f"the passage index {self.path} failed ({type(exc).__name__}: {exc}); "
-                    "retry, or rebuild the project with `doiget index --all`.",
-                ) from exc
+        with self._lock, self._errors():
+            yield self._conn
 
     @contextmanager
     def _writing(self) -> Iterator[apsw.Connection]:
@@ -308,33 +317,47 @@ class SqliteIndex:
             return self._vectors_state(conn, name)
         return _Vectors(str(row[0]), int(row[1]), int(row[2]), int(row[3]))
 
-    def _snapshot(
-        self, name: str, read: Callable[[apsw.Connection], T]
-    ) -> tuple[_Vectors, NDArray[np.float32], T] | None:
-        """The collection's vector state, its committed rows and what ``read`` finds,
-        all from one snapshot of the database; None when the collection does not exist."""
+    @contextmanager
+    def _reading(self, name: str) -> Iterator[tuple[apsw.Connection, _Vectors | None, Matrix]]:
+        """A read transaction on a reader connection of its own, with the collection's
+        vector state and committed rows in that snapshot (no rows, and a None state,
+        when the collection does not exist). Scans run without holding the index's
+        lock, and everything read inside agrees with the rows scanned."""
+        conn = self._readers.get() if not self._readers.empty() else self._new_reader()
+        try:
+            with self._errors():
+                yield self._open_snapshot(conn, name)
+        finally:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            self._readers.put(conn)
+
+    def _new_reader(self) -> apsw.Connection:
+        with self._errors():
+            conn = self._connect()
+        with self._lock:
+            self._reader_conns.append(conn)
+        return conn
+
+    def _open_snapshot(
+        self, conn: apsw.Connection, name: str
+    ) -> tuple[apsw.Connection, _Vectors | None, Matrix]:
         for _ in range(READ_ATTEMPTS):
+            conn.execute("BEGIN")
             try:
-                with self._guard() as conn, conn:
-                    state = self._vectors_state(conn, name)
-                    found = read(conn)
+                state = self._vectors_state(conn, name)
             except _Unmigrated:
-                with self._writing() as conn:
-                    self._vectors_state(conn, name, migrate=True)
+                conn.execute("ROLLBACK")
+                with self._writing() as writer:
+                    self._vectors_state(writer, name, migrate=True)
                 continue
-            if state is None:
-                return None
+            if state is None or state.slots == 0:
+                dimension = state.dimension if state else 0
+                return conn, state, np.empty((0, dimension), dtype=np.float32)
             try:
-                matrix = self._maps.rows(state.file, state.slots, state.dimension)
+                return conn, state, self._maps.rows(state.file, state.slots, state.dimension)
             except FileNotFoundError:
-                continue  # compacted, migrated or dropped since: read the state again
-            except (OSError, ValueError) as exc:
-                raise DoigetError(
-                    ErrorCode.INDEX_UNAVAILABLE,
-                    f"cannot read the vectors of collection {name!r} ({exc}); rebuild the "
-                    "project with `doiget index --all`.",
-                ) from exc
-            return state, matrix, found
+                conn.execute("ROLLBACK")  # replaced since this snapshot: take a newer one
         raise DoigetError(
             ErrorCode.INDEX_UNAVAILABLE,
             f"the vectors of collection {name!r} kept changing while being read; retry.",
@@ -532,14 +555,11 @@ class SqliteIndex:
     def dense(self, name: str, vector: Sequence[float], limit: int, filters: Filters) -> list[Hit]:
         query = np.asarray(vector, dtype=np.float32)
         query /= np.float32(np.linalg.norm(query) or 1.0)
-        for _ in range(READ_ATTEMPTS):
-            snapshot = self._snapshot(
-                name, lambda conn: self._allowed(conn, name, filters, "slot") if filters else None
-            )
-            if snapshot is None or limit < 1:
+        with self._reading(name) as (conn, state, matrix):
+            if state is None or state.slots == 0 or limit < 1:
                 return []
-            state, matrix, allowed = snapshot
-            if state.slots == 0 or allowed == []:
+            allowed = self._allowed(conn, name, filters, "slot") if filters else None
+            if allowed == []:
                 return []
             scores = matrix @ query
             if allowed is not None:
@@ -547,19 +567,19 @@ class SqliteIndex:
                 mask[np.asarray(allowed, dtype=np.int64)] = 0.0
                 scores += mask
             pool = state.slots if allowed is None else len(allowed)
-            hits = self._live_top(name, state, scores, limit, pool)
-            if hits is not None:
-                return hits
-        raise DoigetError(
-            ErrorCode.INDEX_UNAVAILABLE,
-            f"the vectors of collection {name!r} kept changing while being read; retry.",
-        )
+            return self._live_top(conn, name, state, scores, limit, pool)
 
+    @staticmethod
     def _live_top(
-        self, name: str, state: _Vectors, scores: NDArray[np.float32], limit: int, pool: int
-    ) -> list[Hit] | None:
-        """The ``limit`` best slots that a chunk still names, as hits; None when the
-        collection moved to another vector file since ``state`` was read.
+        conn: apsw.Connection,
+        name: str,
+        state: _Vectors,
+        scores: NDArray[np.float32],
+        limit: int,
+        pool: int,
+    ) -> list[Hit]:
+        """The ``limit`` best slots that a chunk names, as hits, best first (equal
+        scores in slot order).
 
         Dead rows (of deleted or re-written chunks) are scored too; the best are taken
         with a margin for them, and more when too few of those are live."""
@@ -572,19 +592,13 @@ class SqliteIndex:
                 top = np.arange(len(scores))
             top = top[np.lexsort((top, -scores[top]))]
             top = top[np.isfinite(scores[top])]
-            with self._guard() as conn, conn:
-                current = conn.execute(
-                    "SELECT file FROM vector_files WHERE collection = ?", (name,)
-                ).fetchone()
-                if current is None or str(current[0]) != state.file:
-                    return None
-                live = dict(
-                    conn.execute(
-                        "SELECT slot, id FROM chunks WHERE collection = ? AND slot IN "
-                        "(SELECT value FROM json_each(?))",
-                        (name, _json_ints(top)),
-                    )
+            live = dict(
+                conn.execute(
+                    "SELECT slot, id FROM chunks WHERE collection = ? AND slot IN "
+                    "(SELECT value FROM json_each(?))",
+                    (name, _json_ints(top)),
                 )
+            )
             hits = [Hit(str(live[int(s)]), float(scores[s])) for s in top if int(s) in live]
             if len(hits) >= limit or wanted >= pool or len(top) < wanted:
                 return hits[:limit]
@@ -669,21 +683,16 @@ class SqliteIndex:
             return {chunk.id: chunk for chunk in self._stored(rows)}
 
     def vectors(self, name: str, ids: Sequence[str]) -> dict[str, Vector]:
-        snapshot = self._snapshot(
-            name,
-            lambda conn: [
+        with self._reading(name) as (conn, _, matrix):
+            rows = [
                 (str(chunk), int(slot))
                 for chunk, slot in conn.execute(
                     "SELECT id, slot FROM chunks WHERE collection = ? "
                     "AND id IN (SELECT value FROM json_each(?))",
                     (name, json.dumps(list(ids))),
                 )
-            ],
-        )
-        if snapshot is None or not snapshot[2]:
-            return {}
-        _, matrix, rows = snapshot
-        gathered = matrix[np.asarray([slot for _, slot in rows], dtype=np.int64)]
+            ]
+            gathered = matrix[np.asarray([slot for _, slot in rows], dtype=np.int64)]
         return {chunk: gathered[n] for n, (chunk, _) in enumerate(rows)}
 
     def sample(self, name: str, limit: int) -> list[StoredChunk]:
@@ -718,8 +727,12 @@ class SqliteIndex:
     # -- lifecycle --------------------------------------------------------------
 
     def interrupt(self) -> None:
-        self._conn.interrupt()
+        for conn in [self._conn, *self._reader_conns]:
+            conn.interrupt()
 
     def close(self) -> None:
         self._maps.clear()
+        for conn in self._reader_conns:
+            conn.close()
+        self._reader_conns.clear()
         self._conn.close()

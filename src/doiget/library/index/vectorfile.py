@@ -128,9 +128,11 @@ class Maps:
             rows = os.fstat(handle.fileno()).st_size // _row_bytes(dimension)
             if rows == 0:
                 return np.empty((0, dimension), dtype=np.float32)
-            flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
             mapped = mmap.mmap(
-                handle.fileno(), rows * _row_bytes(dimension), flags=flags, prot=mmap.PROT_READ
+                handle.fileno(),
+                rows * _row_bytes(dimension),
+                flags=mmap.MAP_SHARED,
+                prot=mmap.PROT_READ,
             )
         return np.frombuffer(mapped, dtype=np.float32).reshape(rows, dimension)
 
