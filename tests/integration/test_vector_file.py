@@ -124,13 +124,17 @@ FILTERS = [
 ]
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "qdrant"])
+@pytest.mark.parametrize("backend", ["sqlite", "sqlite, filters listed", "qdrant"])
 @pytest.mark.parametrize("filters", FILTERS, ids=lambda f: json.dumps(dict(f.conditions)))
 def test_dense_gives_the_exact_top_k_on_both_backends(
-    path: Path, backend: str, filters: Filters
+    path: Path, backend: str, filters: Filters, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    if backend == "sqlite, filters listed":
+        # Every chunk that passes the filters listed at once (as for a narrow filter),
+        # instead of the best candidates checked one by one.
+        monkeypatch.setattr(sqlite_index, "FILTER_WALK_MAX", 1)
     index: PassageIndex = (
-        SqliteIndex(path) if backend == "sqlite" else open_qdrant(location=":memory:")
+        open_qdrant(location=":memory:") if backend == "qdrant" else SqliteIndex(path)
     )
     try:
         index.create_collection(INFO)

@@ -73,6 +73,8 @@ PAYLOAD_KEYS_SAMPLE: Final = 1_000
 COMPACT_MIN_DEAD: Final = 256
 # Rows read, written or moved at a time when migrating or compacting.
 COPY_BATCH: Final = 8_192
+# Candidates checked against filters one by one before listing all that pass instead.
+FILTER_WALK_MAX: Final = 20_000
 # Times a reader takes a newer snapshot when the vector file of its own was replaced.
 READ_ATTEMPTS: Final = 5
 
@@ -524,22 +526,33 @@ class SqliteIndex:
     # -- searching --------------------------------------------------------------
 
     @staticmethod
-    def _allowed(conn: apsw.Connection, name: str, filters: Filters, column: str) -> list[int]:
-        """``column`` (rowid or slot) of every chunk that passes ``filters``."""
-        clauses = []
-        params: list[Any] = [name]
-        for key, values in filters.conditions.items():
-            if key not in FILTER_KEYS:
-                continue
-            clauses.append(
-                "rowid IN (SELECT chunk FROM chunk_keys WHERE key = ? AND value IN "
-                "(SELECT value FROM json_each(?)))"
-            )
-            params += [key, json.dumps(list(values))]
-        sql = f"SELECT {column} FROM chunks WHERE collection = ?" + "".join(
-            f" AND {clause}" for clause in clauses
+    def _filter_sql(filters: Filters, *, per_row: bool) -> tuple[str, list[Any]]:
+        """SQL conditions on a ``chunks`` row for ``filters``, and their parameters.
+
+        ``per_row`` looks each row's values up by its rowid (for checking a few
+        candidates); otherwise each key's matching chunks are listed once (for
+        listing every chunk that passes)."""
+        test = (
+            "EXISTS (SELECT 1 FROM chunk_keys WHERE chunk = chunks.rowid AND key = ? AND "
+            if per_row
+            else "rowid IN (SELECT chunk FROM chunk_keys WHERE key = ? AND "
         )
-        return [int(row[0]) for row in conn.execute(sql, params)]
+        clauses, params = "", []
+        for key, values in filters.conditions.items():
+            if key in FILTER_KEYS:
+                clauses += f" AND {test}value IN (SELECT value FROM json_each(?)))"
+                params += [key, json.dumps(list(values))]
+        return clauses, params
+
+    def _allowed(self, conn: apsw.Connection, name: str, filters: Filters, column: str) -> str:
+        """``column`` (rowid or slot) of every chunk that passes ``filters``, as
+        comma-separated text (empty when none does)."""
+        where, params = self._filter_sql(filters, per_row=False)
+        rows = conn.execute(
+            f"SELECT group_concat({column}) FROM chunks WHERE collection = ?{where}",
+            [name, *params],
+        )
+        return str(next(rows)[0] or "")
 
     def _ids(self, conn: apsw.Connection, scored: list[tuple[int, float]]) -> list[Hit]:
         if not scored:
@@ -558,51 +571,58 @@ class SqliteIndex:
         with self._reading(name) as (conn, state, matrix):
             if state is None or state.slots == 0 or limit < 1:
                 return []
-            allowed = self._allowed(conn, name, filters, "slot") if filters else None
-            if allowed == []:
-                return []
             scores = matrix @ query
-            if allowed is not None:
-                mask = np.full(state.slots, -np.inf, dtype=np.float32)
-                mask[np.asarray(allowed, dtype=np.int64)] = 0.0
-                scores += mask
-            pool = state.slots if allowed is None else len(allowed)
-            return self._live_top(conn, name, state, scores, limit, pool)
+            return self._best(conn, name, state, scores, limit, filters)
 
-    @staticmethod
-    def _live_top(
+    def _best(
+        self,
         conn: apsw.Connection,
         name: str,
         state: _Vectors,
         scores: NDArray[np.float32],
         limit: int,
-        pool: int,
+        filters: Filters,
     ) -> list[Hit]:
-        """The ``limit`` best slots that a chunk names, as hits, best first (equal
-        scores in slot order).
+        """The ``limit`` best slots that a chunk names and that pass ``filters``, as
+        hits, best first (equal scores in slot order).
 
-        Dead rows (of deleted or re-written chunks) are scored too; the best are taken
-        with a margin for them, and more when too few of those are live."""
+        Dead rows (of deleted or re-written chunks) are scored too, so the best are
+        checked in SQL with a margin for them (and for the filters), and more when too
+        few pass. When that reaches ``FILTER_WALK_MAX`` candidates, the filter is
+        narrow: every chunk that passes it is listed once and the rest scored out."""
         dead_share = state.dead / max(1, state.slots - state.dead)
-        wanted = min(pool, limit + math.ceil(limit * dead_share) + 8)
+        wanted = limit + math.ceil(limit * dead_share) + 8
+        wanted *= 4 if filters else 1
+        pool = state.slots
         while True:
+            if filters and wanted > FILTER_WALK_MAX:
+                allowed = np.fromstring(  # C-speed parse of the comma-separated slots
+                    self._allowed(conn, name, filters, "slot"), dtype=np.int64, sep=","
+                )
+                mask = np.full(state.slots, -np.inf, dtype=np.float32)
+                mask[allowed] = 0.0
+                scores = scores + mask
+                filters, pool = Filters(), len(allowed)
+                wanted = limit + math.ceil(limit * dead_share) + 8
+            wanted = min(wanted, pool)
             if wanted < len(scores):
                 top = np.argpartition(-scores, wanted - 1)[:wanted]
             else:
                 top = np.arange(len(scores))
             top = top[np.lexsort((top, -scores[top]))]
             top = top[np.isfinite(scores[top])]
+            where, params = self._filter_sql(filters, per_row=True)
             live = dict(
                 conn.execute(
                     "SELECT slot, id FROM chunks WHERE collection = ? AND slot IN "
-                    "(SELECT value FROM json_each(?))",
-                    (name, _json_ints(top)),
+                    f"(SELECT value FROM json_each(?)){where}",
+                    [name, _json_ints(top), *params],
                 )
             )
             hits = [Hit(str(live[int(s)]), float(scores[s])) for s in top if int(s) in live]
             if len(hits) >= limit or wanted >= pool or len(top) < wanted:
                 return hits[:limit]
-            wanted = min(pool, wanted * 4)
+            wanted *= 4
 
     def sparse(self, name: str, terms: Sequence[str], limit: int, filters: Filters) -> list[Hit]:
         if not terms:
@@ -617,7 +637,7 @@ class SqliteIndex:
                 if not allowed:
                     return []
                 sql += " AND rowid IN (SELECT value FROM json_each(?))"
-                params.append(_json_ints(allowed))
+                params.append(f"[{allowed}]")
             sql += " ORDER BY rank LIMIT ?"
             params.append(limit)
             found = [(int(r), float(s)) for r, s in conn.execute(sql, params)]
