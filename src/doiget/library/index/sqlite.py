@@ -325,7 +325,10 @@ class SqliteIndex:
         vector state and committed rows in that snapshot (no rows, and a None state,
         when the collection does not exist). Scans run without holding the index's
         lock, and everything read inside agrees with the rows scanned."""
-        conn = self._readers.get() if not self._readers.empty() else self._new_reader()
+        try:
+            conn = self._readers.get_nowait()
+        except queue.Empty:
+            conn = self._new_reader()
         try:
             with self._errors():
                 yield self._open_snapshot(conn, name)
@@ -382,33 +385,30 @@ class SqliteIndex:
 
         def batches() -> Iterator[NDArray[np.float32]]:
             for start in range(0, len(rowids), COPY_BATCH):
-                part = _json_ints(rowids[start : start + COPY_BATCH])
+                part = rowids[start : start + COPY_BATCH]
                 found = {
                     int(r): blob
                     for r, blob in conn.execute(
                         "SELECT rowid, embedding FROM chunks WHERE rowid IN "
                         "(SELECT value FROM json_each(?)) AND embedding IS NOT NULL",
-                        (part,),
+                        (_json_ints(part),),
                     )
                 }
-                if has_vec0 and len(found) < len(rowids[start : start + COPY_BATCH]):
-                    found |= {
+                if has_vec0 and len(found) < len(part):
+                    found = {
                         int(r): blob
                         for r, blob in conn.execute(
                             f"SELECT rowid, embedding FROM {stem} WHERE rowid IN "
                             "(SELECT value FROM json_each(?))",
-                            (part,),
+                            (_json_ints(part),),
                         )
-                        if int(r) not in found
-                    }
-                vectors = [
-                    np.frombuffer(found[rowid], dtype=np.float32)
-                    for rowid in rowids[start : start + COPY_BATCH]
-                    if rowid in found
-                ]
-                if len(vectors) < len(rowids[start : start + COPY_BATCH]):
-                    raise ValueError(f"some chunks of collection {name!r} have no vector")
-                yield _unit_rows(vectors, dimension)
+                    } | found
+                missing = [rowid for rowid in part if rowid not in found]
+                if missing:
+                    raise ValueError(f"chunk rows {missing[:5]} of {name!r} have no vector")
+                yield _unit_rows(
+                    [np.frombuffer(found[rowid], dtype=np.float32) for rowid in part], dimension
+                )
 
         vectorfile.remove(self.folder, stem)
         file = vectorfile.file_name(stem)
