@@ -513,3 +513,28 @@ def test_an_index_of_an_earlier_release_is_migrated_on_first_use(
 def test_the_dense_index_is_named_in_inspect(index: SqliteIndex) -> None:
     assert index.indexes(NAME)["dense"] == ["embedding (float32 vector file, cosine, exact)"]
     assert sqlite_index.COMPACT_MIN_DEAD <= 300  # the compaction tests rely on it
+
+
+def test_a_rebuild_that_fails_before_its_commit_keeps_the_old_collection_whole(
+    index: SqliteIndex, path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chunks = {r.id: r for r in (record(n) for n in range(30))}
+    index.upsert(NAME, list(chunks.values()))
+    real_drop = SqliteIndex._drop
+
+    def drop_then_fail(self: SqliteIndex, conn: apsw.Connection, name: str) -> str | None:
+        real_drop(self, conn, name)
+        raise apsw.IOError("disk gone")
+
+    monkeypatch.setattr(SqliteIndex, "_drop", drop_then_fail)
+    with pytest.raises(DoigetError) as failed:
+        index.create_collection(INFO)
+    assert failed.value.code is ErrorCode.INDEX_UNAVAILABLE
+    monkeypatch.undo()
+    index.close()
+    reopened = SqliteIndex(path)  # a fresh process's view: no map of the file kept
+    try:
+        query = queries(1)[0]
+        assert dense_ids(reopened, query, 10) == exact(chunks, query, 10)
+    finally:
+        reopened.close()

@@ -262,7 +262,7 @@ class SqliteIndex:
         fts, stem = _tables(info.name)
         created = datetime.now(UTC).isoformat(timespec="seconds")
         with self._writing() as conn:
-            self._drop(conn, info.name)
+            replaced = self._drop(conn, info.name)
             conn.execute(
                 "INSERT INTO collections VALUES (?, ?, ?, ?, 1, ?)",
                 (info.name, info.project, info.embed_model, info.dimension, created),
@@ -275,16 +275,21 @@ class SqliteIndex:
                 "INSERT INTO vector_files VALUES (?, ?, 0, 0)",
                 (info.name, vectorfile.file_name(stem)),
             )
+        self._retire(replaced)
 
     def drop_collection(self, name: str) -> None:
         with self._writing() as conn:
-            self._drop(conn, name)
+            replaced = self._drop(conn, name)
+        self._retire(replaced)
 
-    def _drop(self, conn: apsw.Connection, name: str) -> None:
-        """Delete the collection's rows and tables (inside a write transaction); its
-        vector files go too: none is named by a committed state once this commits, and
-        a reader still mapping one keeps it until it notices."""
+    def _drop(self, conn: apsw.Connection, name: str) -> str | None:
+        """Delete the collection's rows and tables (inside a write transaction); the
+        name of its vector file, to remove once this commits (files no committed state
+        names, left by a writer that died, go now)."""
         fts, stem = _tables(name)
+        row = conn.execute("SELECT file FROM vector_files WHERE collection = ?", (name,)).fetchone()
+        replaced = str(row[0]) if row else None
+        vectorfile.remove(self.folder, stem, keep=replaced)
         conn.execute(
             "DELETE FROM chunk_keys WHERE chunk IN (SELECT rowid FROM chunks WHERE collection = ?)",
             (name,),
@@ -295,7 +300,13 @@ class SqliteIndex:
         conn.execute(f"DROP TABLE IF EXISTS temp.{fts}_vocab")
         conn.execute(f"DROP TABLE IF EXISTS {fts}")
         conn.execute(f"DROP TABLE IF EXISTS {stem}")
-        vectorfile.remove(self.folder, stem)
+        return replaced
+
+    def _retire(self, file: str | None) -> None:
+        """Remove a vector file that a committed write no longer names (a reader still
+        mapping it keeps reading it until it takes a newer snapshot)."""
+        if file is not None:
+            (self.folder / file).unlink(missing_ok=True)
 
     # -- vector files -----------------------------------------------------------
 
@@ -512,8 +523,7 @@ class SqliteIndex:
                 replaced = self._compact(
                     conn, name, _Vectors(state.file, slots, dead, state.dimension)
                 )
-        if replaced is not None:
-            (self.folder / replaced).unlink(missing_ok=True)
+        self._retire(replaced)
         return len(chunks)
 
     @staticmethod
