@@ -41,7 +41,8 @@ NO_FILTERS = Filters()
 def vector_of(chunk: str, version: int = 0) -> list[float]:
     """A fixed, not unit-length, vector for a chunk id (and a version of it)."""
     seed = int.from_bytes(f"{chunk}/{version}".encode(), "little") % 2**32
-    return (np.random.default_rng(seed).standard_normal(DIM) * 3.0).tolist()
+    values: list[float] = (np.random.default_rng(seed).standard_normal(DIM) * 3.0).tolist()
+    return values
 
 
 def payload_of(n: int) -> dict[str, Any]:
@@ -86,7 +87,8 @@ def dense_ids(
 
 
 def queries(count: int, seed: int = 99) -> list[list[float]]:
-    return np.random.default_rng(seed).standard_normal((count, DIM)).tolist()
+    rows: list[list[float]] = np.random.default_rng(seed).standard_normal((count, DIM)).tolist()
+    return rows
 
 
 def vector_files(path: Path) -> list[str]:
@@ -95,10 +97,11 @@ def vector_files(path: Path) -> list[str]:
 
 
 def state(index: SqliteIndex) -> tuple[str, int, int]:
-    row = index._conn.execute(
+    rows = index._conn.execute(
         "SELECT file, slots, dead FROM vector_files WHERE collection = ?", (NAME,)
-    ).fetchone()
-    return str(row[0]), int(row[1]), int(row[2])
+    )
+    file, slots, dead = next(rows)
+    return str(file), int(slots), int(dead)
 
 
 @pytest.fixture
@@ -145,9 +148,8 @@ def test_dense_gives_the_exact_top_k_on_both_backends(
                 assert dense_ids(index, query, k, filters) == exact(chunks, query, k, filters)
         hits = index.dense(NAME, queries(1)[0], 5, filters)
         for hit in hits:
-            vector = np.asarray(chunks[hit.id].vector)
-            query = np.asarray(queries(1)[0])
-            cosine = vector @ query / np.linalg.norm(vector) / np.linalg.norm(query)
+            stored, asked = np.asarray(chunks[hit.id].vector), np.asarray(queries(1)[0])
+            cosine = stored @ asked / np.linalg.norm(stored) / np.linalg.norm(asked)
             assert hit.score == pytest.approx(cosine, abs=1e-5)
     finally:
         index.close()
