@@ -149,37 +149,6 @@ def test_candidate_vectors_come_back_as_stored(index: PassageIndex) -> None:
         assert list(vector) == pytest.approx(_unit(VECTORS[chunk]), abs=1e-6)
 
 
-def test_an_index_written_before_chunks_kept_vectors_still_gives_them(tmp_path: Path) -> None:
-    path = tmp_path / "passages.sqlite3"
-    index = SqliteIndex(path)
-    index.create_collection(INFO)
-    index.upsert(
-        NAME,
-        [
-            ChunkRecord(chunk, TEXTS[chunk], _unit(VECTORS[chunk]), {"doc": {"doc_id": chunk}})
-            for chunk in ("weather", "titles")
-        ],
-    )
-    # The earlier layout: no copy of the vector beside the chunk.
-    with index._conn:
-        index._conn.execute("ALTER TABLE chunks DROP COLUMN embedding")
-    index.close()
-    reopened = SqliteIndex(path)
-    try:
-        columns = {row[1] for row in reopened._conn.execute("PRAGMA table_info(chunks)")}
-        assert "embedding" in columns
-        reopened.upsert(
-            NAME,
-            [ChunkRecord("articles", TEXTS["articles"], _unit(VECTORS["articles"]), {})],
-        )
-        found = reopened.vectors(NAME, ["weather", "titles", "articles"])
-        assert set(found) == {"weather", "titles", "articles"}  # old rows from vec0, new inline
-        for chunk, vector in found.items():
-            assert list(vector) == pytest.approx(_unit(VECTORS[chunk]), abs=1e-6)
-    finally:
-        reopened.close()
-
-
 def test_terms_at_the_idf_floor_are_not_matched_beside_others(tmp_path: Path) -> None:
     index = SqliteIndex(tmp_path / "passages.sqlite3")
     index.create_collection(INFO)
