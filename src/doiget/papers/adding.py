@@ -89,7 +89,7 @@ def _containing(path: Path, allowed: Sequence[Path]) -> tuple[Path, Path]:
     real = path.resolve()
     for folder in allowed:
         root = folder.resolve()
-        if real.is_relative_to(root) and real != root:
+        if real.is_relative_to(root):
             return root, real
     via = f" (it leads to {real})" if real != path.absolute() else ""
     shown = ", ".join(str(folder) for folder in allowed) or "none declared"
