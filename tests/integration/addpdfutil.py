@@ -45,7 +45,9 @@ def route_sources(upstream: ReplayUpstream) -> None:
     for doi, name in ((PNAS, "works-10.1073_pnas.1414271111.json"),
                       (PLOS, "works-10.1371_journal.pone.0033693.json")):  # fmt: skip
         upstream.fixture("api.crossref.org", f"/works/{doi}", f"crossref/{name}")
-    upstream.fixture("api.unpaywall.org", f"/v2/{PNAS}", "unpaywall/v2-10.1073_pnas.1414271111.json")
+    upstream.fixture(
+        "api.unpaywall.org", f"/v2/{PNAS}", "unpaywall/v2-10.1073_pnas.1414271111.json"
+    )
     upstream.route("api.unpaywall.org", f"/v2/{PLOS}", Reply(404, b"{}", JSON))
     pnas = json.loads((FIXTURES / "crossref/works-10.1073_pnas.1414271111.json").read_text())
 
@@ -88,24 +90,46 @@ def built_cases(folder: Path) -> list[Case]:
 
     return [
         Case("xmp-doi", made("xmp-doi", PNAS_TITLE, PNAS_AUTHORS, xmp_doi=PNAS), PNAS),
-        Case("info-doi", made("info-doi", PLOS_TITLE, PLOS_AUTHORS, info_subject=f"doi:{PLOS}"), PLOS),
-        Case("arxiv-stamp", made("arxiv-stamp", ATTENTION_TITLE, ATTENTION_AUTHORS,
-             arxiv_stamp=f"arXiv:{ARXIV}v5  [cs.CL]  6 Dec 2017"), f"arxiv:{ARXIV}"),  # fmt: skip
+        Case(
+            "info-doi", made("info-doi", PLOS_TITLE, PLOS_AUTHORS, info_subject=f"doi:{PLOS}"), PLOS
+        ),
+        Case(
+            "arxiv-stamp",
+            made(
+                "arxiv-stamp",
+                ATTENTION_TITLE,
+                ATTENTION_AUTHORS,
+                arxiv_stamp=f"arXiv:{ARXIV}v5  [cs.CL]  6 Dec 2017",
+            ),
+            f"arxiv:{ARXIV}",
+        ),  # fmt: skip
         Case("page-doi", made("page-doi", PLOS_TITLE, PLOS_AUTHORS, page_doi=PLOS), PLOS),
         Case("title-authors", made("title-authors", PNAS_TITLE, PNAS_AUTHORS), PNAS),
-        Case("cited-doi-only", made("cited-doi-only", UNKNOWN_TITLE, UNKNOWN_AUTHORS,
-             cited=[CITES_PNAS]), None),  # fmt: skip
+        Case(
+            "cited-doi-only",
+            made("cited-doi-only", UNKNOWN_TITLE, UNKNOWN_AUTHORS, cited=[CITES_PNAS]),
+            None,
+        ),  # fmt: skip
         Case("no-doi-unknown", made("no-doi-unknown", UNKNOWN_TITLE, UNKNOWN_AUTHORS), None),
-        Case("stamp-of-another-work", made("stamp-of-another-work", UNKNOWN_TITLE,
-             UNKNOWN_AUTHORS, arxiv_stamp=f"arXiv:{ARXIV}v1  [cs.CL]  12 Jun 2017"), None),  # fmt: skip
-        Case("metadata-doi-of-another-work", made("metadata-doi-of-another-work", UNKNOWN_TITLE,
-             UNKNOWN_AUTHORS, xmp_doi=PNAS), None),  # fmt: skip
+        Case(
+            "stamp-of-another-work",
+            made(
+                "stamp-of-another-work",
+                UNKNOWN_TITLE,
+                UNKNOWN_AUTHORS,
+                arxiv_stamp=f"arXiv:{ARXIV}v1  [cs.CL]  12 Jun 2017",
+            ),
+            None,
+        ),  # fmt: skip
+        Case(
+            "metadata-doi-of-another-work",
+            made("metadata-doi-of-another-work", UNKNOWN_TITLE, UNKNOWN_AUTHORS, xmp_doi=PNAS),
+            None,
+        ),  # fmt: skip
     ]
 
 
 def fixture_cases() -> list[Case]:
     """The project's fixture PDFs: none is a work the replay sources hold, so each must
     stay unidentified (OpenQuestion prints a placeholder DOI, 10.21105/jose.0XXXX)."""
-    return [
-        Case(path.stem, path, None) for path in sorted((FIXTURES / "pdf").glob("*.pdf"))
-    ]
+    return [Case(path.stem, path, None) for path in sorted((FIXTURES / "pdf").glob("*.pdf"))]

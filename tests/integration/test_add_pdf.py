@@ -45,9 +45,7 @@ def _rows(log: Path, event: str) -> list[dict[str, object]]:
     return [row for row in rows if row["event"] == event]
 
 
-@pytest.mark.parametrize(
-    "case", built_cases(_BUILT), ids=lambda c: c.name
-)
+@pytest.mark.parametrize("case", built_cases(_BUILT), ids=lambda c: c.name)
 def test_each_way_a_pdf_names_its_work_identifies_it_or_leaves_it_unidentified(
     case: object, upstream: ReplayUpstream, doiget_env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -363,20 +363,21 @@ def _result(
             title=document.get("title_guess"),
             authors=list(guess_authors) if isinstance(guess_authors, list) else None,
         )
+    fields: dict[str, Any] = {
+        "path": str(read.path),
+        "status": status,
+        "ref": entry.ref.canonical,
+        "key": entry.key,
+        "identified": identified,
+        "identified_by": _method(found, document) if identified else None,
+        "evidence": found.evidence if found else None,
+        "title": work.title,
+        "citekey": citekey(work),
+        "sha256": read.sha256,
+        "pdf_added": pdf_added,
+        "read": read_back,
+    }
+    # Sparse: a field without a value is left out, never sent as null.
     return a.AddResult(
-        ok=True,
-        path=str(read.path),
-        status=status,
-        ref=entry.ref.canonical,
-        key=entry.key,
-        identified=identified,
-        identified_by=(found.method if found else document.get("identified_by"))
-        if identified
-        else None,
-        evidence=found.evidence if found else None,
-        title=work.title,
-        citekey=citekey(work),
-        sha256=read.sha256,
-        pdf_added=pdf_added,
-        read=read_back,
+        ok=True, **{name: value for name, value in fields.items() if value is not None}
     )
