@@ -12,9 +12,9 @@ from addpdfutil import PNAS, PNAS_AUTHORS, PNAS_TITLE, route_sources
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcputil import call
-from pdfmaker import write_paper_pdf
 
 from cliutil import clean_env, doiget
+from pdfmaker import write_paper_pdf
 from replay import ReplayUpstream
 
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pdfmaker import write_paper_pdf
-
 from replay import FIXTURES, ReplayUpstream, Reply
 
 PNAS = "10.1073/pnas.1414271111"
@@ -102,14 +101,14 @@ def built_cases(folder: Path) -> list[Case]:
                 arxiv_stamp=f"arXiv:{ARXIV}v5  [cs.CL]  6 Dec 2017",
             ),
             f"arxiv:{ARXIV}",
-        ),  # fmt: skip
+        ),
         Case("page-doi", made("page-doi", PLOS_TITLE, PLOS_AUTHORS, page_doi=PLOS), PLOS),
         Case("title-authors", made("title-authors", PNAS_TITLE, PNAS_AUTHORS), PNAS),
         Case(
             "cited-doi-only",
             made("cited-doi-only", UNKNOWN_TITLE, UNKNOWN_AUTHORS, cited=[CITES_PNAS]),
             None,
-        ),  # fmt: skip
+        ),
         Case("no-doi-unknown", made("no-doi-unknown", UNKNOWN_TITLE, UNKNOWN_AUTHORS), None),
         Case(
             "stamp-of-another-work",
@@ -120,12 +119,12 @@ def built_cases(folder: Path) -> list[Case]:
                 arxiv_stamp=f"arXiv:{ARXIV}v1  [cs.CL]  12 Jun 2017",
             ),
             None,
-        ),  # fmt: skip
+        ),
         Case(
             "metadata-doi-of-another-work",
             made("metadata-doi-of-another-work", UNKNOWN_TITLE, UNKNOWN_AUTHORS, xmp_doi=PNAS),
             None,
-        ),  # fmt: skip
+        ),
     ]
 
 

@@ -11,13 +11,14 @@ from pathlib import Path
 import anyio
 import pytest
 from addpdfutil import PNAS, PNAS_AUTHORS, PNAS_TITLE, built_cases, fixture_cases, route_sources
-from pdfmaker import write_paper_pdf
 
 from doiget.papers import added as ac
 from doiget.papers.adding import PdfAdder
 from doiget.papers.service import Papers
 from doiget.runtime import load_runtime
 from doiget.verify.service import Verifier
+
+from pdfmaker import write_paper_pdf
 from replay import ReplayUpstream
 
 # Built once at collection, in a temp folder: each test copies its PDF out.
