@@ -508,3 +508,59 @@ def write_lines_pdf(path: Path, pages: list[list[str]]) -> Path:
             pdf.cell(0, BODY_SIZE * 0.45, line, new_x=XPos.LMARGIN, new_y=YPos.NEXT)
     pdf.output(str(path))
     return path
+
+
+def write_paper_pdf(
+    path: Path,
+    title: str,
+    authors: list[str],
+    *,
+    page_doi: str | None = None,
+    arxiv_stamp: str | None = None,
+    cited: list[str] = (),  # type: ignore[assignment]
+    info_subject: str | None = None,
+    xmp_doi: str | None = None,
+) -> Path:
+    """Write the first page of a paper: ``title`` in large bold type, the ``authors``
+    under it with affiliation marks, an abstract, ``page_doi`` printed as a
+    ``https://doi.org/`` link, ``arxiv_stamp`` rotated in the left margin as arXiv
+    prints it, and a reference list of ``cited`` entries (which may hold DOIs).
+    ``info_subject`` goes to the Info dictionary, ``xmp_doi`` to an XMP packet."""
+    pdf = FPDF(orientation="P", unit="mm", format="A4")
+    pdf.set_creation_date(_FIXED_DATE)
+    if info_subject is not None:
+        pdf.set_subject(info_subject)
+    if xmp_doi is not None:
+        pdf.set_xmp_metadata(
+            '<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF '
+            'xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
+            '<rdf:Description xmlns:prism="http://prismstandard.org/namespaces/basic/2.0/">'
+            f"<prism:doi>{xmp_doi}</prism:doi></rdf:Description></rdf:RDF></x:xmpmeta>"
+        )
+    pdf.add_page()
+    if arxiv_stamp is not None:
+        pdf.set_font("Times", "", 20)
+        with pdf.rotation(90, 12, 200):
+            pdf.text(12, 200, arxiv_stamp)
+    pdf.set_font("Helvetica", "B", TITLE_SIZE)
+    pdf.multi_cell(0, 9, title, align="C", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+    pdf.set_font("Times", "", 12)
+    marked = ", ".join(f"{name}{number}" for number, name in enumerate(authors, start=1))
+    pdf.multi_cell(0, 6, marked, align="C", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+    pdf.set_font("Times", "I", 9)
+    pdf.cell(0, 5, "1 Department of Examples, University of Nowhere", align="C",
+             new_x=XPos.LMARGIN, new_y=YPos.NEXT)  # fmt: skip
+    pdf.ln(4)
+    pdf.set_font("Times", "", BODY_SIZE)
+    pdf.multi_cell(0, 5, "Abstract. " + "We study a question and report what we found. " * 8)
+    if page_doi is not None:
+        pdf.cell(0, 6, f"https://doi.org/{page_doi}", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+    if cited:
+        pdf.ln(4)
+        pdf.set_font("Helvetica", "B", H1_SIZE)
+        pdf.cell(0, 8, "References", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+        pdf.set_font("Times", "", REFERENCE_SIZE)
+        for number, entry in enumerate(cited, start=1):
+            pdf.multi_cell(0, 4.5, f"[{number}] {entry}", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+    pdf.output(str(path))
+    return path

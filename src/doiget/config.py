@@ -77,6 +77,12 @@ CORE_SETTINGS: tuple[Setting, ...] = (
         config_key="data_dir",
     ),
     Setting(
+        "DOIGET_IMPORT_DIRS",
+        "folders MCP clients may add local PDFs from besides the roots the client declares "
+        "(list separated by the OS path separator, ':' on Linux and macOS)",
+        config_key="import_dirs",
+    ),
+    Setting(
         "DOIGET_EMAIL",
         "contact address for Unpaywall (required by it) and Crossref's polite pool; "
         "sent in the User-Agent",
@@ -270,6 +276,8 @@ class Settings:
     host_map: HostMap = field(default_factory=HostMap)
     ca_bundle: Path | None = None
     embed_model_path: Path | None = None
+    # Folders MCP clients may add local files from, besides the roots they declare.
+    import_dirs: tuple[Path, ...] = ()
     # Every upstream's declared settings that are set, by variable name; credentials
     # are held as Secret. Read through value/text/secret.
     upstream: Mapping[str, str | Secret] = field(default_factory=dict)
@@ -354,6 +362,17 @@ def _read_config_file(path: Path) -> dict[str, Any]:
 
 def _secret(value: str | None) -> Secret | None:
     return Secret(value) if value else None
+
+
+def _import_dirs(raw: Any) -> tuple[Path, ...]:
+    """The existing folders DOIGET_IMPORT_DIRS names (a path-separator list, or a TOML
+    list of strings); one that is not a folder refuses the start."""
+    if raw in (None, ""):
+        return ()
+    names = raw.split(os.pathsep) if isinstance(raw, str) else _string_list(raw, "import_dirs")
+    wanted = "a folder to add PDFs from"
+    found = (path_setting("DOIGET_IMPORT_DIRS", n, folder=True, wanted=wanted) for n in names)
+    return tuple(path for path in found if path is not None)
 
 
 def _string_list(value: Any, where: str) -> tuple[str, ...]:
@@ -549,6 +568,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
             folder=True,
             wanted="a sentence-transformers model folder (with modules.json)",
         ),
+        import_dirs=_import_dirs(pick("DOIGET_IMPORT_DIRS", "import_dirs")),
         upstream=_upstream_settings(all_upstreams(), env, file),
         search_routing=_routing(
             # The web spec's own name is read too; doiget's wins when both are set.

@@ -20,7 +20,7 @@ from urllib.parse import unquote
 
 from doiget.errors import DoigetError, ErrorCode, quoted
 
-RefKind = Literal["doi", "arxiv"]
+RefKind = Literal["doi", "arxiv", "local"]
 
 MAX_REF_LENGTH = 256
 SAFEKEY_MAX_BYTES = 192
@@ -40,6 +40,9 @@ _DOI_PREFIXES = (
     "doi.org/",
     "dx.doi.org/",
 )
+# A PDF added from a file that no source identified: ``local:`` + its SHA-256 (hex).
+LOCAL_PREFIX: Final = "local:"
+_LOCAL: Final = re.compile(r"[0-9a-f]{64}")
 _ARXIV_PREFIXES = (
     "arxiv:",
     "https://arxiv.org/abs/",
@@ -65,7 +68,8 @@ _ARXIV_OLD = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class Ref:
-    """A normalised reference: a lower-case DOI or an arXiv id (version kept apart)."""
+    """A normalised reference: a lower-case DOI, an arXiv id (version kept apart), or
+    the SHA-256 of a local PDF no source identified (``local:<hex>``)."""
 
     kind: RefKind
     value: str
@@ -76,6 +80,8 @@ class Ref:
         """The normalised id as one string (arXiv version included when given)."""
         if self.kind == "arxiv" and self.version is not None:
             return f"{self.value}v{self.version}"
+        if self.kind == "local":
+            return LOCAL_PREFIX + self.value
         return self.value
 
     @property
@@ -158,6 +164,11 @@ def parse_ref(raw: str) -> Ref:
     doi_rest = _strip_prefix(text, _DOI_PREFIXES)
     if doi_rest is not None:
         return _parse_doi(doi_rest, raw)
+    local_rest = _strip_prefix(text, (LOCAL_PREFIX,))
+    if local_rest is not None:
+        if not _LOCAL.fullmatch(local_rest.lower()):
+            raise _invalid(raw, "a local file's ref is 'local:' + the 64 hex digits of its SHA-256")
+        return Ref("local", local_rest.lower())
     arxiv_rest = _strip_prefix(text, _ARXIV_PREFIXES)
     if arxiv_rest is not None:
         return _parse_arxiv(arxiv_rest, raw)
@@ -168,11 +179,21 @@ def parse_ref(raw: str) -> Ref:
     raise _invalid(raw, "it is neither a DOI nor an arXiv id")
 
 
+def _key_id(ref: Ref) -> str:
+    """The id a store key is made of (a local ref's key is ``local_<hex>``)."""
+    return ref.value if ref.kind == "local" else ref.canonical
+
+
+def local_ref(sha256: str) -> Ref:
+    """The ref of a local PDF no source identified, from its SHA-256 (hex)."""
+    return Ref("local", sha256.lower())
+
+
 def legacy_safekey(ref: Ref) -> str:
     """The plain key of ``ref``: ``doi_``/``arxiv_`` + the id with every character
     outside ``[A-Za-z0-9._-]`` and every run of dots made ``_``, runs of ``_``
     collapsed and trimmed. Distinct ids can share it (``a(b`` and ``a_b``)."""
-    body = re.sub(r"[^A-Za-z0-9._-]", "_", ref.canonical)
+    body = re.sub(r"[^A-Za-z0-9._-]", "_", _key_id(ref))
     body = re.sub(r"\.{2,}", "_", body)
     body = re.sub(r"_+", "_", body).strip("_")
     return f"{ref.kind}_{body}"
@@ -187,7 +208,7 @@ def safekey(ref: Ref) -> str:
     ids the plain mapping would merge get two keys. Names never come from server
     responses: only from the parsed ref.
     """
-    raw_id = ref.canonical
+    raw_id = _key_id(ref)
     key = legacy_safekey(ref)
     lossless = key.removeprefix(f"{ref.kind}_").replace("_", "/") == raw_id
     if lossless and len(key) <= SAFEKEY_MAX_BYTES:

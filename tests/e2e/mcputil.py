@@ -32,6 +32,7 @@ PAPERS_TOOLS = {
     "doiget_format_references",
     "doiget_read_paper",
     "doiget_check_quote",
+    "doiget_add_pdf",
 }
 
 

@@ -14,6 +14,7 @@ from bibtexparser.library import Library
 from bibtexparser.model import Entry, Field
 
 from doiget.cite import ACCESSED_KEY
+from doiget.cite.caveats import joined_notes, unidentified_note
 from doiget.cite.citekey import citekey, unique_citekeys
 from doiget.models import Author, Work
 
@@ -88,8 +89,8 @@ def bibtex_fields(work: Work, *, with_abstract: bool = False) -> list[tuple[str,
         raw += [("primaryClass", work.primary_category)]
     if work.pmid:
         raw.append(("pmid", work.pmid))
-    if work.retracted:
-        raw.append(("note", "Retracted"))
+    raw.append(("note", joined_notes("Retracted" if work.retracted else None,
+                                     unidentified_note(work))))  # fmt: skip
     if work.type == "webpage":
         raw.append(("urldate", work.extra.get(ACCESSED_KEY)))
     if with_abstract:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from doiget.cite.caveats import joined_notes, unidentified_note
 from doiget.cite.csl import to_csl
 from doiget.cite.styles import Style, locale_path
 from doiget.errors import DoigetError, ErrorCode
@@ -140,6 +141,11 @@ def _finish(marked: str, text_format: TextFormat) -> str:
     return _ANY_MARK.sub("", escaped).strip()
 
 
+def _bracketed(work: Work) -> str | None:
+    note = unidentified_note(work)
+    return f"[{note}]" if note else None
+
+
 def integrity_notice(work: Work) -> str | None:
     """The notice a reference to ``work`` must carry, or None: the one place that
     decides it, so every format and style shows a retraction alike."""
@@ -191,7 +197,7 @@ def render(
     entries = []
     for index, text in entries_marked:
         entry = finish(text)
-        notice = integrity_notice(works[index])
+        notice = joined_notes(integrity_notice(works[index]), _bracketed(works[index]))
         if notice:
             entry += " " + (html.escape(notice) if text_format == "html" else notice)
         entries.append((index, entry))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
+from doiget.cite.caveats import unidentified_note
 from doiget.cite.citekey import unique_citekeys
 from doiget.cite.formatted import integrity_notice
 from doiget.models import Work
@@ -52,7 +53,7 @@ def ris_record(work: Work, key: str) -> dict[str, Any]:
         "issn": work.issn[0] if work.issn else None,
         "doi": work.doi,
         "urls": [url for url in (work.url,) if url],
-        "notes": [note for note in (integrity_notice(work),) if note],
+        "notes": [note for note in (integrity_notice(work), unidentified_note(work)) if note],
     }
     if work.arxiv_id:
         record["notes"] = [f"arXiv:{work.arxiv_id}", *record["notes"]]

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from doiget import __version__
+from doiget.cli.adding import add
 from doiget.cli.library import index, projects_app, query
 from doiget.cli.output import JSON_OPTION_HELP, state
 from doiget.cli.papers import COMMANDS as PAPERS_COMMANDS
@@ -57,6 +58,7 @@ app.command("health")(health)
 app.command("serve")(serve)
 for _name, _command in PAPERS_COMMANDS.items():
     app.command(_name)(_command)
+app.command("add")(add)
 app.command("verify")(verify)
 app.command("read")(read)
 app.command("quote")(quote)

@@ -134,12 +134,13 @@ def read_pdf(path: Path) -> PdfText:
     return pdf_text(data, path.name)
 
 
-def pdf_text(data: bytes, name: str) -> PdfText:
-    """Every line of the PDF ``data`` (the file called ``name``), already read."""
+def pdf_text(data: bytes, name: str, *, max_pages: int | None = None) -> PdfText:
+    """Every line of the PDF ``data`` (the file called ``name``), already read; with
+    ``max_pages``, the lines of its first pages only (``pages`` still counts them all)."""
     import pypdfium2 as pdfium
 
     with PDFIUM_LOCK:
-        lines, pages = _lines_of(pdfium, data, name)
+        lines, pages = _lines_of(pdfium, data, name, max_pages)
     if sum(len(line.text.replace(" ", "")) for line in lines) < MIN_TEXT_CHARS:
         raise UnusableDocument(
             "no_text",
@@ -148,7 +149,9 @@ def pdf_text(data: bytes, name: str) -> PdfText:
     return PdfText(join_hyphenated(lines), pages, hashlib.sha256(data).hexdigest())
 
 
-def _lines_of(pdfium: Any, data: bytes, name: str) -> tuple[list[Line], int]:
+def _lines_of(
+    pdfium: Any, data: bytes, name: str, max_pages: int | None = None
+) -> tuple[list[Line], int]:
     """Every line and the page count; the caller holds the PDFium lock."""
     try:
         document = pdfium.PdfDocument(data)
@@ -160,7 +163,7 @@ def _lines_of(pdfium: Any, data: bytes, name: str) -> tuple[list[Line], int]:
         if len(document) == 0:
             raise UnusableDocument("empty", f"{name} has no pages")
         lines: list[Line] = []
-        for number in range(len(document)):
+        for number in range(min(len(document), max_pages or len(document))):
             page = document[number]
             textpage = page.get_textpage()
             try:

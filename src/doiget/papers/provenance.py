@@ -79,6 +79,7 @@ ROW_FIELDS: Final = (
     "capability",
     "error_code",
     "detail",
+    "sha256",
     "prev_hash",
 )
 

@@ -192,6 +192,7 @@ class Papers:
         )
 
     async def _resolve_logged(self, ref: Ref) -> Resolution:
+        _remote(ref)
         try:
             with call_deadline(self.network.timeouts.call_seconds(api=True)):
                 resolution = await self.resolver.resolve(ref)
@@ -545,6 +546,7 @@ class Papers:
 
     def _plan(self, ref: Ref, *, metadata_only: bool) -> c.FetchPlan:
         """The dry-run preview of fetching ``ref`` (or storing its metadata only)."""
+        _remote(ref)
         metadata_sources: list[str] = self.resolver.metadata_sources(ref)
         pdf_sources: list[c.PdfSource] = []
         if not metadata_only:
@@ -584,7 +586,7 @@ class Papers:
         """BFS over OpenAlex citations around a DOI (or an arXiv id's DataCite DOI)."""
         from doiget.papers.graph import check_graph_request, expand_citation_graph
 
-        ref = parse_ref(request.ref)
+        ref = _remote(parse_ref(request.ref))
         depth, direction = request.depth, request.direction
         check_graph_request(self.runtime.profile, depth, direction)
         doi = ref.value if ref.kind == "doi" else f"10.48550/arxiv.{ref.value}"
@@ -755,6 +757,17 @@ def _fetched(ref: Ref, source: str, path: Path, license_text: str | None, size: 
         size_bytes=size,
         schema_version=SCHEMA_VERSION,
     )
+
+
+def _remote(ref: Ref) -> Ref:
+    """``ref`` when the sources can be asked about it; a local file's ref is refused."""
+    if ref.kind == "local":
+        raise DoigetError(
+            ErrorCode.INVALID_REF,
+            f"{ref} is a PDF added from a file that no source identified: there is no DOI "
+            "or arXiv id to look up or fetch. doiget_info shows what was read from it.",
+        )
+    return ref
 
 
 def _capability_of(source: object) -> str:

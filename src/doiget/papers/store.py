@@ -31,6 +31,7 @@ import tomli_w
 from filelock import FileLock, Timeout
 
 from doiget.atomicfile import move_into_place, write_atomic
+from doiget.cite.caveats import IDENTIFIED_KEY
 from doiget.confined import Refused, open_confined, read_confined
 from doiget.diskerror import write_error
 from doiget.errors import DoigetError, ErrorCode
@@ -124,6 +125,8 @@ def work_from_document(document: dict[str, Any]) -> Work:
         issn=tuple(str(i) for i in issn) if isinstance(issn, list) else (),
         url=_text(document.get("url")),
         license=_text(meta.get("license")),
+        # An entry no source identified says so wherever it is cited.
+        extra={IDENTIFIED_KEY: False} if meta.get(IDENTIFIED_KEY) is False else {},
     )
 
 

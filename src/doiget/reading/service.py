@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from doiget.library.service import Library
     from doiget.reading.document import Document
 
-_STORE_KEY: Final = re.compile(r"(?:doi|arxiv)_[A-Za-z0-9._-]{1,250}")
+_STORE_KEY: Final = re.compile(r"(?:doi|arxiv|local)_[A-Za-z0-9._-]{1,250}")
 CANDIDATES: Final = 20  # passages of a project compared with a quotation
 
 

@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import cached_property
@@ -105,6 +106,30 @@ class _Call:
             )
         except Exception:  # a closed client must not fail the work itself
             logger.debug("progress notification not delivered", exc_info=True)
+
+    async def roots(self) -> list[str]:
+        session = self._ctx.session
+        wanted = types.ClientCapabilities(roots=types.RootsCapability())
+        if not session.check_client_capability(wanted):
+            return []
+        with warnings.catch_warnings():  # roots are deprecated in a later protocol revision
+            warnings.simplefilter("ignore")
+            try:
+                listed = await session.list_roots()
+            except Exception:  # a client that cannot answer declares nothing
+                logger.warning("the client's roots/list failed", exc_info=True)
+                return []
+        return [path for root in listed.roots if (path := _local_path(str(root.uri)))]
+
+
+def _local_path(uri: str) -> str | None:
+    """The local path a ``file://`` root names (None for another host or scheme)."""
+    from urllib.parse import unquote, urlsplit
+
+    parts = urlsplit(uri)
+    if parts.scheme != "file" or parts.netloc not in ("", "localhost"):
+        return None
+    return unquote(parts.path) or None
 
 
 def _ref_of(spec: ServedTool | None, arguments: Any) -> str | None:

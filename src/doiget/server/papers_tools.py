@@ -35,6 +35,8 @@ from doiget.server.toolset import (
 )
 
 if TYPE_CHECKING:
+    from doiget.papers import added as ac
+    from doiget.papers.adding import PdfAdder
     from doiget.papers.service import Papers
     from doiget.papers.store import Entry
     from doiget.verify import contracts as vc
@@ -45,7 +47,7 @@ logger = logging.getLogger("doiget.server")
 T = TypeVar("T")
 
 URI_PREFIX: Final = "doiget://paper/"
-_KEY: Final = re.compile(r"(?:doi|arxiv)_[A-Za-z0-9._-]{1,250}")
+_KEY: Final = re.compile(r"(?:doi|arxiv|local)_[A-Za-z0-9._-]{1,250}")
 
 READS_LOCAL: Final = Hints(read_only=True, destructive=False, idempotent=True, open_world=False)
 READS_REMOTE: Final = Hints(read_only=True, destructive=False, idempotent=True, open_world=True)
@@ -61,9 +63,11 @@ class PapersTools:
         self.runtime = runtime
         self._core = LazyCore(self._build)
         self._verifier = LazyCore(self._build_verifier)
+        self._adder: PdfAdder | None = None
         self.close = self._close
 
     async def _close(self) -> None:
+        self._adder = None
         await self._core.close()
         await self._verifier.close()
 
@@ -96,6 +100,22 @@ class PapersTools:
     @property
     def verifier(self) -> Verifier:
         return self._verifier.get()
+
+    async def add_pdf(self, request: ac.AddPdfs, call: ToolCall) -> ac.PdfsAdded:
+        from pathlib import Path
+
+        from doiget.papers.adding import PdfAdder
+
+        if self._adder is None:
+            self._adder = PdfAdder(self.papers, self.verifier)
+        allowed = [Path(root) for root in await call.roots()]
+        allowed += self.runtime.settings.import_dirs
+
+        async def report(done: int, total: int, row: ac.AddResult) -> None:
+            state = row.status if row.ok else (row.error.code if row.error else "failed")
+            await call.progress(done, total, f"{row.path}: {state}")
+
+        return await self._adder.add_many(request.paths, allowed=allowed, progress=report)
 
     async def resolve(self, request: c.PaperLookup, call: ToolCall) -> c.PapersReply:
         return await self.papers.resolve(request)
@@ -439,8 +459,28 @@ def papers_toolset(runtime: Runtime) -> Toolset:
             tools.format_references,
         ),
     ]
+    from doiget.papers import added as ac
     from doiget.verify import contracts as vc
 
+    specs.append(
+        Tool(
+            "doiget_add_pdf",
+            describe(
+                when="Put PDFs you already have into the library, identified.",
+                inputs="paths: PDF files or folders inside the client's roots or "
+                "DOIGET_IMPORT_DIRS.",
+                outputs="results[]: status, ref, identified, identified_by, citekey; summary.",
+                costs="About 1 s and 1-6 lookups a PDF; progress per file.",
+                side_effects="Copies each file into the store (never changes it); a "
+                "provenance row each.",
+                limits="Unidentified PDFs: ref local:<sha256>, identified false.",
+            ),
+            ac.AddPdfs,
+            ac.PdfsAdded,
+            WRITES_STORE,
+            tools.add_pdf,
+        )
+    )
     specs.append(
         Tool(
             "doiget_verify_references",

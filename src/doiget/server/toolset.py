@@ -28,6 +28,10 @@ class ToolCall(Protocol):
     async def progress(self, done: float, total: int, message: str) -> None:
         """Report progress (a no-op unless the client asked for it)."""
 
+    async def roots(self) -> list[str]:
+        """The local folders the client declared as its roots (MCP ``roots/list``);
+        empty when it declares none."""
+
 
 CoreT = TypeVar("CoreT", bound=Closable)
 

@@ -173,9 +173,23 @@ class Verifier:
                 group.start_soon(one, index)
         return Verification(ok=True, results=[row for row in rows if row is not None])
 
+    def _lookups(self) -> Lookups:
+        return Lookups(self._network, self._store, self._mailto, self._identity, self._s2_key)
+
+    async def record_of(self, cited: CitedWork) -> Work | None:
+        """The record the cited DOI or arXiv id names, when it is the cited work: its
+        title is the cited one (or that title without its subtitle), or a near miss by
+        the cited authors. None when the identifier names another work or nothing."""
+        found = _Found()
+        await _by_identifier(cited, self._lookups(), found)
+        best = found.best
+        if best is None or (best.relation == "near" and not best.authors.pairs):
+            return None
+        return best.work
+
     async def verify(self, cited: CitedWork) -> Row:
         """The verdict on one cited work."""
-        lookups = Lookups(self._network, self._store, self._mailto, self._identity, self._s2_key)
+        lookups = self._lookups()
         if cited.empty:
             note = "nothing to look up: the reference has no title, DOI or arXiv id"
             return calibrated(Row(key=cited.key, verdict="uncertain", confidence=0.5, note=note))

@@ -1,0 +1,383 @@
+"""Adding a local PDF to the library: read it where it lies, identify it, store a copy.
+
+The file is read once (never moved, never changed) and its bytes are copied into the
+store through a temp file, fsync and rename. Entries are content-addressed: a PDF no
+source identifies is filed under ``local:<sha256>``, so the same file added twice is
+one entry; one that is identified joins the entry of its work (its PDF stored when
+the entry had none). Every file added is one ``add`` row in the provenance log
+(``source: local-file``, its SHA-256, what identified it), written before the store.
+
+Over MCP a path must lie inside a folder the caller may read from (the client's
+roots, ``DOIGET_IMPORT_DIRS``): the path is resolved (links followed) before the
+check and then opened below that folder without following links, so neither a link
+nor one swapped in after the check leads outside.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from doiget.confined import Refused, open_confined
+from doiget.errors import DoigetError, ErrorCode
+from doiget.models import Author, Work
+from doiget.papers import added as a
+from doiget.papers.contracts import ErrorBody
+from doiget.papers.identify import Identification, identify
+from doiget.papers.resolver import Resolution
+from doiget.papers.store import PDF_MAGIC, Entry
+from doiget.refs import Ref, local_ref
+
+if TYPE_CHECKING:
+    from doiget.papers.pdfclues import Clues
+    from doiget.papers.service import Papers
+    from doiget.verify.service import Verifier
+
+SOURCE: Final = "local-file"
+# The largest PDF added, as for downloads.
+MAX_PDF_BYTES: Final = 100 * 1024 * 1024
+# The most PDFs one call adds (a folder is walked up to this many).
+MAX_FILES: Final = 500
+ALLOW_HINT: Final = (
+    "add its folder to the MCP client's roots, or to DOIGET_IMPORT_DIRS (folders separated "
+    "by the OS path separator) and restart doiget"
+)
+
+AddProgress = Callable[[int, int, a.AddResult], Awaitable[None] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """A file read for adding: its bytes and their SHA-256."""
+
+    path: Path
+    data: bytes
+    sha256: str
+
+
+def pdfs_in(paths: Sequence[Path]) -> list[Path]:
+    """The files named, and the ``*.pdf`` files below each folder named (sorted; links to
+    folders are not followed); at most :data:`MAX_FILES`."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            for directory, folders, files in os.walk(path):
+                folders.sort()
+                found += [
+                    Path(directory) / name
+                    for name in sorted(files)
+                    if name.lower().endswith(".pdf")
+                ]
+        else:
+            found.append(path)
+        if len(found) > MAX_FILES:
+            raise DoigetError(
+                ErrorCode.INVALID_REF,
+                f"more than {MAX_FILES} PDFs under {path}; add them in smaller folders.",
+            )
+    return list(dict.fromkeys(found))
+
+
+def _containing(path: Path, allowed: Sequence[Path]) -> tuple[Path, Path]:
+    """The allowed folder (resolved) holding ``path`` once every link is followed, and
+    the resolved path; CAPABILITY_DENIED when there is none."""
+    real = path.resolve()
+    for folder in allowed:
+        root = folder.resolve()
+        if real.is_relative_to(root):
+            return root, real
+    via = f" (it leads to {real})" if real != path.absolute() else ""
+    shown = ", ".join(str(folder) for folder in allowed) or "none declared"
+    raise DoigetError(
+        ErrorCode.CAPABILITY_DENIED,
+        f"{path} is outside the folders doiget may add files from{via}: {shown}. To allow "
+        f"it, {ALLOW_HINT}.",
+    )
+
+
+def read_local_pdf(path: Path, allowed: Sequence[Path] | None) -> _Read:
+    """The bytes of the PDF at ``path``; with ``allowed``, only inside those folders."""
+    try:
+        if allowed is None:
+            descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            root = None
+        else:
+            root, real = _containing(path, allowed)
+            descriptor = open_confined(root, real)
+    except FileNotFoundError:
+        raise DoigetError(ErrorCode.NOT_FOUND, f"{path} does not exist; check the path.") from None
+    except Refused as exc:
+        raise DoigetError(
+            ErrorCode.CAPABILITY_DENIED, f"{exc.strerror}; to allow it, {ALLOW_HINT}."
+        ) from None
+    except OSError as exc:
+        raise DoigetError(
+            ErrorCode.NOT_FOUND, f"cannot read {path}: {exc.strerror}; check its permissions."
+        ) from None
+    with os.fdopen(descriptor, "rb") as handle:
+        if root is None and not _regular(handle.fileno()):
+            raise DoigetError(ErrorCode.INVALID_REF, f"{path} is not a regular file.")
+        size = os.fstat(handle.fileno()).st_size
+        if size > MAX_PDF_BYTES:
+            raise DoigetError(
+                ErrorCode.INVALID_REF,
+                f"{path} holds {size:,} bytes, more than the {MAX_PDF_BYTES:,} doiget adds.",
+            )
+        data = handle.read(MAX_PDF_BYTES + 1)
+    if not data.startswith(PDF_MAGIC):
+        raise DoigetError(
+            ErrorCode.INVALID_REF, f"{path} is not a PDF (it does not start with %PDF-)."
+        )
+    return _Read(path, data, hashlib.sha256(data).hexdigest())
+
+
+def _regular(descriptor: int) -> bool:
+    import stat
+
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        return False
+    os.set_blocking(descriptor, True)
+    return True
+
+
+class PdfAdder:
+    """Adds local PDFs through one papers core and one verifier."""
+
+    def __init__(self, papers: Papers, verifier: Verifier) -> None:
+        self.papers = papers
+        self.verifier = verifier
+
+    async def add_many(
+        self,
+        paths: Sequence[str],
+        *,
+        allowed: Sequence[Path] | None = None,
+        progress: AddProgress | None = None,
+    ) -> a.PdfsAdded:
+        """Every PDF the paths name (folders walked), one result each, in order. With
+        ``allowed``, a path outside those folders is refused before it is looked at."""
+        given = [Path(path).expanduser() for path in paths]
+        refused: dict[Path, DoigetError] = {}
+        if allowed is not None:
+            for path in given:
+                try:
+                    _containing(path, allowed)
+                except DoigetError as error:
+                    refused[path] = error
+        walked = await self.papers.runtime.pool().run(
+            lambda: [[path] if path in refused else pdfs_in([path]) for path in given]
+        )
+        files = list(dict.fromkeys(path for group in walked for path in group))
+        if len(files) > MAX_FILES:
+            raise DoigetError(
+                ErrorCode.INVALID_REF,
+                f"{len(files)} PDFs named; one call adds at most {MAX_FILES}. Split the list.",
+            )
+        results: list[a.AddResult] = []
+        for done, path in enumerate(files, start=1):
+            try:
+                if path in refused:
+                    raise refused[path]
+                result = await self.add_pdf(path, allowed=allowed)
+            except DoigetError as error:
+                body = ErrorBody(code=error.code.value, message=error.message)
+                result = a.AddResult(ok=False, path=str(path), error=body)
+            results.append(result)
+            if progress is not None:
+                reported = progress(done, len(files), result)
+                if reported is not None:
+                    await reported
+            if result.error is not None and result.error.code == ErrorCode.LOG_ERROR.value:
+                break  # nothing more may happen unrecorded
+        identified = sum(1 for r in results if r.ok and r.identified)
+        failed = sum(1 for r in results if not r.ok)
+        summary = a.AddSummary(
+            total=len(results),
+            identified=identified,
+            unidentified=len(results) - identified - failed,
+            failed=failed,
+        )
+        return a.PdfsAdded(ok=True, results=results, summary=summary)
+
+    async def add_pdf(self, path: Path, *, allowed: Sequence[Path] | None = None) -> a.AddResult:
+        """Add one PDF: copied into the store, identified when the sources agree.
+
+        ``allowed``: the folders the file must lie in (None: anywhere, for a person at
+        the command line). Raises DoigetError for a file that cannot be added.
+        """
+        pool = self.papers.runtime.pool()
+        read = await pool.run(lambda: read_local_pdf(path, allowed), admitted=True)
+        local = self.papers.store.entry(local_ref(read.sha256))
+        if local is not None:
+            await self._record(read, local.ref, None, "already_present")
+            return _result(read, local, "already_present", None, pdf_added=False)
+        from doiget.papers.pdfclues import read_clues
+
+        clues = await pool.run(lambda: read_clues(read.data, path.name), admitted=True)
+        found = await identify(clues, self.verifier)
+        if found.ref is None:
+            return await self._unidentified(read, clues)
+        return await self._identified(read, found, found.ref)
+
+    async def _identified(self, read: _Read, found: Identification, ref: Ref) -> a.AddResult:
+        papers = self.papers
+        entry = papers.store.entry(ref)
+        if entry is not None and entry.has_pdf:
+            same = entry.document.get("doiget", {}).get("sha256") == read.sha256
+            status: a.AddStatus = "already_present" if same else "joined"
+            await self._record(read, ref, found, f"{status}; the entry's PDF kept")
+            return _result(read, entry, status, found, pdf_added=False)
+        if entry is None:
+            resolution = await papers._resolve_logged(ref)
+        else:
+            resolution = Resolution(ref=ref, work=entry.work, source=SOURCE)
+        fields = _file_fields(read, identified_by=found.method)
+        if entry is None:
+            fields = papers._doiget_fields(resolution, **fields)
+        written = await self._store(read, ref, resolution, fields, found)
+        return _result(read, written, "added" if entry is None else "joined", found, pdf_added=True)
+
+    async def _unidentified(self, read: _Read, clues: Clues) -> a.AddResult:
+        ref = local_ref(read.sha256)
+        authors = tuple(Author(family=x.family, given=x.given or None) for x in clues.authors)
+        title = clues.title or clues.info_title or read.path.stem
+        work = Work(source=SOURCE, title=title, authors=authors)
+        guesses = {
+            "identified": False,
+            "title_guess": clues.title or clues.info_title,
+            "authors_guess": [author.display for author in clues.authors] or None,
+            "file_name": read.path.name,
+        }
+        fields = {"source": SOURCE, **_file_fields(read), **guesses}
+        resolution = Resolution(ref=ref, work=work, source=SOURCE)
+        written = await self._store(read, ref, resolution, fields, None)
+        return _result(read, written, "added", None, pdf_added=True)
+
+    async def _record(
+        self,
+        read: _Read,
+        ref: Ref,
+        found: Identification | None,
+        outcome: str,
+        path: Path | None = None,
+    ) -> None:
+        how = (
+            f"identified by {found.method}: {found.evidence}"[:300]
+            if found is not None and found.method
+            else "unidentified"
+        )
+        await self.papers._log_async(
+            "add",
+            ref,
+            source=SOURCE,
+            result="ok",
+            size=len(read.data),
+            path=str(path) if path is not None else None,
+            sha256=read.sha256,
+            detail=f"{read.path.name}: {how}; {outcome}",
+        )
+
+    async def _store(
+        self,
+        read: _Read,
+        ref: Ref,
+        resolution: Resolution,
+        fields: dict[str, Any],
+        found: Identification | None,
+    ) -> Entry:
+        """Record the add, then copy the bytes into the entry's place under its lock."""
+        store = self.papers.store
+        async with store.locked_async(ref):
+            target = store.pdf_path(ref)
+            await self._record(read, ref, found, "stored", target)
+            temp = await self.papers.runtime.pool().run(
+                lambda: _temp_copy(store.root, read.data), admitted=True
+            )
+            try:
+                await self.papers._write_entry(ref, resolution, fields, temp)
+            finally:
+                temp.unlink(missing_ok=True)
+        entry = store.entry(ref)
+        if entry is None:  # written a moment ago under the lock
+            raise DoigetError(ErrorCode.STORE_ERROR, f"{ref} was written but cannot be read back.")
+        return entry
+
+
+def _temp_copy(root: Path, data: bytes) -> Path:
+    """``data`` in a fsynced temp file in the store (swept if this process dies)."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        temp = root / f".doiget-{os.getpid()}-{secrets.token_hex(6)}.part"
+        with temp.open("xb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as exc:
+        from doiget.diskerror import write_error
+
+        raise write_error(
+            ErrorCode.STORE_ERROR, "copy the PDF into", root, exc, "DOIGET_STORE_ROOT"
+        ) from exc
+    return temp
+
+
+def _method(found: Identification | None, document: dict[str, Any]) -> str | None:
+    """How the entry was identified: by this file, else as recorded when it was stored."""
+    if found is not None:
+        return found.method
+    recorded = document.get("identified_by")
+    return recorded if isinstance(recorded, str) else None
+
+
+def _file_fields(read: _Read, identified_by: str | None = None) -> dict[str, Any]:
+    return {
+        "pdf_source": SOURCE,
+        "sha256": read.sha256,
+        "size_bytes": len(read.data),
+        "identified_by": identified_by,
+    }
+
+
+def _result(
+    read: _Read,
+    entry: Entry,
+    status: a.AddStatus,
+    found: Identification | None,
+    *,
+    pdf_added: bool,
+) -> a.AddResult:
+    from doiget.cite.citekey import citekey
+
+    work = entry.work
+    identified = entry.ref.kind != "local"
+    document = entry.document.get("doiget", {})
+    read_back = None
+    if not identified:
+        guess_authors = document.get("authors_guess")
+        read_back = a.ReadFromPdf(
+            title=document.get("title_guess"),
+            authors=list(guess_authors) if isinstance(guess_authors, list) else None,
+        )
+    fields: dict[str, Any] = {
+        "path": str(read.path),
+        "status": status,
+        "ref": entry.ref.canonical,
+        "key": entry.key,
+        "identified": identified,
+        "identified_by": _method(found, document) if identified else None,
+        "evidence": found.evidence if found else None,
+        "title": work.title,
+        "citekey": citekey(work),
+        "sha256": read.sha256,
+        "pdf_added": pdf_added,
+        "read": read_back,
+    }
+    # Sparse: a field without a value is left out, never sent as null.
+    return a.AddResult(
+        ok=True, **{name: value for name, value in fields.items() if value is not None}
+    )
