@@ -24,6 +24,7 @@ from doiget.server.app import build_toolsets
 # A value each anchored pattern accepts. A new pattern needs its example here.
 EXAMPLES: dict[str, str] = {
     "^[0-9]{1,10}$": "29106400",
+    r"^\d{1,4}(-\d{1,4})?$": "3-5",
     "^[A-HYa-hy][0-9]{2}([A-Za-z]( ?[0-9]{1,4}(/[0-9]{1,6})?)?)?$": "H01L21/02",
     r"^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$": (
         "nature.com"
