@@ -37,7 +37,7 @@ from doiget.upstreams.limits import HARD_CODED
 # Added to every window and gap, so that scheduling jitter between the moment a
 # request is released here and the moment the upstream stamps its arrival never
 # shows the upstream a breach.
-CLOCK_MARGIN_S: Final = 0.015
+CLOCK_MARGIN_S: Final = 0.025
 
 
 def min_gap_seconds(source: str, *, keyed: bool = False) -> float:
