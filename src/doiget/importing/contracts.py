@@ -11,7 +11,7 @@ from pydantic import Field
 
 from doiget.contract import Request
 from doiget.papers.contracts import PapersModel, PapersReply
-from doiget.verify.contracts import MAX_REFERENCE_CHARS, MAX_REFERENCES, Problem
+from doiget.verify.contracts import MAX_REFERENCE_CHARS, MAX_REFERENCES, Problem, VerifyModel
 
 # As doiget.verify.inputs.MAX_TEXT_CHARS: as much text as the entries a call takes fill.
 MAX_TEXT_CHARS = MAX_REFERENCES * MAX_REFERENCE_CHARS
@@ -52,7 +52,7 @@ class ImportBibliographyArgs(ImportBibliography):
     ]
 
 
-class PdfOutcome(PapersModel):
+class PdfOutcome(VerifyModel):
     """What became of the entry's PDF: in the library already (``store``), fetched
     (``open_access``), added from its file field (``file``), or why not."""
 
@@ -63,8 +63,9 @@ class PdfOutcome(PapersModel):
     message: str | None = None
 
 
-class ImportRow(PapersModel):
-    """One entry of the bibliography and what happened to it."""
+class ImportRow(VerifyModel):
+    """One entry of the bibliography and what happened to it (as a verification row,
+    only the fields that have a value)."""
 
     key: str | None = None
     status: Status
