@@ -7,9 +7,17 @@ import json
 from pathlib import Path
 
 import pytest
-from importutil import ATTENTION, CLOSED, JABREF, PAPERPILE, PNAS, fabricated, route_library
-from importutil import wrong_year
-from mcputil import call, mcp_session
+from importutil import (
+    ATTENTION,
+    CLOSED,
+    JABREF,
+    PAPERPILE,
+    PNAS,
+    fabricated,
+    route_library,
+    wrong_year,
+)
+from mcputil import mcp_session
 
 from cliutil import doiget
 from replay import ReplayUpstream
@@ -76,7 +84,9 @@ def test_fetch_stores_the_pdfs_and_text_output_lists_every_entry(
     stored = Path(doiget_env["DOIGET_STORE_ROOT"]) / f"arxiv_{ATTENTION}.pdf"
     assert stored.read_bytes() == served
     bib_export = doiget("bib", ATTENTION, env=doiget_env)
-    assert "@article{Vaswani2017-ab," in bib_export.stdout or "{Vaswani2017-ab," in bib_export.stdout
+    assert (
+        "@article{Vaswani2017-ab," in bib_export.stdout or "{Vaswani2017-ab," in bib_export.stdout
+    )
 
 
 @pytest.mark.parametrize(

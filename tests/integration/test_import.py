@@ -31,7 +31,6 @@ from importutil import (
     with_file,
     wrong_year,
 )
-from papersutil import make_papers
 
 from doiget.contract import plain
 from doiget.errors import DoigetError, ErrorCode
@@ -43,6 +42,7 @@ from doiget.refs import parse_ref
 from doiget.verify.lookup import AnswerStore
 from doiget.verify.service import Verifier
 
+from papersutil import make_papers
 from replay import ReplayUpstream
 
 Progress = list[tuple[int, int, str]]

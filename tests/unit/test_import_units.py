@@ -13,7 +13,10 @@ from doiget.importing.service import format_name, usable_key
 from doiget.verify.readers import bib_files, read_bibtex, read_csl, read_ris
 
 FILE_FIELDS = {
-    "Better BibTeX, one path": ("/home/ada/Zotero/storage/AB/Makris.pdf", ["/home/ada/Zotero/storage/AB/Makris.pdf"]),
+    "Better BibTeX, one path": (
+        "/home/ada/Zotero/storage/AB/Makris.pdf",
+        ["/home/ada/Zotero/storage/AB/Makris.pdf"],
+    ),
     "Better BibTeX, a PDF and a snapshot": (
         "/z/a.pdf;/z/snapshot.html",
         ["/z/a.pdf"],

@@ -11,8 +11,15 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from doiget.cli.output import JsonFlag, cli_build, console, emit_json, handles_errors, runtime
-from doiget.cli.output import wants_json
+from doiget.cli.output import (
+    JsonFlag,
+    cli_build,
+    console,
+    emit_json,
+    handles_errors,
+    runtime,
+    wants_json,
+)
 from doiget.contract import invalid, plain
 from doiget.importing.contracts import MAX_TEXT_CHARS, ImportBibliography, ImportReport
 
@@ -48,8 +55,7 @@ def _text_of(source: str) -> str:
         return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
         raise invalid(
-            f"{source} is not UTF-8 text; export the bibliography as UTF-8 BibTeX, "
-            "CSL-JSON or RIS."
+            f"{source} is not UTF-8 text; export the bibliography as UTF-8 BibTeX, CSL-JSON or RIS."
         ) from None
     except OSError as exc:
         raise invalid(f"cannot read {source}: {exc.strerror or exc}.") from exc
@@ -126,7 +132,9 @@ def import_(
 ) -> None:
     """Check every entry of a bibliography and store the real works, keeping your keys."""
     as_json = wants_json(ctx, json_output)
-    chosen = _SUFFIXES.get(Path(source).suffix.lower(), "auto") if text_format == "auto" else text_format
+    chosen = (
+        _SUFFIXES.get(Path(source).suffix.lower(), "auto") if text_format == "auto" else text_format
+    )
     request = cli_build(
         ctx, ImportBibliography, {"text": "source", "format": "text_format"},
         text=_text_of(source), format=chosen, fetch=fetch,

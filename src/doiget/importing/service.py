@@ -154,7 +154,10 @@ class Importer:
         rows = (await self._verifier.verify_many(cited, checked)).results
         works = self._works(rows)
         await self._store(works, cited, rows, steps)
-        results = [self._row(index, c, r, works) for index, (c, r) in enumerate(zip(cited, rows))]
+        results = [
+            self._row(index, work, row, works)
+            for index, (work, row) in enumerate(zip(cited, rows, strict=True))
+        ]
         await self._add_files(results, cited, folder)
         if request.fetch:
             await self._fetch(results, steps)
@@ -268,7 +271,9 @@ class Importer:
                     )
                     continue
                 path = await anyio.to_thread.run_sync(files.locate, written, folder)
-                outcomes.append(files.missing(written) if path is None else await self._add_pdf(path))
+                outcomes.append(
+                    files.missing(written) if path is None else await self._add_pdf(path)
+                )
             result.pdf = outcomes
 
     async def _fetch(self, results: list[ImportRow], steps: _Steps) -> None:
@@ -301,5 +306,5 @@ class Importer:
                 code=error.code if error else None,
                 message=error.message if error else None,
             )
-            for result in wanted[row.ref]:
+            for result in wanted[str(row.ref)]:
                 result.pdf = [*(result.pdf or []), outcome]

@@ -483,8 +483,10 @@ class Store:
         known = aliases(document, kind)
         if key in known:
             return False
-        meta = document.get("doiget") if isinstance(document.get("doiget"), dict) else {}
-        table = meta.get("aliases") if isinstance(meta.get("aliases"), dict) else {}
+        meta = document.get("doiget")
+        meta = meta if isinstance(meta, dict) else {}
+        table = meta.get("aliases")
+        table = table if isinstance(table, dict) else {}
         document["doiget"] = {**meta, "aliases": {**table, kind: [*known, key]}}
         path = self.metadata_path(ref)
         try:
