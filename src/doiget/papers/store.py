@@ -466,12 +466,15 @@ class Store:
         meta["ref"] = ref.canonical
         meta["written"] = written
         document["doiget"] = meta
+        self._write_document(ref, document)
+        return document
+
+    def _write_document(self, ref: Ref, document: dict[str, Any]) -> None:
         path = self.metadata_path(ref)
         try:
             write_atomic(path, tomli_w.dumps(document).encode("utf-8"))
         except OSError as exc:
             raise self._io_error("write", path, exc) from exc
-        return document
 
     def add_alias(self, ref: Ref, kind: str, key: str) -> bool:
         """Add ``key`` to the entry's ``[doiget.aliases] kind`` list; False when it is
@@ -488,11 +491,7 @@ class Store:
         table = meta.get("aliases")
         table = table if isinstance(table, dict) else {}
         document["doiget"] = {**meta, "aliases": {**table, kind: [*known, key]}}
-        path = self.metadata_path(ref)
-        try:
-            write_atomic(path, tomli_w.dumps(document).encode("utf-8"))
-        except OSError as exc:
-            raise self._io_error("write", path, exc) from exc
+        self._write_document(ref, document)
         return True
 
     def place_pdf(self, ref: Ref, temp: Path) -> Path:
