@@ -33,6 +33,7 @@ TOOL_COMMANDS: Final = {
     "doiget_check_quote": "doiget quote",
     "doiget_verify_references": "doiget verify",
     "doiget_add_pdf": "doiget add",
+    "doiget_import_bibliography": "doiget import",
     "search_arxiv": "doiget scholar arxiv search",
     "get_arxiv_paper": "doiget scholar arxiv get",
     "arxiv_to_bibtex": "doiget scholar arxiv bib",

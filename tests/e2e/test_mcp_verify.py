@@ -20,6 +20,7 @@ BUDGETED = (
     "doiget_read_paper",
     "doiget_check_quote",
     "doiget_add_pdf",
+    "doiget_import_bibliography",
 )
 
 

@@ -104,6 +104,15 @@ def test_a_preprint_cited_as_arxiv_is_verified_and_names_the_published_version(
     assert row.match.newer_version is not None and row.match.newer_version.venue == "NeurIPS"
 
 
+def test_a_record_without_an_identifier_is_reached_by_its_preprints(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    route_chain_of_thought(upstream)  # DBLP's NeurIPS record has no DOI; its CoRR one an arXiv id
+    [row] = _check(doiget_env, bib())
+    assert row.match is not None and row.match.venue == "NeurIPS"
+    assert row.match.ref == "arXiv:2201.11903"
+
+
 PROBLEMS = {
     "title_differs": bib(
         title="Chain-of-Thought Prompting Elicits Inference in Large Language Models"

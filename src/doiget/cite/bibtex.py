@@ -116,16 +116,17 @@ def _entry(work: Work, key: str, *, with_abstract: bool = False) -> Entry:
     return Entry(_entry_type(work), key, fields)
 
 
-def _library(works: Sequence[Work]) -> Library:
+def _library(works: Sequence[Work], keys: Sequence[str | None]) -> Library:
     library = Library()
-    for work, key in zip(works, unique_citekeys(works), strict=True):
+    for work, key in zip(works, unique_citekeys(works, keys), strict=True):
         library.add(_entry(work, key))
     return library
 
 
-def to_bibtex_many(works: Sequence[Work]) -> str:
-    """One BibTeX document for several works (keys made unique within it)."""
-    return write_string(_library(works))
+def to_bibtex_many(works: Sequence[Work], keys: Sequence[str | None] = ()) -> str:
+    """One BibTeX document for several works (keys made unique within it); ``keys``
+    gives a work's own key where it has one (see :func:`unique_citekeys`)."""
+    return write_string(_library(works, keys))
 
 
 def to_bibtex(work: Work, *, key: str | None = None, with_abstract: bool = False) -> str:

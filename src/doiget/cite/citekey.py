@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Final
 
 from doiget.models import Work
@@ -69,9 +69,15 @@ def citekey(work: Work) -> str:
     return f"{_author_part(work)}{year}{_title_part(work)}"
 
 
-def unique_citekeys(works: Iterable[Work]) -> list[str]:
-    """Keys for several works, with ``a``, ``b``, ... appended where two would clash."""
-    keys = [citekey(work) for work in works]
+def unique_citekeys(works: Iterable[Work], chosen: Sequence[str | None] = ()) -> list[str]:
+    """Keys for several works, with ``a``, ``b``, ... appended where two would clash.
+
+    ``chosen`` gives, position by position, a key a work already has (the user's own,
+    from an imported bibliography) to use instead of the generated one."""
+    keys = [
+        (chosen[index] if index < len(chosen) else None) or citekey(work)
+        for index, work in enumerate(works)
+    ]
     totals = {key: keys.count(key) for key in keys}
     seen: dict[str, int] = {}
     out = []

@@ -1,8 +1,9 @@
 """Which PDFs to index: stored papers (by ref, or all of them) or PDF files on disk.
 
-A stored paper's chunks carry its store metadata: the citekey (the same function as
-BibTeX export), DOI, title, authors, year and any ``tags`` list in its TOML. A ref
-that is not stored, or is stored without a PDF, is reported rather than indexed.
+A stored paper's chunks carry its store metadata: the citekey (the key BibTeX export
+gives it: the user's own when a bibliography was imported for it), DOI, title,
+authors, year and any ``tags`` list in its TOML. A ref that is not stored, or is
+stored without a PDF, is reported rather than indexed.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def from_entry(entry: Entry) -> SourceDocument:
         path=entry.pdf_path,
         store_root=entry.pdf_path.parent,
         title=work.title,
-        citekey=citekey(work),
+        citekey=entry.bib_key or citekey(work),
         doi=work.doi,
         url=work.url,
         authors=tuple(author.display for author in work.authors),

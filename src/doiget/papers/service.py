@@ -225,6 +225,29 @@ class Papers:
             **more,
         }
 
+    async def add_alias(self, ref: Ref, kind: str, key: str) -> bool:
+        """Keep ``key`` as another name of the stored entry ``ref`` (a provenance row
+        first); False, with nothing written, when it is one already."""
+        from doiget.papers.store import aliases
+
+        async with self.store.locked_async(ref):
+            document = await anyio.to_thread.run_sync(self.store.read_document, ref)
+            if document is None:
+                raise DoigetError(ErrorCode.NOT_FOUND, f"{ref} is not in the library.")
+            if key in aliases(document, kind):
+                return False
+            path = str(self.store.metadata_path(ref))
+            await self._log_async(
+                "store_write", ref, result="ok", path=path, detail=f"alias {kind}={key}"
+            )
+
+            def write() -> None:
+                self.store.add_alias(ref, kind, key)
+                self._index_entry(ref)
+
+            await anyio.to_thread.run_sync(write)
+        return True
+
     def _index_entry(self, ref: Ref) -> None:
         entry = self.store.entry(ref)
         if entry is not None:
@@ -674,11 +697,13 @@ class Papers:
         return [self._entry(text) for text in ref_texts]
 
     def bibtex(self, request: c.PaperExport) -> c.BibtexExport:
-        """BibTeX for stored entries (keys unique within the document)."""
+        """BibTeX for stored entries (keys unique within the document), each under the
+        key of the user's own bibliography when one was imported for it."""
         from doiget.cite.bibtex import to_bibtex_many
 
-        works = self.works(request.refs)
-        return c.BibtexExport(ok=True, count=len(works), bibtex=to_bibtex_many(works))
+        entries = self._entries(request.refs)
+        bibtex = to_bibtex_many([e.work for e in entries], [e.bib_key for e in entries])
+        return c.BibtexExport(ok=True, count=len(entries), bibtex=bibtex)
 
     def csl(self, request: c.PaperExport) -> c.CslExport:
         """CSL-JSON items for stored entries."""

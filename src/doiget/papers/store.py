@@ -130,6 +130,15 @@ def work_from_document(document: dict[str, Any]) -> Work:
     )
 
 
+def aliases(document: dict[str, Any], kind: str) -> list[str]:
+    """The keys of ``kind`` (``bib``: citation keys) an entry is also known by, first
+    kept first: ``[doiget.aliases]``, written when a bibliography is imported."""
+    meta = document.get("doiget")
+    table = meta.get("aliases") if isinstance(meta, dict) else None
+    keys = table.get(kind) if isinstance(table, dict) else None
+    return [key for key in keys if isinstance(key, str) and key] if isinstance(keys, list) else []
+
+
 @dataclass(frozen=True, slots=True)
 class Entry:
     """One stored paper: its ref, key, paths and parsed TOML document."""
@@ -154,6 +163,13 @@ class Entry:
     def work(self) -> Work:
         """The entry's metadata as a Work."""
         return work_from_document(self.document)
+
+    @property
+    def bib_key(self) -> str | None:
+        """The citation key the user's own bibliography gave the entry (the first one
+        imported), or None: BibTeX export and the entry's passages cite it by this key."""
+        keys = aliases(self.document, "bib")
+        return keys[0] if keys else None
 
     def pdf_size(self) -> int:
         """The size of the entry's PDF; raises as :func:`open_stored_pdf` does."""
@@ -453,12 +469,33 @@ class Store:
         meta["ref"] = ref.canonical
         meta["written"] = written
         document["doiget"] = meta
+        self._write_document(ref, document)
+        return document
+
+    def _write_document(self, ref: Ref, document: dict[str, Any]) -> None:
         path = self.metadata_path(ref)
         try:
             write_atomic(path, tomli_w.dumps(document).encode("utf-8"))
         except OSError as exc:
             raise self._io_error("write", path, exc) from exc
-        return document
+
+    def add_alias(self, ref: Ref, kind: str, key: str) -> bool:
+        """Add ``key`` to the entry's ``[doiget.aliases] kind`` list; False when it is
+        there already (nothing written). Every other value, ``fetched_at`` included, is
+        left as it is. Hold the lock."""
+        document = self.read_document(ref)
+        if document is None:
+            raise DoigetError(ErrorCode.NOT_FOUND, f"{ref} is not in the library.")
+        known = aliases(document, kind)
+        if key in known:
+            return False
+        meta = document.get("doiget")
+        meta = meta if isinstance(meta, dict) else {}
+        table = meta.get("aliases")
+        table = table if isinstance(table, dict) else {}
+        document["doiget"] = {**meta, "aliases": {**table, kind: [*known, key]}}
+        self._write_document(ref, document)
+        return True
 
     def place_pdf(self, ref: Ref, temp: Path) -> Path:
         """Move a checked, fsynced temp PDF into the entry's place. Hold the lock."""

@@ -35,6 +35,7 @@ from doiget.server.toolset import (
 )
 
 if TYPE_CHECKING:
+    from doiget.importing import contracts as ic
     from doiget.papers import added as ac
     from doiget.papers.adding import PdfAdder
     from doiget.papers.service import Papers
@@ -116,6 +117,14 @@ class PapersTools:
             await call.progress(done, total, f"{row.path}: {state}")
 
         return await self._adder.add_many(request.paths, allowed=allowed, progress=report)
+
+    async def import_bibliography(
+        self, request: ic.ImportBibliography, call: ToolCall
+    ) -> ic.ImportReport:
+        from doiget.importing.service import Importer
+
+        importer = Importer(self.papers, self.verifier)
+        return await importer.run(request, progress=call.progress)
 
     async def resolve(self, request: c.PaperLookup, call: ToolCall) -> c.PapersReply:
         return await self.papers.resolve(request)
@@ -497,6 +506,27 @@ def papers_toolset(runtime: Runtime) -> Toolset:
             vc.Verification,
             READS_REMOTE,
             tools.verify,
+        )
+    )
+    from doiget.importing import contracts as ic
+
+    specs.append(
+        Tool(
+            "doiget_import_bibliography",
+            describe(
+                when="Bring a Zotero, Mendeley, JabRef or Paperpile export into the library.",
+                inputs="text (.bib, CSL-JSON or .ris); format; fetch: also fetch OA PDFs.",
+                outputs="results[]: key, status (imported|already_present|corrected|not_found|"
+                "uncertain|no_identifier), ref, alias, problems, note, pdf; counts.",
+                costs="As doiget_verify_references, plus ~2 requests a new work.",
+                side_effects="Stores metadata; an entry's key becomes its BibTeX key. Idempotent.",
+                limits="100 entries; not_found and uncertain ones are not stored: import "
+                "again to retry.",
+            ),
+            ic.ImportBibliographyArgs,
+            ic.ImportReport,
+            WRITES_STORE,
+            tools.import_bibliography,
         )
     )
     reading = ReadingTools(runtime)

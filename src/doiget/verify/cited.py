@@ -26,7 +26,8 @@ class CitedAuthor:
 @dataclass(frozen=True, slots=True)
 class CitedWork:
     """A reference as written: ``key`` is its BibTeX key or CSL id, ``text`` the free
-    text it came from (when it came as free text)."""
+    text it came from (when it came as free text), ``files`` the local files a citation
+    manager attached to it (paths or ``file:`` URLs, as exported)."""
 
     key: str | None = None
     title: str | None = None
@@ -39,6 +40,7 @@ class CitedWork:
     pmid: str | None = None
     kind: str | None = None
     text: str | None = None
+    files: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:

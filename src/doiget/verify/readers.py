@@ -25,6 +25,13 @@ _MORE: Final = re.compile(r"^(?:others|et\.?\s*al\.?)$", re.IGNORECASE)
 _BIB_FIELD: Final = re.compile(r"^\s*(\w[\w-]*)\s*=\s*[{\"]?(.*?)[}\"]?\s*,?\s*$")
 _BIB_HEAD: Final = re.compile(r"@(\w+)\s*[{(]\s*([^,\s]*)\s*,")
 _VENUE_FIELDS: Final = ("booktitle", "journal", "journaltitle", "eventtitle", "series", "publisher")
+# The separators of a file field's attachments and of an attachment's parts, where no
+# backslash escapes them.
+_FILE_ITEMS: Final = re.compile(r"(?<!\\);")
+_FILE_PARTS: Final = re.compile(r"(?<!\\):")
+_FILE_ESCAPE: Final = re.compile(r"\\([\\:;])")
+# RIS tags that may repeat and that rispy reads as one value unless told otherwise.
+_RIS_LISTS: Final = ("L1",)
 
 
 def _clean(value: Any) -> str | None:
@@ -100,7 +107,9 @@ def _authors(names: Sequence[str]) -> tuple[tuple[CitedAuthor, ...], bool]:
 
 
 def _split_bibtex_authors(value: str) -> list[str]:
-    """A BibTeX author field split on ' and ' outside braces."""
+    """A BibTeX author field split on ' and ' outside braces (any white space around
+    'and': exports wrap long author lists, Paperpile after 'and')."""
+    value = " ".join(value.split())
     names, depth, start = [], 0, 0
     index = 0
     while index < len(value):
@@ -119,6 +128,34 @@ def _split_bibtex_authors(value: str) -> list[str]:
     return [name.strip() for name in names if name.strip()]
 
 
+def _is_pdf(path: str, kind: str = "") -> bool:
+    return "pdf" in kind.lower() or path.lower().endswith(".pdf")
+
+
+def bib_files(value: Any) -> tuple[str, ...]:
+    """The PDFs a BibTeX ``file`` field lists, as paths.
+
+    Citation managers write the field each its own way: Better BibTeX and Paperpile a
+    path (several joined by ';'), Zotero and JabRef ``description:path:type`` with ':'
+    and ';' escaped by a backslash (``C\\:\\\\Users``), Mendeley ``:path:pdf`` with
+    a Windows backslash written ``$\\backslash$`` and the leading '/' of a Unix path
+    left out (the caller looks for both). Attachments that are not PDFs (snapshots,
+    notes) are left out."""
+    text = str(value or "").replace("$\\backslash$", "\\")
+    paths = []
+    for item in _FILE_ITEMS.split(text):
+        parts = [_FILE_ESCAPE.sub(r"\1", part) for part in _FILE_PARTS.split(item.strip())]
+        if len(parts) >= 3:
+            path, kind = ":".join(parts[1:-1]), parts[-1]
+        elif len(parts) == 2 and len(parts[0]) == 1:  # a drive letter: C:\\Users\\...
+            path, kind = ":".join(parts), ""
+        else:
+            path, kind = parts[-1], ""
+        if path.strip() and _is_pdf(path, kind):
+            paths.append(path.strip())
+    return tuple(paths)
+
+
 def from_fields(key: str | None, kind: str | None, fields: Mapping[str, Any]) -> CitedWork:
     """A cited work from BibTeX-style fields (names lower-case, values as written)."""
     authors, more = _authors(_split_bibtex_authors(str(fields.get("author") or "")))
@@ -135,6 +172,7 @@ def from_fields(key: str | None, kind: str | None, fields: Mapping[str, Any]) ->
         arxiv_id=_arxiv(*links),
         pmid=_clean(fields.get("pmid")),
         kind=kind,
+        files=bib_files(fields.get("file")),
     )
 
 
@@ -179,7 +217,8 @@ def _csl_name(item: Any) -> str:
 
 
 def read_csl(item: Mapping[str, Any]) -> CitedWork:
-    """A cited work from one CSL-JSON item."""
+    """A cited work from one CSL-JSON item; its key is its ``citation-key`` (Zotero and
+    Better BibTeX write the user's key there) or else its ``id``."""
     authors, more = _authors([_csl_name(name) for name in item.get("author") or []])
     issued = item.get("issued") or {}
     parts = issued.get("date-parts") if isinstance(issued, Mapping) else None
@@ -190,7 +229,10 @@ def read_csl(item: Mapping[str, Any]) -> CitedWork:
     )
     number = item.get("number") if str(item.get("publisher") or "").lower() == "arxiv" else None
     return CitedWork(
-        key=str(item["id"]) if item.get("id") is not None else None,
+        key=next(
+            (str(item[name]) for name in ("citation-key", "id") if item.get(name) is not None),
+            None,
+        ),
         title=_clean(item.get("title")),
         authors=authors,
         more_authors=more,
@@ -210,7 +252,8 @@ def read_ris(text: str) -> list[CitedWork]:
     import rispy
 
     works = []
-    for record in rispy.loads(text):
+    lists = [*rispy.LIST_TYPE_TAGS, *_RIS_LISTS]
+    for record in rispy.loads(text, list_tags=lists):
         names = record.get("authors") or record.get("first_authors") or []
         authors, more = _authors(names)
         venue = (
@@ -231,6 +274,11 @@ def read_ris(text: str) -> list[CitedWork]:
                 doi=_doi(record.get("doi")),
                 arxiv_id=_arxiv(record.get("doi"), *urls),
                 kind=_clean(record.get("type_of_reference")),
+                files=tuple(
+                    str(link).strip()
+                    for link in record.get("file_attachments1") or []
+                    if _is_pdf(str(link).strip())
+                ),
             )
         )
     return works

@@ -336,8 +336,11 @@ def _match(work: Work, versions: Sequence[Work], newer: Work | None) -> Match:
         if newer is not None
         else None
     )
+    # A record without an identifier (DBLP's entry of a NeurIPS paper) is reached by the
+    # identifier of another record of the same work (its arXiv preprint).
+    refs = (fetchable_ref(version.doi, version.arxiv_id) for version in [work, *versions])
     return Match(
-        ref=fetchable_ref(work.doi, work.arxiv_id),
+        ref=next((ref for ref in refs if ref), None),
         title=work.title,
         authors=[author.display for author in work.authors],
         year=work.year,
