@@ -9,9 +9,14 @@ bibliography's folder (JabRef, Paperpile, Zotero exports with files), ``file:`` 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
+from doiget.errors import DoigetError
 from doiget.importing.contracts import PdfOutcome
+
+if TYPE_CHECKING:
+    from doiget.papers.adding import PdfAdder
 
 
 def locate(written: str, base: Path) -> Path | None:
@@ -35,16 +40,14 @@ def missing(written: str) -> PdfOutcome:
     )
 
 
-async def add_pdf(path: Path) -> PdfOutcome:
-    """Add the local PDF ``path`` to the library: the seam where import hands a file to
-    the library's adder (identification, copy into the store, provenance row).
-
-    This doiget has no such adder yet: the file is reported as found and not added, and
-    an import run once it has one adds it (import is idempotent otherwise)."""
-    return PdfOutcome(
-        source="file",
-        ok=False,
-        path=str(path),
-        message="found, not added: this doiget does not add local PDFs yet; "
-        "import again once it does.",
-    )
+async def add_pdf(adder: PdfAdder, path: Path) -> PdfOutcome:
+    """Add the local PDF ``path`` through the library's adder of local PDFs
+    (identification, copy into the store, provenance row)."""
+    try:
+        added = await adder.add_pdf(path)
+    except DoigetError as error:
+        return PdfOutcome(
+            source="file", ok=False, path=str(path), code=error.code.value, message=error.message
+        )
+    state = "identified as " + added.ref if added.identified and added.ref else "unidentified"
+    return PdfOutcome(source="file", ok=True, path=str(path), message=f"{added.status}: {state}")

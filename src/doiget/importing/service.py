@@ -130,10 +130,15 @@ class _Work:
 class Importer:
     """Imports bibliographies through one process's papers core and verifier."""
 
-    def __init__(self, papers: Papers, verifier: Verifier, add_pdf: AddPdf = files.add_pdf):
+    def __init__(self, papers: Papers, verifier: Verifier, add_pdf: AddPdf | None = None):
         self._papers = papers
         self._verifier = verifier
-        self._add_pdf = add_pdf
+        self._add_pdf = add_pdf or self._through_adder
+
+    async def _through_adder(self, path: Path) -> PdfOutcome:
+        from doiget.papers.adding import PdfAdder
+
+        return await files.add_pdf(PdfAdder(self._papers, self._verifier), path)
 
     async def run(
         self,
