@@ -236,3 +236,43 @@ async def test_a_job_the_line_would_time_out_is_refused_at_once(gate: threading.
         gate.set()
     assert await pool.run(lambda: 7, within=PATIENCE) == 7
     pool.close()
+
+
+async def test_only_the_job_whose_caller_gave_up_is_told_so() -> None:
+    """A job whose call is cancelled sees abandoned(); one running beside it does not."""
+    from doiget.workpool import abandoned
+
+    pool = WorkPool(2, 0)
+    started = [threading.Event(), threading.Event()]
+    cancelled = threading.Event()
+    seen: dict[int, bool] = {}
+
+    def job(n: int) -> None:
+        started[n].set()
+        cancelled.wait(PATIENCE)
+        deadline = time.monotonic() + PATIENCE
+        while n == 0 and not abandoned() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        seen[n] = abandoned()
+
+    scope = anyio.CancelScope()
+
+    async def given_up() -> None:
+        with scope:
+            await pool.run(lambda: job(0))
+
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(pool.run, lambda: job(1))
+            tasks.start_soon(given_up)
+            for event in started:
+                assert await anyio.to_thread.run_sync(event.wait, PATIENCE)
+            scope.cancel()
+            cancelled.set()
+    finally:
+        pool.close()
+    deadline = time.monotonic() + PATIENCE
+    while len(seen) < 2 and time.monotonic() < deadline:
+        await anyio.sleep(0.01)
+    assert seen == {0: True, 1: False}
+    assert not abandoned()  # outside any job

@@ -45,6 +45,7 @@ from doiget.library.index.base import (
     directed,
     filter_values,
 )
+from doiget.workpool import abandoned
 
 if TYPE_CHECKING:
     from doiget.library.index.base import Vector
@@ -54,6 +55,9 @@ MAX_SHARDS: Final = 4
 PARALLEL_MIN_CHUNKS: Final = 20_000
 BUSY_TIMEOUT_MS: Final = 10_000
 PAYLOAD_KEYS_SAMPLE: Final = 1_000
+# How many SQLite steps a query runs between two checks that its caller still waits
+# (a few milliseconds of work: often enough to stop soon, rarely enough to cost nothing).
+CHECK_STEPS: Final = 200_000
 
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS collections (
@@ -148,6 +152,9 @@ class SqliteIndex:
         conn.load_extension(sqlite_vec.loadable_path())
         conn.enable_load_extension(False)
         conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+        # A query of a job whose caller gave up stops at the next check (InterruptError);
+        # the queries of other jobs, on this connection or another, run on.
+        conn.set_progress_handler(abandoned, CHECK_STEPS)
         conn.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON")
         return conn
 
@@ -483,10 +490,6 @@ class SqliteIndex:
         }
 
     # -- lifecycle --------------------------------------------------------------
-
-    def interrupt(self) -> None:
-        for conn in [self._conn, *(reader for _, reader in self._readers)]:
-            conn.interrupt()
 
     def close(self) -> None:
         if self._pool is not None:
