@@ -1,8 +1,10 @@
-"""The bounded pool that expensive tool work runs in, so the event loop stays free.
+"""The bounded pools that expensive tool work runs in, so the event loop stays free.
 
 Embedding a query, ranking passages, searching the stored papers, listing them: each
-runs as one job in a worker thread of this pool, never on the event loop, so a
-cheap call (doiget_health, list_projects, doiget_info) is answered between them.
+runs as one job in a worker thread of a pool, never on the event loop, so a cheap
+call (doiget_health, list_projects, doiget_info) is answered between them. Work of
+very different cost waits in different pools (the lanes of :mod:`doiget.runtime`):
+a local search of milliseconds never waits behind a line of embeddings.
 
 At most ``workers`` jobs run at once (one per core by default: NumPy, torch and
 SQLite release the GIL while they work, the ranking done in Python does not, so

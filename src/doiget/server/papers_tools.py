@@ -143,7 +143,7 @@ class PapersTools:
     async def _pooled(self, work: Callable[[RequestT], T], request: RequestT) -> T:
         """``work(request)`` in the work pool: it reads many stored papers (an index
         query, a listing, an export of many refs), too slow for the event loop."""
-        return await self.runtime.pool().run(functools.partial(work, request))
+        return await self.runtime.pool("papers").run(functools.partial(work, request))
 
     async def format_references(self, request: c.FormatReferences, call: ToolCall) -> c.PapersReply:
         return self.papers.format_references(request)
@@ -153,7 +153,7 @@ class PapersTools:
     async def list_resources(self) -> list[ResourceItem]:
         """Every readable entry, and its PDF when it has one doiget serves (an entry or a
         PDF that cannot be read is left out and logged, never failing the listing)."""
-        return await self.runtime.pool().run(self._resources)
+        return await self.runtime.pool("papers").run(self._resources)
 
     def _resources(self) -> list[ResourceItem]:
         items: list[ResourceItem] = []
@@ -191,7 +191,7 @@ class PapersTools:
             return None
         if part == "pdf":
             try:
-                data = await self.runtime.pool().run(entry.read_pdf)
+                data = await self.runtime.pool("papers").run(entry.read_pdf)
             except DoigetError as error:
                 if error.code is ErrorCode.NOT_FOUND:
                     return None
