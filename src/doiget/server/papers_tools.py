@@ -12,15 +12,18 @@ import json
 import logging
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+import anyio
 
 from doiget.capabilityreport import capability_report
 from doiget.contract import RequestT
 from doiget.errors import DoigetError, ErrorCode
-from doiget.health import check_health
+from doiget.health import check_health, unreadable_entries, with_unreadable
 from doiget.papers import contracts as c
 from doiget.runtime import Runtime
 from doiget.server.reading_tools import ReadingTools
+from doiget.server.refreshed import Refreshed
 from doiget.server.toolset import (
     Hints,
     LazyCore,
@@ -61,9 +64,13 @@ class PapersTools:
         self.runtime = runtime
         self._core = LazyCore(self._build)
         self._verifier = LazyCore(self._build_verifier)
+        # Naming the unreadable metadata files stats every stored file: too slow for
+        # each health call at 100,000 papers, so each call reads the latest scan.
+        self._unreadable = Refreshed(self._scan_unreadable)
         self.close = self._close
 
     async def _close(self) -> None:
+        await self._unreadable.aclose()
         await self._core.close()
         await self._verifier.close()
 
@@ -129,7 +136,16 @@ class PapersTools:
         return {"ok": True, **capability_report(self.runtime)}
 
     async def health(self, request: c.NoArguments, call: ToolCall) -> Result:
-        return check_health(self.runtime.settings, library=True)
+        report = check_health(self.runtime.settings)
+        if report["store_writable"]:
+            with_unreadable(report, await self._unreadable.get())
+        return report
+
+    async def _scan_unreadable(self) -> dict[str, Any]:
+        # A thread of its own rather than the papers lane: one scan at most runs at a
+        # time, and health must not wait in the line of searches.
+        scan = functools.partial(unreadable_entries, self.runtime.settings.store_root)
+        return await anyio.to_thread.run_sync(scan)
 
     async def graph(self, request: c.CitationGraph, call: ToolCall) -> c.PapersReply:
         return await self.papers.graph(request)
