@@ -161,14 +161,15 @@ CORE_SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "DOIGET_WORKERS",
-        "threads that run expensive tool work (embedding, ranking, local search), stdio "
-        "and HTTP (default: one per core)",
+        "threads that run expensive tool work in each of its two lanes, stdio and HTTP: "
+        "the stored papers' (local search, listings, exports) and the library's "
+        "(embedding, ranking, the passage index) (default: one per core)",
         config_key="workers",
     ),
     Setting(
         "DOIGET_WORK_QUEUE",
-        "expensive calls that may wait for a worker (default 32); one more is refused at "
-        "once with RATE_LIMITED and the seconds to wait",
+        "expensive calls that may wait for a worker in each lane (default 32); one more "
+        "is refused at once with RATE_LIMITED and the seconds to wait",
         config_key="work_queue",
     ),
     Setting(

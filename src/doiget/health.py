@@ -29,7 +29,7 @@ def _writable(directory: Path) -> str | None:
 UNREADABLE_NAMES_SHOWN: Final = 20
 
 
-def _unreadable_entries(store_root: Path) -> dict[str, Any]:
+def unreadable_entries(store_root: Path) -> dict[str, Any]:
     """How many metadata files the library leaves out, and the first few with why.
 
     Read from the search index, which remembers each file it could not read until
@@ -79,11 +79,18 @@ def check_health(settings: Settings, *, library: bool = False) -> dict[str, Any]
         "browser_tier": browser_state(settings.browser).describe(),
     }
     problems = [p for p in (store_problem, log_problem) if p is not None]
-    if library and store_problem is None:
-        entries = _unreadable_entries(settings.store_root)
-        problems += entries.pop("problems", [])
-        report.update(entries)
     report["ok"] = not problems
     if problems:
         report["problems"] = problems
+    if library and store_problem is None:
+        with_unreadable(report, unreadable_entries(settings.store_root))
     return report
+
+
+def with_unreadable(report: dict[str, Any], entries: dict[str, Any]) -> None:
+    """Add what :func:`unreadable_entries` found to a health ``report``."""
+    problems = [*report.get("problems", []), *entries.get("problems", [])]
+    report.update({name: value for name, value in entries.items() if name != "problems"})
+    report["ok"] = not problems
+    if problems:
+        report["problems"] = problems

@@ -29,6 +29,9 @@ _BASE64_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789+/")
 # escape that the views leave as it is (a token after ``%20`` or ``\n`` is whole).
 _ALONE_BEFORE: Final = r"(?:(?<![^\W_])|(?<=%[0-9a-f]{2})|(?<=\\[a-z])|(?<=\\u[0-9a-f]{4}))"
 _ALONE_AFTER: Final = r"(?![^\W_])"
+# Control characters that set strings apart in one search (see redact_value): not
+# letters or digits, so a whole token next to one stands alone as at a string's end.
+_JOINERS: Final = "\x00\x01\x02\x03"
 
 _known: set[str] = set()
 _factory_installed = False
@@ -46,6 +49,9 @@ class _Matcher:
     escapes: Escapes
     # The longest form: how far from an undone escape a match touching it can start.
     reach: int
+    # A character in no form, nor in any escape of one: strings joined by it are
+    # searched as each alone (None when every candidate is taken).
+    joiner: str | None
 
     def spans_in(self, text: str) -> Iterator[tuple[int, int]]:
         """Where any form shows in ``text`` or in any view of it through its escapes
@@ -114,12 +120,14 @@ def _matcher(secrets: frozenset[str]) -> _Matcher | None:
         branches.append(f"(?P<part>{_alternation(anchors)})")
     if not branches:
         return None
+    characters = forms.characters()
     return _Matcher(
         re.compile("|".join(branches)),
         {piece: tuple(found) for piece, found in anchors.items()},
         forms.encoded,
-        escapes_of(forms.characters()),
+        escapes_of(characters),
         max(map(len, forms.partial | forms.whole)),
+        next((char for char in _JOINERS if char not in characters), None),
     )
 
 
@@ -178,15 +186,47 @@ def redact_known(text: str) -> str:
 
 
 def redact_value(value: Any) -> Any:
-    """A JSON-like value with every string in it passed through :func:`redact_known`."""
+    """A JSON-like value with every string in it passed through :func:`redact_known`.
+
+    Most values hold no secret: their strings are searched together, in one pass over
+    them joined by a character no form of a secret has (so no match spans two of
+    them, and each string reads in its view as it would alone), and such a value
+    comes back as it is; only one holding a secret is rebuilt, string by string.
+    """
     if not _known:
         return value
+    matcher = _matcher(frozenset(_known))
+    if matcher is None:
+        return value
+    texts: list[str] = []
+    if _gather(value, texts) and matcher.joiner is not None:
+        joined = matcher.joiner.join(texts)
+        if next(matcher.spans_in(joined), None) is None:
+            return value
+    return _redacted(value)
+
+
+def _gather(value: Any, texts: list[str]) -> bool:
+    """Add the strings in ``value`` to ``texts``; False when the value holds a tuple
+    (which the redacted copy turns into a list, so it must be rebuilt)."""
+    if isinstance(value, str):
+        texts.append(value)
+    elif isinstance(value, dict):
+        return all(_gather(item, texts) for item in value.values())
+    elif isinstance(value, list):
+        return all(_gather(item, texts) for item in value)
+    elif isinstance(value, tuple):
+        return False
+    return True
+
+
+def _redacted(value: Any) -> Any:
     if isinstance(value, str):
         return redact_known(value)
     if isinstance(value, dict):
-        return {key: redact_value(item) for key, item in value.items()}
+        return {key: _redacted(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [redact_value(item) for item in value]
+        return [_redacted(item) for item in value]
     return value
 
 

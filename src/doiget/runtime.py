@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from doiget.capability import CapabilityProfile
 from doiget.config import Settings, load_settings
@@ -15,6 +15,11 @@ from doiget.config import Settings, load_settings
 if TYPE_CHECKING:
     from doiget.net.network import Network
     from doiget.workpool import WorkPool
+
+# The lines expensive work waits in: the stored papers' (local search, listings,
+# exports, PDFs: milliseconds each) and the library's (embedding, ranking, the passage
+# index: up to seconds each), so a quick job never waits behind a line of slow ones.
+Lane = Literal["papers", "library"]
 
 
 @dataclass(frozen=True)
@@ -26,9 +31,8 @@ class Runtime:
     # The process's one Network (built on first use), so every toolset's requests pass
     # the same rate gate: two gates would each allow the full rate.
     _network: list[Network] = field(default_factory=list, compare=False, repr=False)
-    # The process's one pool for expensive work, shared by every toolset for the same
-    # reason: the cores are one budget.
-    _pool: list[WorkPool] = field(default_factory=list, compare=False, repr=False)
+    # The process's pool for expensive work of each lane, shared by every toolset.
+    _pools: dict[str, WorkPool] = field(default_factory=dict, compare=False, repr=False)
 
     def network(self) -> Network:
         """The process-wide :class:`~doiget.net.network.Network`, built on first use."""
@@ -38,21 +42,22 @@ class Runtime:
             self._network.append(Network(self.settings))
         return self._network[0]
 
-    def pool(self) -> WorkPool:
-        """The process-wide :class:`~doiget.workpool.WorkPool`, built on first use."""
-        if not self._pool:
+    def pool(self, lane: Lane) -> WorkPool:
+        """The process-wide :class:`~doiget.workpool.WorkPool` of ``lane``, built on
+        first use; each lane has its own workers, line and mean job time."""
+        if lane not in self._pools:
             from doiget.workpool import WorkPool
 
-            self._pool.append(WorkPool(self.settings.workers, self.settings.work_queue))
-        return self._pool[0]
+            self._pools[lane] = WorkPool(self.settings.workers, self.settings.work_queue)
+        return self._pools[lane]
 
     async def aclose(self) -> None:
-        """Close the network's connection pools and the work pool, once; a later use
+        """Close the network's connection pools and the work pools, once; a later use
         builds fresh ones."""
         if self._network:
             await self._network.pop().aclose()
-        if self._pool:
-            self._pool.pop().close()
+        while self._pools:
+            self._pools.popitem()[1].close()
 
     def banner(self) -> str:
         """The one-line stderr start-up banner, with the test seam when it is set."""

@@ -1,8 +1,10 @@
-"""The bounded pool that expensive tool work runs in, so the event loop stays free.
+"""The bounded pools that expensive tool work runs in, so the event loop stays free.
 
 Embedding a query, ranking passages, searching the stored papers, listing them: each
-runs as one job in a worker thread of this pool, never on the event loop, so a
-cheap call (doiget_health, list_projects, doiget_info) is answered between them.
+runs as one job in a worker thread of a pool, never on the event loop, so a cheap
+call (doiget_health, list_projects, doiget_info) is answered between them. Work of
+very different cost waits in different pools (the lanes of :mod:`doiget.runtime`):
+a local search of milliseconds never waits behind a line of embeddings.
 
 At most ``workers`` jobs run at once (one per core by default: NumPy, torch and
 SQLite release the GIL while they work, the ranking done in Python does not, so
@@ -12,7 +14,10 @@ time limit the jobs ahead would likely use up, is refused at once with RATE_LIMI
 and how many seconds to wait, instead of waiting past its deadline.
 
 A job whose caller gave up (a time limit, a cancelled call) still holds its worker
-until it returns: the bound counts threads at work, not callers still waiting.
+until it returns: the bound counts threads at work, not callers still waiting. Such a
+job is marked abandoned, and work that can stop early asks :func:`abandoned` (the
+passage index's SQLite connections do, between steps of a query): only the job whose
+caller gave up stops, never another job running beside it.
 """
 
 from __future__ import annotations
@@ -36,6 +41,25 @@ QUEUE_MAX: Final = 10_000
 # mean follows new jobs (an exponential moving average).
 FIRST_GUESS_SECONDS: Final = 0.05
 SMOOTHING: Final = 0.2
+
+
+class _Job:
+    """What a running job can learn of its caller: whether it gave up."""
+
+    __slots__ = ("abandoned",)
+
+    def __init__(self) -> None:
+        self.abandoned = False
+
+
+_job: contextvars.ContextVar[_Job | None] = contextvars.ContextVar("doiget_job", default=None)
+
+
+def abandoned() -> bool:
+    """Whether the caller of the job running in this thread has given up on it (its
+    time limit passed, or the call was cancelled): its result will not be read."""
+    job = _job.get()
+    return job is not None and job.abandoned
 
 
 def default_workers() -> int:
@@ -94,14 +118,20 @@ class WorkPool:
             ):
                 raise self._refusal()
             self._pending += 1
+        job = _Job()
         context = contextvars.copy_context()
+        context.run(_job.set, job)
         try:
             future = self._executor.submit(context.run, self._timed, work)
         except BaseException:
             self._done()
             raise
         future.add_done_callback(lambda _: self._done())
-        return await asyncio.wrap_future(future)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            job.abandoned = True
+            raise
 
     def _timed(self, work: Callable[[], T]) -> T:
         began = time.perf_counter()

@@ -370,6 +370,64 @@ async def test_a_slow_search_times_out_and_the_index_keeps_serving(tmp_path: Pat
         await library.aclose()
 
 
+async def test_a_call_timing_out_stops_its_own_work_and_no_other_calls(tmp_path: Path) -> None:
+    """A query another call is running on the same index when one call's time limit
+    passes runs on and answers; the call over its limit gets TIMEOUT."""
+    import threading
+
+    import anyio
+
+    bound = 30.0  # no wait below can hang the test, whatever the code does
+    library = _library(
+        tmp_path, "workers = 2\n" + CONFIG + "\n[library.timeouts]\ninspect_collection = 1\n"
+    )
+    try:
+        await _store(library, "lab/ice", _items(5))
+        index = library.index
+        conn = index._conn  # type: ignore[attr-defined]
+        real_dense = index.dense
+        querying, timed_out = threading.Event(), threading.Event()
+
+        def hold() -> int:
+            querying.set()
+            timed_out.wait(bound)
+            return 0
+
+        conn.create_scalar_function("hold", hold)
+
+        def busy_dense(*args: Any, **kwargs: Any) -> Any:
+            # A query in SQLite that goes on after the other call's time limit has
+            # passed (its first row waits for it), then finishes.
+            with index._lock:  # type: ignore[attr-defined]
+                conn.execute(
+                    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+                    "WHERE i < 100000) SELECT sum(CASE WHEN i = 1 THEN hold() ELSE i END) "
+                    "FROM n"
+                ).fetchall()
+            return real_dense(*args, **kwargs)
+
+        index.dense = busy_dense  # type: ignore[method-assign]
+        answered: dict[str, Any] = {}
+
+        async def search() -> None:
+            answered.update(await _search(library, "lab/ice", "lake ice"))
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(search)
+            assert await anyio.to_thread.run_sync(querying.wait, bound)
+            # inspect_collection waits for the index the search holds, past its limit.
+            with pytest.raises(DoigetError) as timed:
+                await _inspect(library, "lab/ice")
+            timed_out.set()
+        assert timed.value.code is ErrorCode.TIMEOUT
+        assert timed.value.details == {"tool": "inspect_collection", "timeout_seconds": 1.0}
+        assert answered["count"] == 5
+        index.dense = real_dense  # type: ignore[method-assign]
+        assert (await _inspect(library, "lab/ice"))["size"] == 5
+    finally:
+        await library.aclose()
+
+
 @pytest.mark.parametrize("dim", [4, 768])
 async def test_the_project_model_fixes_the_vector_size_from_the_first_store(
     tmp_path: Path, dim: int

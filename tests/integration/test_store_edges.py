@@ -120,6 +120,36 @@ def test_health_forgets_a_file_once_it_is_fixed(
     assert check_health(settings, library=True)["unreadable_entries"] == len(BAD_METADATA) - 1
 
 
+async def test_the_health_tool_sees_a_file_fixed_in_place_within_a_few_calls(
+    stocked_env: dict[str, str], stocked: StockedStore
+) -> None:
+    """doiget_health reads the latest scan of the metadata files (a scan stats every
+    file) and starts the next: a file fixed in place is forgotten by a later call."""
+    import time
+
+    import anyio
+
+    tools = PapersTools(load_runtime(stocked_env))
+    request = c.NoArguments()
+    try:
+        first = await tools.health(request, None)  # type: ignore[arg-type]
+        assert first["unreadable_entries"] == len(BAD_METADATA)
+        assert first["ok"] is True
+        (stocked.metadata / f"{key('notutf8')}.toml").write_text(
+            'schema_version = "1.0"\ntitle = "fixed"\n[doiget]\nref = "10.5555/notutf8"\n'
+        )
+        deadline = time.monotonic() + 30  # a bound on the wait, never a measurement
+        while True:
+            report = await tools.health(request, None)  # type: ignore[arg-type]
+            if report["unreadable_entries"] == len(BAD_METADATA) - 1:
+                break
+            assert time.monotonic() < deadline, report
+            await anyio.sleep(0.01)
+        assert set(report) >= {"store_writable", "log_writable", "version", "unreadable_files"}
+    finally:
+        await tools.close()
+
+
 def test_library_selection_indexes_only_pdfs_doiget_serves(stocked: StockedStore) -> None:
     everything = select(Store(stocked.root), everything=True)
     assert [document.doc_id for document in everything.documents] == [GOOD_DOI]

@@ -22,7 +22,7 @@ import pytest
 
 from doiget.envelopes import LIBRARY_ENVELOPE, PAPERS_ENVELOPE, WEB_ENVELOPE
 from doiget.errors import DoigetError, ErrorCode
-from doiget.runtime import load_runtime
+from doiget.runtime import Lane, load_runtime
 from doiget.server.app import DoigetServer
 from doiget.workpool import WorkPool
 
@@ -57,6 +57,7 @@ EXPENSIVE = (
     ("query_hybrid", {"project": PROJECT, "query": "graph"}),
     ("doiget_list_recent", {}),
 )
+LANES: tuple[Lane, ...] = ("papers", "library")
 CHEAP = (("doiget_health", {}), ("list_projects", {}), ("doiget_info", {"ref": "10.1234/x"}))
 
 
@@ -75,6 +76,18 @@ async def _occupy(pool: WorkPool, gate: threading.Event, started: threading.Even
     await pool.run(hold)
 
 
+async def _fill(tasks: anyio.abc.TaskGroup, pool: WorkPool, gate: threading.Event) -> None:
+    """Make ``pool`` busy with jobs waiting on ``gate``: one running, its line full."""
+    started = threading.Event()
+    tasks.start_soon(_occupy, pool, gate, started)
+    await _until(started)
+    for _ in range(pool.queue):
+        tasks.start_soon(_occupy, pool, gate, threading.Event())
+    with anyio.fail_after(PATIENCE):
+        while pool.pending < pool.workers + pool.queue:
+            await anyio.sleep(0.01)
+
+
 async def _until(flag: threading.Event) -> None:
     with anyio.fail_after(PATIENCE):
         while not flag.is_set():
@@ -85,26 +98,27 @@ async def test_cheap_calls_are_answered_while_expensive_ones_wait(
     tmp_path: Path, gate: threading.Event
 ) -> None:
     server = _server(tmp_path, workers=1, queue=len(EXPENSIVE))
-    pool = server.runtime.pool()
-    started = threading.Event()
+    pools = [server.runtime.pool(lane) for lane in LANES]
     answers: dict[str, types.CallToolResult] = {}
 
     async def expensive(tool: str, arguments: dict[str, Any]) -> None:
         answers[tool] = await _call(server, tool, **arguments)
 
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(_occupy, pool, gate, started)
-        await _until(started)
+        for pool in pools:
+            started = threading.Event()
+            tasks.start_soon(_occupy, pool, gate, started)
+            await _until(started)
         for tool, arguments in EXPENSIVE:
             tasks.start_soon(expensive, tool, arguments)
         with anyio.fail_after(PATIENCE):
-            while pool.pending < 1 + len(EXPENSIVE):
+            while sum(pool.pending for pool in pools) < len(pools) + len(EXPENSIVE):
                 await anyio.sleep(0.01)
         for tool, arguments in CHEAP:
             cheap = await _call(server, tool, **arguments)
             assert cheap.content, tool
             assert tool == "doiget_info" or not cheap.is_error, cheap.content
-        # Every expensive call is still waiting for the one busy worker.
+        # Every expensive call is still waiting for its lane's one busy worker.
         assert answers == {}
         gate.set()
     assert sorted(answers) == sorted(tool for tool, _ in EXPENSIVE)
@@ -116,19 +130,14 @@ async def test_a_full_queue_refuses_at_once_in_each_toolsets_shape(
     tmp_path: Path, gate: threading.Event
 ) -> None:
     server = _server(tmp_path, workers=1, queue=1)
-    pool = server.runtime.pool()
-    started = threading.Event()
+    pools = [server.runtime.pool(lane) for lane in LANES]
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(_occupy, pool, gate, started)
-        await _until(started)
-        tasks.start_soon(_occupy, pool, gate, threading.Event())  # fills the queue
-        with anyio.fail_after(PATIENCE):
-            while pool.pending < 2:
-                await anyio.sleep(0.01)
+        for pool in pools:
+            await _fill(tasks, pool, gate)
         papers = await _call(server, "doiget_search_local", query="graph")
         library = await _call(server, "find_chunks", project=PROJECT, query="graph")
         hybrid = await _call(server, "query_hybrid", project=PROJECT, query="graph")
-        assert pool.pending == 2  # the refused calls never joined the line
+        assert [pool.pending for pool in pools] == [2, 2]  # the refused never joined
         gate.set()
 
     assert papers.is_error
@@ -145,6 +154,24 @@ async def test_a_full_queue_refuses_at_once_in_each_toolsets_shape(
     # Once the pool has room, the same call is served.
     again = await _call(server, "find_chunks", project=PROJECT, query="graph")
     assert not again.is_error
+    await server.close()
+
+
+async def test_a_local_search_never_waits_behind_the_librarys_line(
+    tmp_path: Path, gate: threading.Event
+) -> None:
+    """With the library's worker busy and its line full, a local search and a listing
+    of the stored papers are still served, while a library call is refused."""
+    server = _server(tmp_path, workers=1, queue=1)
+    async with anyio.create_task_group() as tasks:
+        await _fill(tasks, server.runtime.pool("library"), gate)
+        local = await _call(server, "doiget_search_local", query="graph")
+        recent = await _call(server, "doiget_list_recent")
+        library = await _call(server, "find_chunks", project=PROJECT, query="graph")
+        gate.set()
+    assert not local.is_error, local.content
+    assert not recent.is_error, recent.content
+    assert (library.structured_content or {})["error"]["code"] == "RATE_LIMITED"
     await server.close()
 
 
@@ -236,3 +263,43 @@ async def test_a_job_the_line_would_time_out_is_refused_at_once(gate: threading.
         gate.set()
     assert await pool.run(lambda: 7, within=PATIENCE) == 7
     pool.close()
+
+
+async def test_only_the_job_whose_caller_gave_up_is_told_so() -> None:
+    """A job whose call is cancelled sees abandoned(); one running beside it does not."""
+    from doiget.workpool import abandoned
+
+    pool = WorkPool(2, 0)
+    started = [threading.Event(), threading.Event()]
+    cancelled = threading.Event()
+    seen: dict[int, bool] = {}
+
+    def job(n: int) -> None:
+        started[n].set()
+        cancelled.wait(PATIENCE)
+        deadline = time.monotonic() + PATIENCE
+        while n == 0 and not abandoned() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        seen[n] = abandoned()
+
+    scope = anyio.CancelScope()
+
+    async def given_up() -> None:
+        with scope:
+            await pool.run(lambda: job(0))
+
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(pool.run, lambda: job(1))
+            tasks.start_soon(given_up)
+            for event in started:
+                assert await anyio.to_thread.run_sync(event.wait, PATIENCE)
+            scope.cancel()
+            cancelled.set()
+    finally:
+        pool.close()
+    deadline = time.monotonic() + PATIENCE
+    while len(seen) < 2 and time.monotonic() < deadline:
+        await anyio.sleep(0.01)
+    assert seen == {0: True, 1: False}
+    assert not abandoned()  # outside any job

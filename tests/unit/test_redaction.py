@@ -271,3 +271,46 @@ def test_a_logged_redirect_carries_no_encoded_key(caplog: pytest.LogCaptureFixtu
     assert caplog.text.count(REDACTED) == 2
     assert _b64url(SECRET)[:8] not in caplog.text
     assert SECRET[3:11].upper() not in caplog.text
+
+
+# Strings that end or start where a neighbour's escape or token could seem to go on.
+EDGES = ["%", "%2", "\\", "\\u00", "u0041", "2B", "Sk-Live", "_9fA3c7", "", "k", "K k"]
+
+
+@pytest.mark.parametrize(
+    "echo",
+    [
+        SECRET,
+        SECRET.upper(),
+        SECRET[:8],
+        SECRET[-9:],
+        "Sk-Live_9fA3c7QwErTy%2B%2F%3D",
+        "Sk%2DLive%5F9fA3",
+        "Sk-Live_9fA3c7QwErTy\\u002b\\/",
+        base64.b64encode(f"user:{SECRET}".encode()).decode(),
+        "k",
+        "key=k&cx=1",
+    ],
+)
+def test_a_value_is_redacted_as_each_of_its_strings_alone(echo: str) -> None:
+    """Wherever a secret's copy sits in a value (among strings ending or starting with
+    a piece of an escape or of the secret), each string reads as it does alone."""
+    remember_secrets([SECRET, "k"])
+    rng = random.Random(echo)
+    for _ in range(20):
+        strings = [rng.choice(EDGES) for _ in range(6)]
+        strings.insert(rng.randrange(7), f"at {echo} end")
+        value = {"a": strings[:3], "b": {"c": strings[3:5], "d": [strings[5:], 7, None]}}
+        alone = [redact_known(text) for text in strings]
+        expected = {"a": alone[:3], "b": {"c": alone[3:5], "d": [alone[5:], 7, None]}}
+        assert redact_value(value) == expected
+
+
+def test_a_secret_cut_across_two_strings_is_in_neither() -> None:
+    """Two strings, each shorter than any counted piece, that together would spell a
+    secret's piece, are left as they are; a value with no secret is given back as it is."""
+    remember_secrets([SECRET, "k"])
+    assert redact_value({"a": ["k", "b"], "c": "K"}) == {"a": [REDACTED, "b"], "c": REDACTED}
+    value = {"parts": [SECRET[:7], SECRET[7:14]], "n": [1, 2.5, True, None]}
+    assert redact_value(value) is value
+    assert redact_value({"t": (SECRET[:7], "x")}) == {"t": [SECRET[:7], "x"]}

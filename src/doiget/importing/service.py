@@ -149,7 +149,7 @@ class Importer:
     ) -> ImportReport:
         """Import the bibliography of ``request``; ``folder`` is where its file lies
         (relative ``file`` paths are read from there), None when no path may be read."""
-        pool = self._papers.runtime.pool()
+        pool = self._papers.runtime.pool("papers")
         cited = await pool.run(functools.partial(_read, request.text, request.format))
         steps = _Steps(progress, 2 * len(cited))
 

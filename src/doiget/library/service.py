@@ -4,8 +4,9 @@ Every operation names a project; the project's collection is the only one it
 touches, and every search also filters on the project, so nothing crosses projects
 whatever filters a caller sends. Blocking work (model, PDF, SQLite, ranking) runs
 in the process's bounded work pool (:mod:`doiget.workpool`), never on the event
-loop; a call over its time limit is cancelled — the running query interrupted —
-and answered with TIMEOUT, and one the pool has no room for is refused at once.
+loop; a call over its time limit is cancelled — its own running query interrupted,
+never another call's — and answered with TIMEOUT, and one the pool has no room for
+is refused at once.
 """
 
 from __future__ import annotations
@@ -237,8 +238,6 @@ class Library:
             with anyio.fail_after(limit):
                 return await self.pool.run(work, within=limit)
         except TimeoutError:
-            if self._index is not None:
-                self._index.interrupt()
             logger.warning("%s cancelled after %.3g s", tool, limit)
             raise DoigetError(
                 ErrorCode.TIMEOUT,

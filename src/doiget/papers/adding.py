@@ -169,7 +169,7 @@ class PdfAdder:
                     _containing(path, allowed)
                 except DoigetError as error:
                     refused[path] = error
-        walked = await self.papers.runtime.pool().run(
+        walked = await self.papers.runtime.pool("papers").run(
             lambda: [[path] if path in refused else pdfs_in([path]) for path in given]
         )
         files = list(dict.fromkeys(path for group in walked for path in group))
@@ -210,7 +210,7 @@ class PdfAdder:
         ``allowed``: the folders the file must lie in (None: anywhere, for a person at
         the command line). Raises DoigetError for a file that cannot be added.
         """
-        pool = self.papers.runtime.pool()
+        pool = self.papers.runtime.pool("papers")
         read = await pool.run(lambda: read_local_pdf(path, allowed), admitted=True)
         local = self.papers.store.entry(local_ref(read.sha256))
         if local is not None:
@@ -295,7 +295,7 @@ class PdfAdder:
         async with store.locked_async(ref):
             target = store.pdf_path(ref)
             await self._record(read, ref, found, "stored", target)
-            temp = await self.papers.runtime.pool().run(
+            temp = await self.papers.runtime.pool("papers").run(
                 lambda: _temp_copy(store.root, read.data), admitted=True
             )
             try:

@@ -32,7 +32,7 @@ class LibraryTools:
     def _build(self) -> Library:
         from doiget.library.service import Library
 
-        return Library(self.runtime.settings, pool=self.runtime.pool())
+        return Library(self.runtime.settings, pool=self.runtime.pool("library"))
 
     @property
     def library(self) -> Library:

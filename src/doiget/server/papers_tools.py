@@ -12,15 +12,18 @@ import json
 import logging
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+import anyio
 
 from doiget.capabilityreport import capability_report
 from doiget.contract import RequestT
 from doiget.errors import DoigetError, ErrorCode
-from doiget.health import check_health
+from doiget.health import check_health, unreadable_entries, with_unreadable
 from doiget.papers import contracts as c
 from doiget.runtime import Runtime
 from doiget.server.reading_tools import ReadingTools
+from doiget.server.refreshed import Refreshed
 from doiget.server.toolset import (
     Hints,
     LazyCore,
@@ -65,10 +68,14 @@ class PapersTools:
         self._core = LazyCore(self._build)
         self._verifier = LazyCore(self._build_verifier)
         self._adder: PdfAdder | None = None
+        # Naming the unreadable metadata files stats every stored file: too slow for
+        # each health call at 100,000 papers, so each call reads the latest scan.
+        self._unreadable = Refreshed(self._scan_unreadable)
         self.close = self._close
 
     async def _close(self) -> None:
         self._adder = None
+        await self._unreadable.aclose()
         await self._core.close()
         await self._verifier.close()
 
@@ -158,7 +165,16 @@ class PapersTools:
         return {"ok": True, **capability_report(self.runtime)}
 
     async def health(self, request: c.NoArguments, call: ToolCall) -> Result:
-        return check_health(self.runtime.settings, library=True)
+        report = check_health(self.runtime.settings)
+        if report["store_writable"]:
+            with_unreadable(report, await self._unreadable.get())
+        return report
+
+    async def _scan_unreadable(self) -> dict[str, Any]:
+        # A thread of its own rather than the papers lane: one scan at most runs at a
+        # time, and health must not wait in the line of searches.
+        scan = functools.partial(unreadable_entries, self.runtime.settings.store_root)
+        return await anyio.to_thread.run_sync(scan)
 
     async def graph(self, request: c.CitationGraph, call: ToolCall) -> c.PapersReply:
         return await self.papers.graph(request)
@@ -172,7 +188,7 @@ class PapersTools:
     async def _pooled(self, work: Callable[[RequestT], T], request: RequestT) -> T:
         """``work(request)`` in the work pool: it reads many stored papers (an index
         query, a listing, an export of many refs), too slow for the event loop."""
-        return await self.runtime.pool().run(functools.partial(work, request))
+        return await self.runtime.pool("papers").run(functools.partial(work, request))
 
     async def format_references(self, request: c.FormatReferences, call: ToolCall) -> c.PapersReply:
         return self.papers.format_references(request)
@@ -182,7 +198,7 @@ class PapersTools:
     async def list_resources(self) -> list[ResourceItem]:
         """Every readable entry, and its PDF when it has one doiget serves (an entry or a
         PDF that cannot be read is left out and logged, never failing the listing)."""
-        return await self.runtime.pool().run(self._resources)
+        return await self.runtime.pool("papers").run(self._resources)
 
     def _resources(self) -> list[ResourceItem]:
         items: list[ResourceItem] = []
@@ -220,7 +236,7 @@ class PapersTools:
             return None
         if part == "pdf":
             try:
-                data = await self.runtime.pool().run(entry.read_pdf)
+                data = await self.runtime.pool("papers").run(entry.read_pdf)
             except DoigetError as error:
                 if error.code is ErrorCode.NOT_FOUND:
                     return None

@@ -166,8 +166,5 @@ class PassageIndex(Protocol):
     def indexes(self, name: str) -> dict[str, list[str]]:
         """What the backend indexes: keyword filter keys, and full-text fields."""
 
-    def interrupt(self) -> None:
-        """Stop the query now running (from another thread), if the backend can."""
-
     def close(self) -> None:
         """Release connections and files."""

@@ -370,10 +370,6 @@ class QdrantIndex:
             "dense": [f"{DENSE} (Qdrant HNSW, cosine)"],
         }
 
-    def interrupt(self) -> None:
-        """Nothing to do: a Qdrant request cannot be cancelled from another thread, and
-        each one is bounded by the client's own timeout."""
-
     def close(self) -> None:
         """Release the client's connections (and local mode's files)."""
         self._call("close the client", "", self._client.close)

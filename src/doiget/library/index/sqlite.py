@@ -59,6 +59,7 @@ from doiget.library.index.base import (
     directed,
     filter_values,
 )
+from doiget.workpool import abandoned
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -78,6 +79,9 @@ COPY_BATCH: Final = 8_192
 FILTER_WALK_MAX: Final = 20_000
 # Times a reader takes a newer snapshot when the vector file of its own was replaced.
 READ_ATTEMPTS: Final = 5
+# How many SQLite steps a query runs between two checks that its caller still waits
+# (a few milliseconds of work: often enough to stop soon, rarely enough to cost nothing).
+CHECK_STEPS: Final = 200_000
 
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS collections (
@@ -224,6 +228,9 @@ class SqliteIndex:
         conn.load_extension(sqlite_vec.loadable_path())
         conn.enable_load_extension(False)
         conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+        # A query of a job whose caller gave up stops at the next check (InterruptError);
+        # the queries of other jobs, on this connection or another, run on.
+        conn.set_progress_handler(abandoned, CHECK_STEPS)
         conn.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON")
         return conn
 
@@ -770,10 +777,6 @@ class SqliteIndex:
         }
 
     # -- lifecycle --------------------------------------------------------------
-
-    def interrupt(self) -> None:
-        for conn in [self._conn, *self._reader_conns]:
-            conn.interrupt()
 
     def close(self) -> None:
         self._maps.clear()
