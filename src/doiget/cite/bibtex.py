@@ -15,6 +15,7 @@ from bibtexparser.model import Entry, Field
 
 from doiget.cite import ACCESSED_KEY
 from doiget.cite.citekey import citekey, unique_citekeys
+from doiget.integrity import describe
 from doiget.models import Author, Work
 
 # CSL item type -> BibTeX entry type.
@@ -88,8 +89,7 @@ def bibtex_fields(work: Work, *, with_abstract: bool = False) -> list[tuple[str,
         raw += [("primaryClass", work.primary_category)]
     if work.pmid:
         raw.append(("pmid", work.pmid))
-    if work.retracted:
-        raw.append(("note", "Retracted"))
+    raw.append(("note", describe(work)))  # retractions, corrections ..., if any
     if work.type == "webpage":
         raw.append(("urldate", work.extra.get(ACCESSED_KEY)))
     if with_abstract:

@@ -11,6 +11,7 @@ from typing import Any, Final
 
 from doiget.cite import ACCESSED_KEY
 from doiget.cite.citekey import unique_citekeys
+from doiget.integrity import describe
 from doiget.models import Author, Work
 
 SCHEMA_PATH: Final = Path(__file__).with_name("csl-data.schema.json")
@@ -64,7 +65,7 @@ def to_csl(work: Work, item_id: str) -> dict[str, Any]:
         "URL": work.url,
         "abstract": work.abstract,
         "number": f"arXiv:{work.arxiv_id}" if work.arxiv_id and not work.doi else None,
-        "note": "Retracted" if work.retracted else None,
+        "note": describe(work),  # retractions, corrections ..., if any
     }
     return {key: value for key, value in item.items() if value not in (None, "", [])}
 

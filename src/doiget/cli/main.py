@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from doiget import __version__
+from doiget.cli.integrity import integrity
 from doiget.cli.library import index, projects_app, query
 from doiget.cli.output import JSON_OPTION_HELP, state
 from doiget.cli.papers import COMMANDS as PAPERS_COMMANDS
@@ -58,6 +59,7 @@ app.command("serve")(serve)
 for _name, _command in PAPERS_COMMANDS.items():
     app.command(_name)(_command)
 app.command("verify")(verify)
+app.command("integrity")(integrity)
 app.command("read")(read)
 app.command("quote")(quote)
 app.add_typer(scholar_app, name="scholar")
