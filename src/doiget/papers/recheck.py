@@ -22,6 +22,7 @@ from doiget.errors import DoigetError, ErrorCode
 from doiget.integrity import Notice, notices
 from doiget.papers import contracts as c
 from doiget.papers.store import Entry, utc_now
+from doiget.progress import report
 from doiget.refs import parse_ref
 from doiget.sources import crossref
 
@@ -123,10 +124,7 @@ async def recheck(
                 row = c.IntegrityRow(ref=entry.ref.canonical, status="failed", error=error_body)
         rows[position] = row
         done += 1
-        if progress is not None:
-            maybe = progress(done, len(entries), row)
-            if maybe is not None:
-                await maybe
+        await report(progress, done, len(entries), row)
 
     async with anyio.create_task_group() as group:
         for position, entry in enumerate(entries):

@@ -32,6 +32,7 @@ from doiget.papers.provenance import ProvenanceLog
 from doiget.papers.resolver import PdfCandidate, Resolution, Resolver
 from doiget.papers.store import Entry, Store, integrity_table, work_to_fields
 from doiget.papers.tdm import grant_hint, load_source, publishers_for, source_name
+from doiget.progress import report as report_progress
 from doiget.refs import Ref, arxiv_ref_for, parse_ref
 from doiget.runtime import Runtime
 from doiget.upstreams.limits import HARD_CODED
@@ -522,10 +523,7 @@ class Papers:
                 row = failed_row(text, unexpected)
             results[position] = row
             done += 1
-            if progress is not None:
-                maybe = progress(done, len(ref_texts), row)
-                if maybe is not None:
-                    await maybe
+            await report_progress(progress, done, len(ref_texts), row)
 
         async with anyio.create_task_group() as tasks:
             for position, ref in refs.items():

@@ -36,6 +36,7 @@ from doiget.cite.csl import to_csl
 from doiget.integrity import notices
 from doiget.models import Work
 from doiget.net.network import Network
+from doiget.progress import report
 from doiget.refs import fetchable_ref
 from doiget.runtime import Runtime
 from doiget.sources.pubmed import EutilsIdentity
@@ -163,10 +164,7 @@ class Verifier:
                 row = await self.verify(cited[index])
             rows[index] = row
             done += 1
-            if progress is not None:
-                reported = progress(done, len(cited), row)
-                if reported is not None:
-                    await reported
+            await report(progress, done, len(cited), row)
 
         async with anyio.create_task_group() as group:
             for index in range(len(cited)):
