@@ -8,7 +8,37 @@ winning field by field.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Literal
+from typing import Any, Final, Literal
+
+# What a notice does to the work it updates, as every surface names it.
+IntegrityKind = Literal["retraction", "withdrawal", "expression_of_concern", "correction"]
+
+# Crossref's update types (and the spellings publishers deposit) by integrity kind;
+# other updates (new_version, new_edition, addendum, clarification ...) are not about
+# the work's integrity and are left out.
+_INTEGRITY_KINDS: Final[dict[str, IntegrityKind]] = {
+    "retraction": "retraction",
+    "withdrawal": "withdrawal",
+    "removal": "withdrawal",
+    "expression_of_concern": "expression_of_concern",
+    "correction": "correction",
+    "erratum": "correction",
+    "corrigendum": "correction",
+    "partial_retraction": "correction",
+}
+# The order notices are shown in: what matters most to a reader first.
+INTEGRITY_SEVERITY: Final[dict[str, int]] = {
+    "retraction": 3,
+    "withdrawal": 3,
+    "expression_of_concern": 2,
+    "correction": 1,
+}
+
+
+def integrity_kind(kind: str) -> IntegrityKind | None:
+    """The integrity kind of a Crossref update type ("Expression of concern",
+    "expression-of-concern", "erratum" ...), or None for an update of another sort."""
+    return _INTEGRITY_KINDS.get("_".join(kind.strip().lower().replace("-", " ").split()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,11 +87,17 @@ class UpdateNotice:
     date: str | None = None
     label: str | None = None
     source: str | None = None  # who recorded it: "publisher" or "retraction-watch"
+    record_id: str | None = None  # the Retraction Watch record, when it recorded the notice
 
     @property
     def is_retraction(self) -> bool:
         """Whether the notice retracts or withdraws the work."""
-        return self.kind.lower() in ("retraction", "withdrawal", "removal")
+        return integrity_kind(self.kind) in ("retraction", "withdrawal")
+
+    @property
+    def integrity_kind(self) -> IntegrityKind | None:
+        """What the notice does to a work's integrity; None for other updates."""
+        return integrity_kind(self.kind)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +159,8 @@ class Work:
     updated: str | None = None  # arXiv latest-version timestamp
     updates: tuple[UpdateNotice, ...] = ()
     is_retracted: bool | None = None
+    # When Crossref's update relations (``updates``) were read: None when they were not.
+    integrity_checked: str | None = None
     referenced_ids: tuple[str, ...] = ()  # OpenAlex ids of the works this one cites
     cited_by_count: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -138,6 +176,47 @@ class Work:
         return bool(self.is_retracted) or any(
             notice.is_retraction and notice.direction == "updated-by" for notice in self.updates
         )
+
+    @property
+    def integrity(self) -> tuple[UpdateNotice, ...]:
+        """The work's integrity notices: retractions, withdrawals, expressions of concern
+        and corrections, most severe first, those updating this work before those this
+        work (itself a notice) issues; kinds normalised, each notice once.
+
+        The same notice recorded by the publisher and by Retraction Watch is one notice,
+        its source the publisher, with Retraction Watch's record id kept.
+        """
+        kept: dict[tuple[str, str, str | None], UpdateNotice] = {}
+        for notice in self.updates:
+            kind = notice.integrity_kind
+            if kind is None:
+                continue
+            source = notice_source(notice.source)
+            key = (notice.direction, kind, notice.doi)
+            same = kept.get(key)
+            if same is None:
+                kept[key] = replace(notice, kind=kind, source=source)
+                continue
+            kept[key] = replace(
+                same,
+                date=same.date or notice.date,
+                source="publisher" if "publisher" in (same.source, source) else same.source,
+                record_id=same.record_id or notice.record_id,
+            )
+        return tuple(
+            sorted(
+                kept.values(),
+                key=lambda n: (n.direction != "updated-by", -INTEGRITY_SEVERITY[n.kind]),
+            )
+        )
+
+
+def notice_source(value: str | None) -> str | None:
+    """ "retraction-watch" or "publisher" however Crossref spelled it; other values kept."""
+    if value is None:
+        return None
+    spelled = "-".join(value.strip().lower().replace("_", " ").split())
+    return spelled or None
 
 
 def _empty(value: Any) -> bool:

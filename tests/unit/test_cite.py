@@ -159,7 +159,7 @@ def test_entry_types_and_arxiv_fields() -> None:
     assert "@techreport{" in text and "@misc{stanley2016heat," in text
     assert "eprint = {1605.08386v1}" in text and "archivePrefix = {arXiv}" in text
     assert "pages = {54--58}" in text
-    assert "note = {Retracted}" in text
+    assert "note = {Retracted, notice https://doi.org/10.1000/r}" in text
 
 
 def test_escape_covers_every_special_character() -> None:
@@ -190,7 +190,7 @@ def test_csl_json_is_valid_against_the_schema() -> None:
     assert first["author"][0] == {"family": "Kucsko", "given": "G."}
     assert items[4]["author"][0] == {"literal": "World Health Organization"}
     assert items[5]["number"] == "arXiv:1605.08386v1"
-    assert items[8]["note"] == "Retracted"
+    assert items[8]["note"] == "Retracted, notice https://doi.org/10.1000/r"
 
 
 @pytest.mark.parametrize(

@@ -136,10 +136,11 @@ def test_a_style_that_cannot_be_rendered_is_an_error_not_a_reference(tmp_path) -
 def test_a_retracted_work_says_so_in_every_style_and_in_ris() -> None:
     notice = UpdateNotice("retraction", "updated-by", doi="10.1038/notice", date="2021-01-01")
     retracted = replace(NUMPY, updates=(notice,))
-    assert integrity_notice(retracted) == "[Retracted, notice https://doi.org/10.1038/notice]"
+    said = "[Retracted (2021-01-01), notice https://doi.org/10.1038/notice]"
+    assert integrity_notice(retracted) == said
     assert integrity_notice(NUMPY) is None
     for style in ("apa", "ieee", "modern-language-association"):
-        assert one(retracted, style).endswith("[Retracted, notice https://doi.org/10.1038/notice]")
+        assert one(retracted, style).endswith(said)
         assert "Retracted" not in one(NUMPY, style)
     flagged = replace(NUMPY, is_retracted=True)
     assert one(flagged, "apa").endswith("[Retracted]")

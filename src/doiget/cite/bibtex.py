@@ -16,6 +16,7 @@ from bibtexparser.model import Entry, Field
 from doiget.cite import ACCESSED_KEY
 from doiget.cite.caveats import joined_notes, unidentified_note
 from doiget.cite.citekey import citekey, unique_citekeys
+from doiget.integrity import describe
 from doiget.models import Author, Work
 
 # CSL item type -> BibTeX entry type.
@@ -89,8 +90,7 @@ def bibtex_fields(work: Work, *, with_abstract: bool = False) -> list[tuple[str,
         raw += [("primaryClass", work.primary_category)]
     if work.pmid:
         raw.append(("pmid", work.pmid))
-    raw.append(("note", joined_notes("Retracted" if work.retracted else None,
-                                     unidentified_note(work))))  # fmt: skip
+    raw.append(("note", joined_notes(describe(work), unidentified_note(work))))
     if work.type == "webpage":
         raw.append(("urldate", work.extra.get(ACCESSED_KEY)))
     if with_abstract:

@@ -12,6 +12,7 @@ from typing import Any, Final
 from doiget.cite import ACCESSED_KEY
 from doiget.cite.caveats import joined_notes, unidentified_note
 from doiget.cite.citekey import unique_citekeys
+from doiget.integrity import describe
 from doiget.models import Author, Work
 
 SCHEMA_PATH: Final = Path(__file__).with_name("csl-data.schema.json")
@@ -65,7 +66,7 @@ def to_csl(work: Work, item_id: str) -> dict[str, Any]:
         "URL": work.url,
         "abstract": work.abstract,
         "number": f"arXiv:{work.arxiv_id}" if work.arxiv_id and not work.doi else None,
-        "note": joined_notes("Retracted" if work.retracted else None, unidentified_note(work)),
+        "note": joined_notes(describe(work), unidentified_note(work)),
     }
     return {key: value for key, value in item.items() if value not in (None, "", [])}
 

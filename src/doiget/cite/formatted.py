@@ -22,6 +22,7 @@ from doiget.cite.caveats import joined_notes, unidentified_note
 from doiget.cite.csl import to_csl
 from doiget.cite.styles import Style, locale_path
 from doiget.errors import DoigetError, ErrorCode
+from doiget.integrity import describe
 from doiget.models import Work
 
 TextFormat = Literal["text", "html", "markdown"]
@@ -147,13 +148,11 @@ def _bracketed(work: Work) -> str | None:
 
 
 def integrity_notice(work: Work) -> str | None:
-    """The notice a reference to ``work`` must carry, or None: the one place that
-    decides it, so every format and style shows a retraction alike."""
-    if not work.retracted:
-        return None
-    notices = [n for n in work.updates if n.is_retraction and n.direction == "updated-by"]
-    detail = f", notice https://doi.org/{notices[0].doi}" if notices and notices[0].doi else ""
-    return f"[Retracted{detail}]"
+    """The notice a formatted reference (and a RIS record) to ``work`` carries, or None:
+    its integrity notices in brackets, worded by :func:`doiget.integrity.describe`, the
+    one wording of every format and style."""
+    described = describe(work)
+    return f"[{described}]" if described else None
 
 
 @dataclass(frozen=True, slots=True)

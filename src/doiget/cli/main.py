@@ -9,6 +9,7 @@ import typer
 from doiget import __version__
 from doiget.cli.adding import add
 from doiget.cli.imports import import_
+from doiget.cli.integrity import integrity
 from doiget.cli.library import index, projects_app, query
 from doiget.cli.output import JSON_OPTION_HELP, state
 from doiget.cli.papers import COMMANDS as PAPERS_COMMANDS
@@ -62,6 +63,7 @@ for _name, _command in PAPERS_COMMANDS.items():
 app.command("add")(add)
 app.command("verify")(verify)
 app.command("import")(import_)
+app.command("integrity")(integrity)
 app.command("read")(read)
 app.command("quote")(quote)
 app.add_typer(scholar_app, name="scholar")

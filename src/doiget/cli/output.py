@@ -16,6 +16,7 @@ import typer
 from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from doiget.contract import Closable, RequestT, build
 from doiget.envelopes import PAPERS_ENVELOPE, Envelope
@@ -235,3 +236,21 @@ def run_closing(
                 await shared.aclose()
 
     return anyio.run(main)
+
+
+_STYLE = {"retraction": "bold red", "withdrawal": "bold red", "expression_of_concern": "yellow"}
+
+
+def notices_text(notices: list[dict[str, Any]]) -> Text:
+    """Integrity notices for people: 'retraction 2010-02-06 10.1016/...; correction ...'."""
+    text = Text()
+    for position, notice in enumerate(notices):
+        if position:
+            text.append("; ")
+        text.append(notice["kind"].replace("_", " "), style=_STYLE.get(notice["kind"], ""))
+        for name in ("date", "notice_doi"):
+            if notice.get(name):
+                text.append(f" {notice[name]}")
+        if notice.get("notice_of"):
+            text.append(f" of {notice['notice_of']}")
+    return text

@@ -23,6 +23,7 @@ from doiget.cli.output import (
     console,
     emit_json,
     handles_errors,
+    notices_text,
     report_error,
     run_closing,
     runtime,
@@ -54,7 +55,8 @@ def _papers(ctx: typer.Context) -> Papers:
     return Papers(runtime(ctx))
 
 
-def _run(ctx: typer.Context, work: Callable[[Papers], Awaitable[T]]) -> T:
+def run_papers(ctx: typer.Context, work: Callable[[Papers], Awaitable[T]]) -> T:
+    """Run ``work`` with a papers core, closed afterwards."""
     papers = _papers(ctx)
     return run_closing(papers, work, runtime(ctx))
 
@@ -84,6 +86,8 @@ def _show_result(ctx: typer.Context, json_output: bool, reply: c.PapersReply) ->
                 f"({result['size_bytes']:,} bytes, licence {result['license']})",
             )
         )
+        if result.get("integrity"):
+            out.print(Text.assemble("integrity: ", notices_text(result["integrity"])))
         return
     metadata = result.get("metadata", {})
     rows = {
@@ -98,6 +102,8 @@ def _show_result(ctx: typer.Context, json_output: bool, reply: c.PapersReply) ->
     grid = table("key", "value", show_header=False, title=str(result.get("ref", "")))
     for key, value in rows.items():
         grid.add_row(key, value[:500])
+    if result.get("integrity"):
+        grid.add_row("integrity", notices_text(result["integrity"]))
     out.print(grid)
 
 
@@ -106,7 +112,7 @@ def _show_listing(ctx: typer.Context, json_output: bool, reply: c.Listing) -> No
     if wants_json(ctx, json_output):
         emit_json(result)
         return
-    grid = table("ref", "year", "title", "first author", "pdf")
+    grid = table("ref", "year", "title", "first author", "pdf", "integrity")
     for row in result["results"]:
         authors = row.get("authors") or []
         grid.add_row(
@@ -115,6 +121,7 @@ def _show_listing(ctx: typer.Context, json_output: bool, reply: c.Listing) -> No
             (row.get("title") or "")[:80],
             authors[0] if authors else "",
             "yes" if row.get("has_pdf") else "no",
+            notices_text(row.get("integrity") or []),
         )
     out.print(grid)
     out.print(f"{result['count']} result(s)")
@@ -126,7 +133,7 @@ def fetch(
 ) -> None:
     """Resolve a ref and download its Open Access PDF into the library."""
     request = cli_build(ctx, c.PaperFetch, ref=ref, dry_run=dry_run)
-    _show_result(ctx, json_output, _run(ctx, lambda p: p.fetch(request)))
+    _show_result(ctx, json_output, run_papers(ctx, lambda p: p.fetch(request)))
 
 
 @handles_errors
@@ -135,14 +142,14 @@ def metadata(
 ) -> None:
     """Resolve a ref and store its metadata only (never requests a PDF)."""
     request = cli_build(ctx, c.PaperFetch, ref=ref, dry_run=dry_run)
-    _show_result(ctx, json_output, _run(ctx, lambda p: p.metadata_only(request)))
+    _show_result(ctx, json_output, run_papers(ctx, lambda p: p.metadata_only(request)))
 
 
 @handles_errors
 def resolve(ctx: typer.Context, ref: RefArg, json_output: JsonFlag = False) -> None:
     """Show authoritative metadata for a ref (writes only a provenance row)."""
     request = cli_build(ctx, c.PaperLookup, ref=ref)
-    _show_result(ctx, json_output, _run(ctx, lambda p: p.resolve(request)))
+    _show_result(ctx, json_output, run_papers(ctx, lambda p: p.resolve(request)))
 
 
 def _read_refs(source: str) -> list[str]:
@@ -165,7 +172,7 @@ def batch(
     as_json = wants_json(ctx, json_output)
     request = cli_build(ctx, c.BatchFetch, refs=refs, dry_run=dry_run)
     if dry_run:
-        plans = plain(_run(ctx, lambda p: p.batch(request)))
+        plans = plain(run_papers(ctx, lambda p: p.batch(request)))
         emit_json(plans) if as_json else out.print_json(data=plans)
         return
 
@@ -180,13 +187,15 @@ def batch(
 
             return await papers.batch(request, progress=advance)
 
-    result = plain(_run(ctx, work))
+    result = plain(run_papers(ctx, work))
     if as_json:
         emit_json(result)  # the one document doiget_batch_fetch returns
     else:
         for row in result["results"]:
             if row["ok"]:
                 out.print(Text.assemble(("ok", "green"), f"     {row['ref']} -> {row['path']}"))
+                if row.get("integrity"):
+                    out.print(Text.assemble("       ", notices_text(row["integrity"])))
             else:
                 out.print(
                     Text.assemble(
@@ -318,7 +327,7 @@ def graph(
 ) -> None:
     """Expand the citation graph around a DOI through OpenAlex (needs DOIGET_ENABLE_OPENALEX)."""
     request = cli_build(ctx, c.CitationGraph, ref=ref, depth=depth, direction=direction)
-    result = _run(ctx, lambda p: p.graph(request))
+    result = run_papers(ctx, lambda p: p.graph(request))
     if wants_json(ctx, json_output):
         emit_json(plain(result))
         return

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import Field
 
 from doiget.contract import NULLABLE, Reply, Request
+from doiget.integrity import Notice
 from doiget.library.projects import DEFAULT_PROJECT_ID
 
 ProjectId = Annotated[
@@ -142,6 +143,10 @@ class Passage(Reply):
     title: Annotated[str | None, NULLABLE] = None
     chunk_id: str | None = None
     full_text: str | None
+    integrity: Annotated[
+        list[Notice] | None,
+        Field(description="The paper's retractions, corrections, concerns; absent if none."),
+    ] = None
 
 
 class Passages(Reply):

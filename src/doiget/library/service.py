@@ -47,8 +47,10 @@ from doiget.surfaces import call_with
 
 if TYPE_CHECKING:
     from doiget.config import Settings
+    from doiget.integrity import Notice
     from doiget.library.embedding import Embedder
     from doiget.library.ingest import SourceDocument
+    from doiget.library.notices import PaperNotices
     from doiget.workpool import WorkPool
 
 logger = logging.getLogger("doiget.library")
@@ -162,6 +164,7 @@ class Library:
         self._index = index
         self._pool = pool
         self._own_pool = pool is None
+        self._notices: PaperNotices | None = None
 
     @property
     def pool(self) -> WorkPool:
@@ -439,12 +442,14 @@ class Library:
             items: list[c.Passage] = []
         else:
             embedder = await self._warm(info.embed_model, queries=True)
-            hits, chunks = await self._bounded(
+            hits, chunks, marked = await self._bounded(
                 tool,
-                lambda: self._ranked(project, embedder, query, wanted, conditions, hybrid),
+                lambda: self._marked(
+                    *self._ranked(project, embedder, query, wanted, conditions, hybrid)
+                ),
             )
             items = [
-                self._item(project, chunks[hit.id], hit.score, full_text)
+                self._item(project, chunks[hit.id], hit.score, full_text, marked)
                 for hit in hits
                 if hit.id in chunks
             ]
@@ -475,17 +480,44 @@ class Library:
         kept = {cid: c for cid, c in chunks.items() if c.payload.get("project") == project.id}
         return hits, kept
 
+    def _marked(
+        self, hits: list[Hit], chunks: dict[str, StoredChunk]
+    ) -> tuple[list[Hit], dict[str, StoredChunk], dict[str, list[Notice]]]:
+        """The hits, their chunks, and the integrity notices of the stored papers they
+        come from (by doc id; clean papers and outside files left out)."""
+        from doiget.library.notices import PaperNotices
+
+        if self._notices is None:
+            self._notices = PaperNotices(self.settings.store_root)
+        marked: dict[str, list[Notice]] = {}
+        for doc_id in {
+            str((chunk.payload.get("doc") or {}).get("doc_id")) for chunk in chunks.values()
+        }:
+            found = self._notices.of(doc_id)
+            if found:
+                marked[doc_id] = found
+        return hits, chunks, marked
+
     @staticmethod
-    def _item(project: Project, chunk: StoredChunk, score: float, full_text: bool) -> c.Passage:
+    def _item(
+        project: Project,
+        chunk: StoredChunk,
+        score: float,
+        full_text: bool,
+        marked: Mapping[str, list[Notice]],
+    ) -> c.Passage:
         """A search result; ``score`` is the fused score or, for find_chunks, the cosine.
 
-        Built unchecked: the citing fields are the caller's payload as stored.
+        Built unchecked: the citing fields are the caller's payload as stored; the
+        paper's integrity notices join it only when it has some.
         """
         payload = chunk.payload
         source = payload.get("source") or {}
         zotero = payload.get("zotero") or {}
         doc = payload.get("doc") or {}
         span = doc.get("page_span")
+        found = marked.get(str(doc.get("doc_id")))
+        extra: dict[str, Any] = {"integrity": found} if found else {}
         return c.Passage.model_construct(
             render_text=trim(chunk.text, project.max_chars_per_chunk),
             score=round(unit_interval(score), 6),
@@ -498,6 +530,7 @@ class Library:
             title=source.get("title"),
             chunk_id=chunk.id,
             full_text=chunk.text if full_text else None,
+            **extra,
         )
 
     # -- ingestion --------------------------------------------------------------

@@ -17,9 +17,12 @@ from pydantic import AfterValidator, Field
 
 from doiget.contract import NULLABLE, NoArguments, Reply, Request
 from doiget.errors import DoigetError
+from doiget.integrity import Notice
 from doiget.refs import ACCEPTED_FORMS, MAX_REF_LENGTH, parse_ref
 
 _REF_DESCRIPTION = f"The paper: {ACCEPTED_FORMS}."
+# Every reply that shows a paper carries its integrity notices; absent when it has none.
+Integrity = list[Notice] | None
 
 
 def _readable_ref(text: str) -> str:
@@ -245,6 +248,7 @@ class Resolved(PapersReply):
     oa_status: Annotated[str | None, NULLABLE] = None
     metadata: dict[str, Any] | None = None
     schema_version: str | None = None
+    integrity: Integrity = None
 
 
 class Planned(PapersReply):
@@ -286,6 +290,7 @@ class Fetched(Planned):
     license: str | None = None
     size_bytes: int | None = None
     schema_version: str | None = None
+    integrity: Integrity = None
 
 
 class BatchRow(Fetched):
@@ -317,6 +322,7 @@ class StoredPaper(PapersReply):
     metadata: dict[str, Any] | None = None
     metadata_path: str | None = None
     pdf_path: Annotated[str | None, NULLABLE] = None
+    integrity: Integrity = None
 
 
 class PdfLocation(PapersReply):
@@ -342,6 +348,7 @@ class LocalHit(PapersModel):
         NULLABLE,
         Field(description="The stored PDF's local path; null for a metadata-only entry."),
     ] = None
+    integrity: Integrity = None
 
 
 class Listing(PapersReply):
@@ -530,3 +537,35 @@ class Reindexed(PapersReply):
 
     indexed: int
     total: int
+
+
+class IntegrityCheck(Request):
+    """Stored papers to check again against Crossref (all of them when none is named);
+    without ``check``, what their entries record, with no request sent."""
+
+    refs: list[AnyRef] = Field(default_factory=list)
+    check: bool = True
+
+
+class IntegrityRow(PapersModel):
+    """What a re-check found for one stored paper."""
+
+    ref: str
+    status: Literal["new_notices", "unchanged", "not_checked", "failed", "recorded"]
+    new: Annotated[
+        Integrity, Field(description="Notices Crossref lists that were not recorded before.")
+    ] = None
+    integrity: Integrity = None
+    note: str | None = None
+    error: ErrorBody | None = None
+
+
+class IntegrityReport(PapersReply):
+    """Stored papers re-checked (or, without a check, those with notices recorded), with
+    counts (command line only)."""
+
+    checked: int
+    changed: int
+    not_checked: int
+    failed: int
+    results: list[IntegrityRow]

@@ -16,6 +16,7 @@ when found, and remembered with the reason (``unreadable``) until it changes, so
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import re
 import sqlite3
@@ -28,11 +29,12 @@ from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 from doiget.confined import Refused, resolve_confined
 from doiget.diskerror import disk_failure, write_error
 from doiget.errors import DoigetError, ErrorCode, quoted
+from doiget.integrity import notices
 from doiget.papers.store import Entry, Store, work_from_document
 
 logger = logging.getLogger("doiget.papers")
 
-INDEX_FORMAT: Final = "2"
+INDEX_FORMAT: Final = "3"
 # SQLite's INTEGER is 64-bit: a hand-edited year beyond it is not a year.
 _INT64_LIMIT: Final = 2**63
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -52,6 +54,7 @@ CREATE TABLE IF NOT EXISTS entries(
     abstract TEXT,
     fetched_at TEXT,
     pdf_path TEXT,
+    integrity TEXT,
     mtime_ns INTEGER NOT NULL,
     file_size INTEGER NOT NULL
 );
@@ -89,6 +92,7 @@ _COLUMNS: Final = ", ".join(
         "year",
         "fetched_at",
         "pdf_path",
+        "integrity",
     )
 )
 
@@ -109,6 +113,7 @@ def _row_values(entry: Entry, mtime_ns: int, size: int) -> tuple[Any, ...]:
     meta = doc.get("doiget", {}) if isinstance(doc.get("doiget"), dict) else {}
     work = work_from_document(doc)
     authors = doc.get("authors", [])
+    found = notices(work)
     return (
         entry.key,
         entry.ref.canonical,
@@ -121,6 +126,7 @@ def _row_values(entry: Entry, mtime_ns: int, size: int) -> tuple[Any, ...]:
         work.abstract,
         str(meta.get("fetched_at", "")),
         str(entry.pdf_path) if entry.has_pdf else None,
+        json.dumps([notice.model_dump(exclude_unset=True) for notice in found]) if found else None,
         mtime_ns,
         size,
     )
@@ -128,6 +134,7 @@ def _row_values(entry: Entry, mtime_ns: int, size: int) -> tuple[Any, ...]:
 
 def _result(row: sqlite3.Row) -> dict[str, Any]:
     authors = row["authors"]
+    integrity = {"integrity": json.loads(row["integrity"])} if row["integrity"] else {}
     return {
         "ref": row["ref"],
         "key": row["key"],
@@ -140,6 +147,7 @@ def _result(row: sqlite3.Row) -> dict[str, Any]:
         "fetched_at": row["fetched_at"] or None,
         "has_pdf": row["pdf_path"] is not None,
         "path": row["pdf_path"],
+        **integrity,
     }
 
 
@@ -348,7 +356,8 @@ class PaperIndex:
         db.execute("DELETE FROM entries WHERE key = ?", (entry.key,))
         db.execute(
             "INSERT INTO entries(key, ref, doi, arxiv_id, title, authors, venue, year, abstract,"
-            " fetched_at, pdf_path, mtime_ns, file_size) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " fetched_at, pdf_path, integrity, mtime_ns, file_size)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             _row_values(entry, mtime_ns, size),
         )
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final, TypeVar
 
 from doiget.capability import CapabilityProfile
@@ -21,6 +21,7 @@ from doiget.errors import DoigetError, ErrorCode
 from doiget.models import OpenAccess, Work, merge_works
 from doiget.net.network import Network
 from doiget.net.offline import Offline
+from doiget.papers.store import utc_now
 from doiget.refs import Ref, arxiv_ref_for
 from doiget.secret import revealed
 from doiget.sources import arxiv, crossref, doaj, openalex, semantic_scholar, unpaywall
@@ -179,6 +180,8 @@ class Resolver:
             primary = await crossref.get_work(
                 self.network.client("crossref"), doi, self.settings.email
             )
+            # Its update relations are what Crossref knows of the work's integrity now.
+            primary = replace(primary, integrity_checked=utc_now())
         except DoigetError as error:
             if error.code is ErrorCode.NOT_FOUND:
                 raise

@@ -19,6 +19,7 @@ import anyio
 
 from doiget.errors import DoigetError, ErrorCode
 from doiget.health import SCHEMA_VERSION
+from doiget.integrity import notices
 from doiget.models import Work
 from doiget.net.allowlist import default_hosts
 from doiget.net.client import DownloadedPdf
@@ -29,14 +30,16 @@ from doiget.papers.flight import flights_for
 from doiget.papers.index import PaperIndex
 from doiget.papers.provenance import ProvenanceLog
 from doiget.papers.resolver import PdfCandidate, Resolution, Resolver
-from doiget.papers.store import Entry, Store, work_to_fields
+from doiget.papers.store import Entry, Store, integrity_table, work_to_fields
 from doiget.papers.tdm import grant_hint, load_source, publishers_for, source_name
+from doiget.progress import report as report_progress
 from doiget.refs import Ref, arxiv_ref_for, parse_ref
 from doiget.runtime import Runtime
 from doiget.upstreams.limits import HARD_CODED
 
 if TYPE_CHECKING:
     from doiget.papers.graph import Direction
+    from doiget.papers.recheck import CheckProgress
 
 logger = logging.getLogger("doiget.papers")
 
@@ -175,6 +178,17 @@ class Papers:
 
         await anyio.to_thread.run_sync(write)
 
+    def _checked(self, ref: Ref, work: Work) -> Work:
+        """``work`` when Crossref was asked about its integrity this time, else what the
+        store recorded when it last was (a Crossref outage never hides a retraction)."""
+        if work.integrity_checked is not None:
+            return work
+        try:
+            entry = self.store.entry(ref)
+        except DoigetError:
+            return work
+        return entry.work if entry is not None else work
+
     def _metadata_result(self, resolution: Resolution) -> c.StoredMetadata:
         work = resolution.work
         metadata = work_to_fields(work)
@@ -189,6 +203,7 @@ class Papers:
             oa_status=resolution.open_access.oa_status if resolution.open_access else None,
             metadata=metadata,
             schema_version=SCHEMA_VERSION,
+            **_integrity(self._checked(resolution.ref, work)),
         )
 
     async def _resolve_logged(self, ref: Ref) -> Resolution:
@@ -222,6 +237,7 @@ class Papers:
             "oa_status": resolution.open_access.oa_status if resolution.open_access else None,
             "oa_url": resolution.oa_url,
             "retracted": resolution.work.retracted or None,
+            "integrity": integrity_table(resolution.work),
             **more,
         }
 
@@ -247,6 +263,36 @@ class Papers:
 
             await anyio.to_thread.run_sync(write)
         return True
+
+    async def log_step(
+        self,
+        event: str,
+        ref: Ref,
+        source: str,
+        error: DoigetError | None = None,
+        detail: str | None = None,
+    ) -> None:
+        """Record one upstream step of a use case kept in its own module (its failure,
+        or its success with ``detail``); LOG_ERROR when the row cannot be written."""
+        if error is not None:
+            await self._log_failure(event, ref, error, source)
+        else:
+            await self._log_async(event, ref, source=source, result="ok", detail=detail)
+
+    def record_integrity(self, ref: Ref, work: Work) -> Work:
+        """Record ``work``'s integrity in the entry of ``ref`` and re-index it (the entry's
+        lock held by the caller); the entry's work as now stored."""
+        entry = self.store.record_integrity(ref, work)
+        self.index.upsert(entry)
+        return entry.work
+
+    async def check_integrity(
+        self, request: c.IntegrityCheck, progress: CheckProgress | None = None
+    ) -> c.IntegrityReport:
+        """Ask Crossref again about stored papers' retractions, concerns and corrections."""
+        from doiget.papers.recheck import recheck
+
+        return await recheck(self, request, progress)
 
     def _index_entry(self, ref: Ref) -> None:
         entry = self.store.entry(ref)
@@ -318,7 +364,7 @@ class Papers:
         fields: dict[str, Any] = entry.document.get("doiget") or {}
         source = str(fields.get("pdf_source") or fields.get("source") or "store")
         size = entry.pdf_size()
-        return _fetched(ref, source, entry.pdf_path, fields.get("license"), size)
+        return _fetched(ref, source, entry.pdf_path, fields.get("license"), size, entry.work)
 
     async def _fetch_now(self, ref: Ref) -> c.Fetched:
         with call_deadline(self.network.timeouts.call_seconds(api=True, pdf=True)):
@@ -455,7 +501,8 @@ class Papers:
                 license=license_text,
             )
             await self._write_entry(ref, resolution, fields, pdf.path)
-        return _fetched(ref, source, target, license_text, pdf.size_bytes)
+        work = self._checked(ref, resolution.work)
+        return _fetched(ref, source, target, license_text, pdf.size_bytes, work)
 
     async def batch(
         self, request: c.BatchFetch, *, progress: BatchProgress | None = None
@@ -500,10 +547,7 @@ class Papers:
                 row = failed_row(text, unexpected)
             results[position] = row
             done += 1
-            if progress is not None:
-                maybe = progress(done, len(ref_texts), row)
-                if maybe is not None:
-                    await maybe
+            await report_progress(progress, done, len(ref_texts), row)
 
         async with anyio.create_task_group() as tasks:
             for position, ref in refs.items():
@@ -646,6 +690,7 @@ class Papers:
             metadata=entry.document,
             metadata_path=str(entry.metadata_path),
             pdf_path=str(entry.pdf_path) if entry.has_pdf else None,
+            **_integrity(entry.work),
         )
 
     def pdf_path(self, request: c.PaperLookup) -> c.PdfLocation:
@@ -770,8 +815,11 @@ class Papers:
 EXPORT_FORMATS: Final = ("bibtex", "csl-json", "ris")
 
 
-def _fetched(ref: Ref, source: str, path: Path, license_text: str | None, size: int) -> c.Fetched:
-    """A fetch's success result: the stored PDF of ``ref`` and where it came from."""
+def _fetched(
+    ref: Ref, source: str, path: Path, license_text: str | None, size: int, work: Work
+) -> c.Fetched:
+    """A fetch's success result: the stored PDF of ``ref``, where it came from, and the
+    work's integrity notices."""
     return c.Fetched(
         ok=True,
         ref=ref.canonical,
@@ -781,6 +829,7 @@ def _fetched(ref: Ref, source: str, path: Path, license_text: str | None, size: 
         license=_license(license_text),
         size_bytes=size,
         schema_version=SCHEMA_VERSION,
+        **_integrity(work),
     )
 
 
@@ -793,6 +842,13 @@ def _remote(ref: Ref) -> Ref:
             "or arXiv id to look up or fetch. doiget_info shows what was read from it.",
         )
     return ref
+
+
+def _integrity(work: Work) -> dict[str, Any]:
+    """``{"integrity": [...]}`` for a reply, or nothing when the work has no notice (a
+    sparse reply then leaves the field out)."""
+    found = notices(work)
+    return {"integrity": found} if found else {}
 
 
 def _capability_of(source: object) -> str:

@@ -24,7 +24,7 @@ from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO, Final
+from typing import Any, BinaryIO, Final, Literal
 
 import anyio
 import tomli_w
@@ -35,7 +35,7 @@ from doiget.cite.caveats import IDENTIFIED_KEY
 from doiget.confined import Refused, open_confined, read_confined
 from doiget.diskerror import write_error
 from doiget.errors import DoigetError, ErrorCode
-from doiget.models import Author, Work
+from doiget.models import Author, UpdateNotice, Work
 from doiget.refs import Ref, legacy_safekey, parse_ref
 
 logger = logging.getLogger("doiget.papers")
@@ -91,6 +91,66 @@ def work_to_fields(work: Work) -> dict[str, Any]:
     return {name: value for name, value in values.items() if value not in (None, "", [])}
 
 
+def integrity_table(work: Work) -> dict[str, Any] | None:
+    """The ``[doiget.integrity]`` table of ``work``: when Crossref was asked and the
+    notices it gave (none is a clean record); None when Crossref was not asked."""
+    if work.integrity_checked is None:
+        return None
+    notices = []
+    for update in work.integrity:
+        fields = {
+            "kind": update.kind,
+            "relation": update.direction,
+            "doi": update.doi,
+            "date": update.date,
+            "source": update.source,
+            "record_id": update.record_id,
+        }
+        notices.append({name: value for name, value in fields.items() if value is not None})
+    return {"checked_at": work.integrity_checked, "notices": notices}
+
+
+def merged_integrity(old: Any, new: dict[str, Any]) -> dict[str, Any]:
+    """``new`` with every notice ``old`` recorded that ``new`` lacks: a later answer that
+    no longer lists a notice never erases it (a retraction is not undone by silence)."""
+    notices = list(new.get("notices", []))
+    seen = {(n.get("relation"), n.get("kind"), n.get("doi")) for n in notices}
+    stored = old.get("notices") if isinstance(old, dict) else None
+    for notice in stored if isinstance(stored, list) else []:
+        if not isinstance(notice, dict):
+            continue
+        key = (notice.get("relation"), notice.get("kind"), notice.get("doi"))
+        if key not in seen:
+            seen.add(key)
+            notices.append(notice)
+    return {**new, "notices": notices}
+
+
+def _integrity_from_table(table: Any) -> tuple[tuple[UpdateNotice, ...], str | None]:
+    """(notices, checked_at) of a stored ``[doiget.integrity]`` table; a hand edit that
+    broke a notice leaves that notice out, an entry without the table has none."""
+    if not isinstance(table, dict):
+        return (), None
+    updates = []
+    for item in table.get("notices", []) if isinstance(table.get("notices"), list) else []:
+        if not isinstance(item, dict) or not isinstance(item.get("kind"), str):
+            continue
+        direction: Literal["update-to", "updated-by"] = (
+            "update-to" if item.get("relation") == "update-to" else "updated-by"
+        )
+        updates.append(
+            UpdateNotice(
+                kind=item["kind"],
+                direction=direction,
+                doi=_text(item.get("doi")),
+                date=_text(item.get("date")),
+                source=_text(item.get("source")),
+                record_id=_text(item.get("record_id")),
+            )
+        )
+    return tuple(updates), _text(table.get("checked_at"))
+
+
 def _author_from_text(text: str) -> Author:
     family, comma, given = text.partition(",")
     if comma:
@@ -108,6 +168,7 @@ def work_from_document(document: dict[str, Any]) -> Work:
     authors = document.get("authors", [])
     year = document.get("year")
     issn = document.get("issn", [])
+    updates, checked = _integrity_from_table(meta.get("integrity"))
     return Work(
         source=str(meta.get("source", "store")),
         title=_text(document.get("title")),
@@ -127,6 +188,8 @@ def work_from_document(document: dict[str, Any]) -> Work:
         license=_text(meta.get("license")),
         # An entry no source identified says so wherever it is cited.
         extra={IDENTIFIED_KEY: False} if meta.get(IDENTIFIED_KEY) is False else {},
+        updates=updates,
+        integrity_checked=checked,
     )
 
 
@@ -235,7 +298,8 @@ def unreadable_file(path: Path, exc: OSError, remedy: str) -> DoigetError:
     )
 
 
-def _now() -> str:
+def utc_now() -> str:
+    """Now, in UTC, to the second: the form of every time the store records."""
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
@@ -465,12 +529,29 @@ class Store:
             document.pop("pdf_path", None)
         meta = {k: v for k, v in meta_old.items() if k != "written"}
         meta.update({k: v for k, v in doiget_fields.items() if v is not None})
-        meta["fetched_at"] = _now()
+        if "integrity" in meta:
+            meta["integrity"] = merged_integrity(meta_old.get("integrity"), meta["integrity"])
+        meta["fetched_at"] = utc_now()
         meta["ref"] = ref.canonical
         meta["written"] = written
         document["doiget"] = meta
         self._write_document(ref, document)
         return document
+
+    def record_integrity(self, ref: Ref, work: Work) -> Entry:
+        """Record what Crossref now says of the entry's integrity (``work``'s notices,
+        checked just now), leaving every other field as it is. Hold the lock."""
+        document = self.read_document(ref)
+        table = integrity_table(work)
+        if document is None or table is None:
+            raise DoigetError(ErrorCode.NOT_FOUND, f"{ref} is not in the library.")
+        old: dict[str, Any] = document["doiget"] if isinstance(document.get("doiget"), dict) else {}
+        meta = {**old, "integrity": merged_integrity(old.get("integrity"), table)}
+        document = {**document, "doiget": meta}
+        if work_from_document(document).retracted:
+            meta["retracted"] = True
+        self._write_document(ref, document)
+        return Entry(ref, self.key(ref), self.metadata_path(ref), self.pdf_path(ref), document)
 
     def _write_document(self, ref: Ref, document: dict[str, Any]) -> None:
         path = self.metadata_path(ref)

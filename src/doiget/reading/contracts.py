@@ -11,8 +11,8 @@ from typing import Annotated
 from pydantic import Field
 
 from doiget.contract import NULLABLE, Hint, Request
+from doiget.integrity import Notice
 from doiget.papers.contracts import PapersModel, PapersReply
-from doiget.verify.contracts import Notice
 
 DEFAULT_MAX_CHARS = 8000
 MIN_MAX_CHARS = 500

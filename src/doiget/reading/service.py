@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from doiget.errors import DoigetError, ErrorCode
+from doiget.integrity import notices
 from doiget.papers.store import Entry, Store
 from doiget.reading import contracts as c
 from doiget.reading.document import DocumentCache
@@ -87,8 +88,13 @@ class Reader:
         """The outline, or a piece of a section or page range (see reader.reading)."""
 
         def work() -> c.PaperReading:
-            paper, document = self._load(self.entry(request.ref))
-            return reading(paper, document, request)
+            entry = self.entry(request.ref)
+            paper, document = self._load(entry)
+            reply = reading(paper, document, request)
+            found = notices(entry.work)
+            if found:
+                reply.integrity = found
+            return reply
 
         return await anyio.to_thread.run_sync(work)
 

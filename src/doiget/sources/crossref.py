@@ -82,7 +82,14 @@ def author(item: dict[str, Any]) -> Author | None:
     return Author(literal=literal, orcid=orcid) if literal else None
 
 
-def _notices(message: dict[str, Any]) -> tuple[UpdateNotice, ...]:
+def update_notices(message: dict[str, Any]) -> tuple[UpdateNotice, ...]:
+    """Crossref's ``update-to`` and ``updated-by`` relations of one record, as returned.
+
+    The one reader of these relations: every surface reads a work's retractions,
+    corrections and concerns from what this gives (see ``Work.integrity``). Since 2019
+    Crossref also carries Retraction Watch's notices here (``source``,
+    ``record-id``); a retraction may be visible only in ``updated-by``.
+    """
     notices: list[UpdateNotice] = []
     directions: tuple[Literal["update-to", "updated-by"], ...] = ("update-to", "updated-by")
     for direction in directions:
@@ -97,6 +104,7 @@ def _notices(message: dict[str, Any]) -> tuple[UpdateNotice, ...]:
                         date=date_parts(item.get("updated"))[1],
                         label=text(item.get("label")),
                         source=text(item.get("source")),
+                        record_id=text(item.get("record-id")),
                     )
                 )
     return tuple(notices)
@@ -136,7 +144,7 @@ def parse_work(data: Any) -> Work:
             if year is not None:
                 break
     authors = tuple(a for item in items(message.get("author")) if (a := author(item)))
-    updates = _notices(message)
+    updates = update_notices(message)
     kind = text(message.get("type"))
     links = _links(message)
     abstract = message.get("abstract")

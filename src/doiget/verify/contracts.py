@@ -5,9 +5,12 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import Field, model_validator
 
 from doiget.contract import Reply, Request
+from doiget.integrity import Notice
 
 MAX_REFERENCES = 100
 MAX_REFERENCE_CHARS = 20_000
+
+__all__ = ["Notice"]  # re-exported: a row's integrity notices
 
 Verdict = Literal["verified", "miscited", "not_found", "uncertain"]
 ProblemKind = Literal[
@@ -83,15 +86,6 @@ class Match(VerifyModel):
     type: str | None = None
     sources: list[str] = Field(default_factory=list)
     newer_version: Version | None = None
-
-
-class Notice(VerifyModel):
-    """A retraction, expression of concern or correction of the matched work."""
-
-    kind: str
-    notice_doi: str | None = None
-    date: str | None = None
-    source: str | None = None
 
 
 class Corrected(VerifyModel):

@@ -33,8 +33,10 @@ import anyio
 from doiget.cite.bibtex import to_bibtex
 from doiget.cite.citekey import citekey
 from doiget.cite.csl import to_csl
+from doiget.integrity import notices
 from doiget.models import Work
 from doiget.net.network import Network
+from doiget.progress import report
 from doiget.refs import fetchable_ref
 from doiget.runtime import Runtime
 from doiget.sources.pubmed import EutilsIdentity
@@ -44,7 +46,6 @@ from doiget.verify.cited import CitedWork
 from doiget.verify.contracts import (
     Corrected,
     Match,
-    Notice,
     Problem,
     Row,
     Verification,
@@ -163,10 +164,7 @@ class Verifier:
                 row = await self.verify(cited[index])
             rows[index] = row
             done += 1
-            if progress is not None:
-                reported = progress(done, len(cited), row)
-                if reported is not None:
-                    await reported
+            await report(progress, done, len(cited), row)
 
         async with anyio.create_task_group() as group:
             for index in range(len(cited)):
@@ -315,15 +313,6 @@ async def _integrity(work: Work, lookups: Lookups) -> Work:
     return record if ok and record is not None and m.same_work(record, work) else work
 
 
-def _notices(work: Work) -> list[Notice] | None:
-    notices = [
-        Notice(kind=n.kind, notice_doi=n.doi, date=n.date, source=n.source)
-        for n in work.updates
-        if n.direction == "updated-by"
-    ]
-    return notices or None
-
-
 def _corrected(cited: CitedWork, work: Work) -> Corrected:
     entry_key = cited.key or citekey(work)
     return Corrected(bibtex=to_bibtex(work, key=entry_key), csl=to_csl(work, entry_key))
@@ -410,7 +399,7 @@ async def _decide(cited: CitedWork, lookups: Lookups, found: _Found) -> Row:
     problems += m.venue_problems(cited, versions)
     problems += _doi_problems(cited, found, work)
     if work.retracted:
-        retraction = next((n for n in work.updates if n.is_retraction), None)
+        retraction = next((n for n in work.integrity if n.is_retraction), None)
         problems.append(Problem(field="integrity", kind="retracted", cited=cited.title,
                                 actual=retraction.doi if retraction else None))  # fmt: skip
     verdict = "miscited" if problems else "verified"
@@ -420,7 +409,7 @@ async def _decide(cited: CitedWork, lookups: Lookups, found: _Found) -> Row:
         confidence=0.5,
         problems=problems,
         match=_match(work, versions, newer),
-        integrity=_notices(work),
+        integrity=notices(work),
         corrected=_corrected(cited, work),
         note=f"{_failed(lookups)}" if lookups.failures else None,
     )

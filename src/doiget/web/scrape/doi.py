@@ -14,7 +14,7 @@ from typing import Any, Final
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from doiget.errors import DoigetError
-from doiget.models import UpdateNotice
+from doiget.models import INTEGRITY_SEVERITY, UpdateNotice, notice_source
 from doiget.refs import parse_ref
 
 # Meta tags (lower-cased names) that may carry the page's DOI, most specific first.
@@ -59,8 +59,6 @@ _FILE_EXTENSION: Final = re.compile(r"\.(?:pdf|html?|xml|epub)$", re.IGNORECASE)
 # bioRxiv/medRxiv URLs add a version and a view: 10.1101/2020.01.01.123456v2.full
 _RXIV_VERSION: Final = re.compile(r"^(10\.1101/[\d.]*\d)v\d+.*$")
 
-_SEVERITY: Final = {"retraction": 3, "expression_of_concern": 2, "correction": 1}
-_CORRECTIONS: Final = frozenset({"correction", "erratum", "corrigendum", "partial_retraction"})
 _SOURCES: Final = frozenset({"retraction-watch", "publisher"})
 
 
@@ -152,38 +150,30 @@ def detect_doi(citation_tags: Mapping[str, Any] | None, url: str, text: str) -> 
     )
 
 
-def _kind(notice: UpdateNotice) -> str | None:
-    """The ``retractionStatus`` kind for a notice, or None for other updates (new versions, ...)."""
-    if notice.is_retraction:
-        return "retraction"
-    kind = re.sub(r"[\s-]+", "_", notice.kind.strip().lower())
-    if kind == "expression_of_concern":
-        return kind
-    return "correction" if kind in _CORRECTIONS else None
-
-
 def retraction_status(notices: Iterable[UpdateNotice]) -> dict[str, Any] | None:
     """``{retracted, kind, date?, noticeDoi?, source?}`` from Crossref's notices.
 
-    Only notices that update this work (``updated-by``) count. A retraction (also a
-    withdrawal or removal) outranks an expression of concern, which outranks a
-    correction (also an erratum, corrigendum or partial retraction); of equal ones the
-    first wins. None when there is no such notice: absence is never read as a status.
+    Only notices that update this work (``updated-by``) count, read as ``Work.integrity``
+    reads them. A retraction (also a withdrawal or removal) outranks an expression of
+    concern, which outranks a correction (also an erratum, corrigendum or partial
+    retraction); of equal ones the first wins. None when there is no such notice:
+    absence is never read as a status.
     """
     ranked = [
         (kind, notice)
         for notice in notices
-        if notice.direction == "updated-by" and (kind := _kind(notice)) is not None
+        if notice.direction == "updated-by" and (kind := notice.integrity_kind) is not None
     ]
     if not ranked:
         return None
-    kind, notice = max(ranked, key=lambda pair: _SEVERITY[pair[0]])
-    status: dict[str, Any] = {"retracted": kind == "retraction", "kind": kind}
+    kind, notice = max(ranked, key=lambda pair: INTEGRITY_SEVERITY[pair[0]])
+    retracted = notice.is_retraction
+    status: dict[str, Any] = {"retracted": retracted, "kind": "retraction" if retracted else kind}
     if notice.date:
         status["date"] = notice.date
     if notice.doi:
         status["noticeDoi"] = notice.doi
-    source = re.sub(r"[\s_]+", "-", (notice.source or "").strip().lower())
+    source = notice_source(notice.source)
     if source in _SOURCES:
         status["source"] = source
     return status
