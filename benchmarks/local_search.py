@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -275,18 +275,25 @@ def in_process(index: PaperIndex, sets: dict[str, list[str]]) -> list[str]:
     return lines
 
 
-async def over_stdio(src: str, env: dict[str, str], sets: dict[str, list[str]]) -> list[str]:
-    """Rows for the MCP tools of a ``doiget serve`` run from ``src`` (one client, in turn)."""
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "doiget", "serve", "--toolsets", "papers"],
-        env={**env, "PYTHONPATH": src},
-    )
-    lines = []
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        await session.call_tool("doiget_list_recent", {"limit": 1})  # the first call syncs
-        samples: dict[str, list[float]] = {}
+async def over_stdio(
+    sources: list[str], env: dict[str, str], sets: dict[str, list[str]]
+) -> list[str]:
+    """Rows for the MCP tools of one ``doiget serve`` per src folder, all running at once
+    and called in turn with the same query, so the machine's load falls on each alike."""
+    async with AsyncExitStack() as stack:
+        sessions = []
+        for src in sources:
+            params = StdioServerParameters(
+                command=sys.executable,
+                args=["-m", "doiget", "serve", "--toolsets", "papers"],
+                env={**env, "PYTHONPATH": src},
+            )
+            read, write = await stack.enter_async_context(stdio_client(params))
+            session = await stack.enter_async_context(ClientSession(read, write))
+            await session.initialize()
+            await session.call_tool("doiget_list_recent", {"limit": 1})  # the first call syncs
+            sessions.append(session)
+        samples: dict[tuple[str, str], list[float]] = {}
         for name, queries in [*sets.items(), ("recent", sets["mix"])]:
             for query in queries:
                 tool, arguments = (
@@ -294,14 +301,20 @@ async def over_stdio(src: str, env: dict[str, str], sets: dict[str, list[str]]) 
                     if name == "recent"
                     else ("doiget_search_local", {"query": query, "limit": LIMIT})
                 )
-                started = time.perf_counter()
-                result = await session.call_tool(tool, arguments)
-                samples.setdefault(name, []).append((time.perf_counter() - started) * 1000)
-                if result.is_error:
-                    raise SystemExit(f"{tool} failed: {result.content}")
-        for name, values in samples.items():
-            lines.append(row(f"{'search, ' if name != 'recent' else ''}{name}", values, src))
-    return lines
+                for src, session in zip(sources, sessions, strict=True):
+                    started = time.perf_counter()
+                    result = await session.call_tool(tool, arguments)
+                    samples.setdefault((name, src), []).append(
+                        (time.perf_counter() - started) * 1000
+                    )
+                    if result.is_error:
+                        raise SystemExit(f"{tool} failed: {result.content}")
+    return [
+        row(f"{'search, ' if name != 'recent' else ''}{name}", values, src)
+        for (name, src), values in sorted(
+            samples.items(), key=lambda item: item[0][1] == sources[-1]
+        )
+    ]
 
 
 @contextmanager
@@ -345,9 +358,8 @@ def main() -> None:
         }
         stdio_sets = {name: queries[: args.stdio_queries] for name, queries in sets.items()}
         here = str(Path(__file__).resolve().parents[1] / "src")
-        remote = anyio.run(over_stdio, here, env, stdio_sets)
-        if args.before_src:
-            remote = anyio.run(over_stdio, args.before_src, env, stdio_sets) + remote
+        sources = [args.before_src, here] if args.before_src else [here]
+        remote = anyio.run(over_stdio, sources, env, stdio_sets)
 
     print(f"entries: {total:,}; machine: {os.cpu_count()} cores")
     if rebuild_s:
@@ -363,7 +375,10 @@ def main() -> None:
     print("|---|---|---|---|---|")
     print("\n".join(local))
     print()
-    print(f"Over stdio ({args.stdio_queries} calls a set, one client; MCP round trip):")
+    print(
+        f"Over stdio ({args.stdio_queries} calls a set, one client a server, the servers "
+        "called in turn; MCP round trip):"
+    )
     print()
     print("| call | p50 ms | p99 ms | max ms | server src |")
     print("|---|---|---|---|---|")
