@@ -96,6 +96,17 @@ _COLUMNS: Final = ", ".join(
     )
 )
 
+# Ranked inside FTS5 first, and only the best ``limit`` rows are read from ``entries``:
+# joining before ranking read every matching row (their abstracts included) just to
+# throw all but ``limit`` of them away. Ties go to the older row, as they always did.
+# _COLUMNS is a constant; the user's text only ever binds as a parameter.
+_SEARCH: Final = (
+    f"SELECT {_COLUMNS} FROM ("  # noqa: S608
+    "SELECT rowid, bm25(entries_fts, 10.0, 5.0, 3.0, 1.0, 2.0) AS score FROM entries_fts"
+    " WHERE entries_fts MATCH ? ORDER BY score, rowid LIMIT ?"
+    ") AS best JOIN entries ON entries.id = best.rowid ORDER BY best.score, best.rowid"
+)
+
 
 @dataclass(frozen=True, slots=True)
 class SyncReport:
@@ -392,13 +403,7 @@ class PaperIndex:
         expression = match_expression(query)
         db = self._connect()
         try:
-            rows = db.execute(
-                # _COLUMNS is a constant; the user's text only ever binds as a parameter.
-                f"SELECT {_COLUMNS}, bm25(entries_fts, 10.0, 5.0, 3.0, 1.0, 2.0) AS score "  # noqa: S608
-                "FROM entries_fts JOIN entries ON entries.id = entries_fts.rowid "
-                "WHERE entries_fts MATCH ? ORDER BY score LIMIT ?",
-                (expression, limit),
-            ).fetchall()
+            rows = db.execute(_SEARCH, (expression, limit)).fetchall()
         except sqlite3.Error as exc:
             raise self._error("search", exc) from exc
         return [_result(row) for row in rows]
