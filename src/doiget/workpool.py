@@ -93,6 +93,11 @@ class WorkPool:
         """Seconds until ``jobs`` jobs (running and waiting) have likely run."""
         return math.ceil(jobs / self.workers) * self._mean
 
+    def _wait_ahead(self) -> float:
+        """Seconds a new job would likely wait for a worker: none while one is free (a
+        call is never refused as busy by an idle pool, however long jobs have taken)."""
+        return self._likely_done(self._pending) if self._pending >= self.workers else 0.0
+
     def retry_after(self) -> int:
         """Whole seconds until the jobs ahead have likely run (at least 1)."""
         return max(1, math.ceil(self._likely_done(self._pending)))
@@ -114,7 +119,7 @@ class WorkPool:
         with self._lock:
             if not admitted and (
                 self._pending >= self.workers + self.queue
-                or (within is not None and self._likely_done(self._pending + 1) > within)
+                or (within is not None and self._wait_ahead() > within)
             ):
                 raise self._refusal()
             self._pending += 1

@@ -265,6 +265,15 @@ async def test_a_job_the_line_would_time_out_is_refused_at_once(gate: threading.
     pool.close()
 
 
+async def test_an_idle_pool_never_refuses_a_call_as_busy() -> None:
+    """Jobs that took long before say nothing of a call that finds a worker free: it
+    runs (and may time out on its own), it is not told doiget is busy."""
+    pool = WorkPool(workers=1, queue=10)
+    await pool.run(lambda: time.sleep(0.3))
+    assert await pool.run(lambda: 5, within=0.001) == 5
+    pool.close()
+
+
 async def test_only_the_job_whose_caller_gave_up_is_told_so() -> None:
     """A job whose call is cancelled sees abandoned(); one running beside it does not."""
     from doiget.workpool import abandoned
