@@ -520,11 +520,13 @@ def write_paper_pdf(
     cited: list[str] = (),  # type: ignore[assignment]
     info_subject: str | None = None,
     xmp_doi: str | None = None,
+    sections: list[tuple[str, str]] = (),  # type: ignore[assignment]
 ) -> Path:
     """Write the first page of a paper: ``title`` in large bold type, the ``authors``
     under it with affiliation marks, an abstract, ``page_doi`` printed as a
     ``https://doi.org/`` link, ``arxiv_stamp`` rotated in the left margin as arXiv
-    prints it, and a reference list of ``cited`` entries (which may hold DOIs).
+    prints it, ``sections`` (heading, paragraph) in bold headings over body text, and a
+    reference list of ``cited`` entries (which may hold DOIs).
     ``info_subject`` goes to the Info dictionary, ``xmp_doi`` to an XMP packet."""
     pdf = FPDF(orientation="P", unit="mm", format="A4")
     pdf.set_creation_date(_FIXED_DATE)
@@ -555,6 +557,12 @@ def write_paper_pdf(
     pdf.multi_cell(0, 5, "Abstract. " + "We study a question and report what we found. " * 8)
     if page_doi is not None:
         pdf.cell(0, 6, f"https://doi.org/{page_doi}", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+    for heading, paragraph in sections:
+        pdf.ln(4)
+        pdf.set_font("Helvetica", "B", H1_SIZE)
+        pdf.cell(0, 8, heading, new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+        pdf.set_font("Times", "", BODY_SIZE)
+        pdf.multi_cell(0, 5, paragraph, new_x=XPos.LMARGIN, new_y=YPos.NEXT)
     if cited:
         pdf.ln(4)
         pdf.set_font("Helvetica", "B", H1_SIZE)

@@ -5,6 +5,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from doiget.contract import Request
+from doiget.integrity import Notice
 from doiget.papers.contracts import ErrorBody, PapersModel, PapersReply
 
 MAX_PATHS = 100
@@ -45,6 +46,8 @@ class AddResult(PapersModel):
     sha256: str | None = None
     pdf_added: bool | None = None
     read: ReadFromPdf | None = None
+    # The work's retractions, concerns, corrections; omitted when clean.
+    integrity: list[Notice] | None = None
     error: ErrorBody | None = None
 
 

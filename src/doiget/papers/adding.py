@@ -352,6 +352,7 @@ def _result(
     pdf_added: bool,
 ) -> a.AddResult:
     from doiget.cite.citekey import citekey
+    from doiget.integrity import notices
 
     work = entry.work
     identified = entry.ref.kind != "local"
@@ -376,6 +377,7 @@ def _result(
         "sha256": read.sha256,
         "pdf_added": pdf_added,
         "read": read_back,
+        "integrity": notices(work),
     }
     # Sparse: a field without a value is left out, never sent as null.
     return a.AddResult(

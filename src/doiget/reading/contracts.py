@@ -136,3 +136,5 @@ class QuoteCheck(PapersReply):
     title: str | None = None
     doi: str | None = None
     citekey: str | None = None
+    # The paper's retractions, concerns, corrections (checking a ref); omitted when clean.
+    integrity: list[Notice] | None = None

@@ -108,8 +108,13 @@ class Reader:
             )
 
         def work() -> c.QuoteCheck:
-            paper, document = self._load(self.entry(request.ref or ""))
-            return check_quote(paper, Searchable(document), request.quote)
+            entry = self.entry(request.ref or "")
+            paper, document = self._load(entry)
+            reply = check_quote(paper, Searchable(document), request.quote)
+            found = notices(entry.work)
+            if found:
+                reply.integrity = found
+            return reply
 
         return await anyio.to_thread.run_sync(work)
 
