@@ -73,9 +73,9 @@ def embedding_text(chunk: Chunk, title: str | None) -> str:
 
 
 def payload(
-    source: SourceDocument, project: Project, chunk: Chunk, position: int, sha: str
+    source: SourceDocument, project: Project, chunk: Chunk, position: int, sha: str, encoder: str
 ) -> dict[str, Any]:
-    """The payload of one chunk."""
+    """The payload of one chunk (``encoder``: the model and variant that embedded it)."""
     return {
         "project": project.id,
         "source": {
@@ -95,7 +95,7 @@ def payload(
             "section": chunk.section,
             "section_path": list(chunk.section_path),
         },
-        "embed_model": project.embed_model,
+        "embed_model": encoder,
         "version": PAYLOAD_VERSION,
     }
 
@@ -115,7 +115,7 @@ def prepare(source: SourceDocument, project: Project, embedder: Embedder) -> Pre
             id=chunk_id(text.sha256, position, project.embed_model, source.doc_id),
             text=chunk.text,
             vector=vectors[position].tolist(),
-            payload=payload(source, project, chunk, position, text.sha256),
+            payload=payload(source, project, chunk, position, text.sha256, embedder.model_id),
         )
         for position, chunk in enumerate(chunks)
     ]

@@ -171,6 +171,21 @@ class Library:
                 details={"tool": tool, "timeout_seconds": limit},
             ) from None
 
+    def document_embedder(self, project: Project, recorded: str | None) -> Embedder:
+        """The embedder of the project's documents: the encoder a collection records
+        (``recorded``) when it is a variant of the project's model, else the fastest
+        one that runs here (blocking: it may export the model on first use)."""
+        from doiget.library.embedding import document_embedder, split_encoder
+
+        if recorded is not None and split_encoder(recorded)[0] != project.embed_model:
+            recorded = None  # another model: _ensure_collection refuses the mix
+        return document_embedder(
+            project.embed_model,
+            self.settings.embed_model_path,
+            self.settings.data_dir / "library" / "models",
+            recorded,
+        )
+
     async def _warm(self, model: str, *, queries: bool) -> Embedder:
         """What embedding needs, loaded outside any time limit (the full model takes
         seconds; the query encoder a fraction of one)."""
@@ -200,7 +215,8 @@ class Library:
             raise DoigetError(
                 ErrorCode.EMBEDDING_MISMATCH,
                 f"collection {project.collection!r} holds {info.embed_model} vectors of "
-                f"size {info.dimension}; these are {model} of size {dimension}. Re-embed with "
+                f"size {info.dimension}; these are {model} of size {dimension}. A collection "
+                f"holds the vectors of one encoder (model+variant) only: re-embed with "
                 f"{info.embed_model}, or pass force_rebuild to drop the collection and start over.",
                 details={
                     "collection_model": info.embed_model,
@@ -322,9 +338,10 @@ class Library:
         """Vectors said to be the project's model must have that model's size, even in
         an empty collection: queries are embedded with it, so any other size could
         never be searched."""
-        if model != project.embed_model:
+        from doiget.library.embedding import declared_dimension, split_encoder
+
+        if split_encoder(model)[0] != project.embed_model:
             return
-        from doiget.library.embedding import declared_dimension
 
         expected = declared_dimension(model, self.settings.embed_model_path)
         if expected is not None and expected != dimension:
@@ -359,7 +376,11 @@ class Library:
         if info is None:
             items: list[c.Passage] = []
         else:
-            embedder = await self._warm(info.embed_model, queries=True)
+            from doiget.library.embedding import split_encoder
+
+            # Queries are embedded by the exact model whichever variant made the
+            # collection's vectors (see doiget.library.embedding).
+            embedder = await self._warm(split_encoder(info.embed_model)[0], queries=True)
             hits, chunks = await self._bounded(
                 tool,
                 lambda: self._ranked(project, embedder, query, wanted, conditions, hybrid),
@@ -441,9 +462,13 @@ class Library:
         from doiget.library.pdftext import UnusableDocument
 
         project = self.project(project_id)
-        embedder = await self._warm(project.embed_model, queries=False)
+        info = await anyio.to_thread.run_sync(self._collection, project)
+        # A collection keeps the encoder it was made with (an index of an earlier
+        # release, the plain model); a new or rebuilt one gets the fastest.
+        recorded = None if info is None or force_rebuild else info.embed_model
+        embedder = await anyio.to_thread.run_sync(self.document_embedder, project, recorded)
         await anyio.to_thread.run_sync(
-            self._ensure_collection, project, project.embed_model, embedder.dimension, force_rebuild
+            self._ensure_collection, project, embedder.model_id, embedder.dimension, force_rebuild
         )
         reports: list[c.DocumentReport] = []
         for done, document in enumerate(documents):
