@@ -32,6 +32,7 @@ CONFIG = """
 [projects."lab/new"]
 [projects."lab/old"]
 [projects."lab/store"]
+[projects."lab/sized"]
 """
 
 
@@ -131,9 +132,11 @@ async def test_vectors_of_another_variant_are_refused(
     with pytest.raises(DoigetError) as refused:
         await _store(library, "lab/store", INT8)
     assert refused.value.code is ErrorCode.EMBEDDING_MISMATCH
-    # A variant of the project's model must still have the model's vector size.
+    # A variant of the project's model must have the model's vector size, even as the
+    # first vectors of a collection.
     wrong = _items(INT8)
     wrong[0]["embedding"] = [1.0] * 8
     with pytest.raises(DoigetError) as sized:
-        await library.store_chunks(build(StoreChunks, project="lab/store", items=wrong))
+        await library.store_chunks(build(StoreChunks, project="lab/sized", items=wrong))
     assert sized.value.code is ErrorCode.EMBEDDING_MISMATCH
+    assert sized.value.details is not None and sized.value.details["model_dimension"] == 384

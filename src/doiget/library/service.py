@@ -340,10 +340,10 @@ class Library:
         never be searched."""
         from doiget.library.embedding import declared_dimension, split_encoder
 
-        if split_encoder(model)[0] != project.embed_model:
+        base = split_encoder(model)[0]
+        if base != project.embed_model:
             return
-
-        expected = declared_dimension(model, self.settings.embed_model_path)
+        expected = declared_dimension(base, self.settings.embed_model_path)
         if expected is not None and expected != dimension:
             raise DoigetError(
                 ErrorCode.EMBEDDING_MISMATCH,
