@@ -16,6 +16,10 @@ dense weight: picked on one fold, scored on the other.
     python benchmarks/retrieval_quality.py                       # Vaswani/NPL, bundled
     python benchmarks/retrieval_quality.py --limit-docs 2000     # quick smoke run
     python benchmarks/retrieval_quality.py --collection PATH     # TREC or BEIR folder
+    python benchmarks/retrieval_quality.py --encoder plain       # documents by the plain model
+
+Documents are embedded as indexing embeds them (the ONNX int8 variant where it runs),
+queries as find_chunks embeds them (the exact model).
 
 A folder is read as BEIR (corpus.jsonl, queries.jsonl, qrels/test.tsv) when it has
 corpus.jsonl, else as TREC (<DOC>/<DOCNO> documents, <top>/<num>/<title> topics,
@@ -246,8 +250,11 @@ def open_library(workdir: Path) -> Library:
     return Library(load_settings(env))
 
 
-def chunk_item(project: Project, docno: str, text: str, vector: np.ndarray) -> dict[str, Any]:
-    """A store_chunks item: one chunk per document, payload shaped as ingest writes it."""
+def chunk_item(
+    project: Project, docno: str, text: str, vector: np.ndarray, encoder: str
+) -> dict[str, Any]:
+    """A store_chunks item: one chunk per document, payload shaped as ingest writes it
+    (``encoder``: the model and variant that made ``vector``)."""
     # A document's content is its docno and text (as a PDF's is its bytes): hashing the
     # text alone would merge abstracts that a collection holds twice under two docnos.
     sha = hashlib.sha256(f"{docno}\n{text}".encode()).hexdigest()
@@ -274,7 +281,7 @@ def chunk_item(project: Project, docno: str, text: str, vector: np.ndarray) -> d
                 "section": None,
                 "section_path": [],
             },
-            "embed_model": project.embed_model,
+            "embed_model": encoder,
             "version": PAYLOAD_VERSION,
         },
     }
@@ -451,6 +458,13 @@ def main() -> None:
     parser.add_argument("--limit-docs", type=int, default=None, help="index the first N only")
     parser.add_argument("--batch-size", type=int, default=500, help="chunks per store_chunks")
     parser.add_argument(
+        "--encoder",
+        choices=("indexing", "plain"),
+        default="indexing",
+        help="embed documents as indexing does (the ONNX int8 variant where it runs) "
+        "or with the plain model; queries always use the plain model",
+    )
+    parser.add_argument(
         "--vectors",
         type=Path,
         default=VECTOR_CACHE,
@@ -476,16 +490,21 @@ def main() -> None:
         embedder = library.embedder(project.embed_model)
         started = time.perf_counter()
         embedder.embed(["warm up"])
+        documents = (
+            library.document_embedder(project, None) if args.encoder == "indexing" else embedder
+        )
+        documents.embed(["warm up"])
         load_s = time.perf_counter() - started
+        print(f"documents embedded by {documents.model_id}, queries by {embedder.model_id}")
 
         started = time.perf_counter()
         doc_vectors, from_cache = cached_vectors(
-            args.vectors, project.embed_model, texts, embedder.embed
+            args.vectors, documents.model_id, texts, documents.embed
         )
         embed_s = time.perf_counter() - started
 
         items = [
-            chunk_item(project, docno, text, vector)
+            chunk_item(project, docno, text, vector, documents.model_id)
             for docno, text, vector in zip(docnos, texts, doc_vectors, strict=True)
         ]
         id_to_docno = {item["id"]: docno for item, docno in zip(items, docnos, strict=True)}

@@ -7,7 +7,7 @@ Embedding a query is one short forward pass, but importing sentence-transformers
 is — this module reads the same weights (``model.safetensors``) and tokenizer
 (``tokenizer.json``) and computes the same vectors (to float32 rounding), so a
 query can be answered in a fraction of a second by a fresh process. Indexing, with
-many texts, still goes through sentence-transformers.
+many texts, goes through :mod:`doiget.library.onnx_encoder` (or sentence-transformers).
 
 The forward pass is the standard BERT encoder: token + position + segment
 embeddings and LayerNorm, then per layer multi-head self-attention and a GELU
@@ -99,23 +99,43 @@ def _layer_norm(
     return result
 
 
+def sequence_tokenizer(folder: Path) -> Any:
+    """The model's fast tokenizer, cutting at the model's sequence length, not padding."""
+    from tokenizers import Tokenizer
+
+    config = _json(folder / "config.json") or {}
+    sbert = _json(folder / "sentence_bert_config.json") or {}
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tokenizer.enable_truncation(
+        int(sbert.get("max_seq_length") or config["max_position_embeddings"])
+    )
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def mean_pooled(hidden: NDArray[np.float32], mask: NDArray[np.float32]) -> NDArray[np.float32]:
+    """Unit-length means of the unmasked token states (batch x tokens x hidden)."""
+    import numpy as np
+
+    pooled = (hidden * mask[:, :, None]).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)[:, None]
+    norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+    vectors: NDArray[np.float32] = (pooled / norms).astype(np.float32)
+    return vectors
+
+
 class BertEncoder:
     """Mean-pooled, normalised BERT sentence embeddings computed with NumPy."""
 
     def __init__(self, folder: Path) -> None:
         from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
 
         config = _json(folder / "config.json")
         self.heads = int(config["num_attention_heads"])
         self.layers = int(config["num_hidden_layers"])
         self.eps = float(config.get("layer_norm_eps", 1e-12))
-        sbert = _json(folder / "sentence_bert_config.json") or {}
-        max_length = int(sbert.get("max_seq_length") or config["max_position_embeddings"])
         self.weights: dict[str, NDArray[Any]] = load_file(str(folder / "model.safetensors"))
         self.prefix = "bert." if "bert.embeddings.word_embeddings.weight" in self.weights else ""
-        tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        tokenizer.enable_truncation(max_length)
+        tokenizer = sequence_tokenizer(folder)
         tokenizer.enable_padding(pad_id=int(config.get("pad_token_id", 0)))
         self.tokenizer = tokenizer
 
@@ -144,10 +164,7 @@ class BertEncoder:
         bias = ((1.0 - mask) * np.finfo(np.float32).min)[:, None, None, :]
         for layer in range(self.layers):
             x = self._layer(x, bias, f"encoder.layer.{layer}")
-        pooled = (x * mask[:, :, None]).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)[:, None]
-        norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-        vectors: NDArray[np.float32] = (pooled / norms).astype(np.float32)
-        return vectors
+        return mean_pooled(x, mask)
 
     def _norm(self, x: NDArray[np.float32], name: str) -> NDArray[np.float32]:
         return _layer_norm(x, self._w(f"{name}.weight"), self._w(f"{name}.bias"), self.eps)

@@ -80,9 +80,9 @@ def embedding_text(chunk: Chunk, title: str | None) -> str:
 
 
 def payload(
-    source: SourceDocument, project: Project, chunk: Chunk, position: int, sha: str
+    source: SourceDocument, project: Project, chunk: Chunk, position: int, sha: str, encoder: str
 ) -> dict[str, Any]:
-    """The payload of one chunk."""
+    """The payload of one chunk (``encoder``: the model and variant that embedded it)."""
     return {
         "project": project.id,
         "source": {
@@ -102,7 +102,7 @@ def payload(
             "section": chunk.section,
             "section_path": list(chunk.section_path),
         },
-        "embed_model": project.embed_model,
+        "embed_model": encoder,
         "version": PAYLOAD_VERSION,
     }
 
@@ -148,7 +148,7 @@ def prepare(
             id=chunk_id(text.sha256, position, project.embed_model, source.doc_id),
             text=chunk.text,
             vector=vectors[position].tolist(),
-            payload=payload(source, project, chunk, position, text.sha256),
+            payload=payload(source, project, chunk, position, text.sha256, embedder.model_id),
         )
         for position, chunk in enumerate(chunks)
     ]

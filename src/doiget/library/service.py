@@ -249,6 +249,21 @@ class Library:
                 details={"tool": tool, "timeout_seconds": limit},
             ) from None
 
+    def document_embedder(self, project: Project, recorded: str | None) -> Embedder:
+        """The embedder of the project's documents: the encoder a collection records
+        (``recorded``) when it is a variant of the project's model, else the fastest
+        one that runs here (blocking: it may export the model on first use)."""
+        from doiget.library.embedding import document_embedder, split_encoder
+
+        if recorded is not None and split_encoder(recorded)[0] != project.embed_model:
+            recorded = None  # another model: _ensure_collection refuses the mix
+        return document_embedder(
+            project.embed_model,
+            self.settings.embed_model_path,
+            self.settings.data_dir / "library" / "models",
+            recorded,
+        )
+
     async def _warm(self, model: str, *, queries: bool) -> Embedder:
         """What embedding needs, loaded outside any time limit (the full model takes
         seconds; the query encoder a fraction of one)."""
@@ -278,9 +293,10 @@ class Library:
             raise DoigetError(
                 ErrorCode.EMBEDDING_MISMATCH,
                 f"collection {project.collection!r} holds {info.embed_model} vectors of "
-                f"size {info.dimension}; these are {model} of size {dimension}. Re-embed with "
-                f"{info.embed_model}, or call {call_with(tool, force_rebuild='true')} to drop the "
-                "collection and start over.",
+                f"size {info.dimension}; these are {model} of size {dimension}. A collection "
+                f"holds the vectors of one encoder (model+variant) only: re-embed with "
+                f"{info.embed_model}, or call {call_with(tool, force_rebuild='true')} to drop "
+                "the collection and start over.",
                 details={
                     "collection_model": info.embed_model,
                     "collection_dimension": info.dimension,
@@ -403,11 +419,12 @@ class Library:
         """Vectors said to be the project's model must have that model's size, even in
         an empty collection: queries are embedded with it, so any other size could
         never be searched."""
-        if model != project.embed_model:
-            return
-        from doiget.library.embedding import declared_dimension
+        from doiget.library.embedding import declared_dimension, split_encoder
 
-        expected = declared_dimension(model, self.settings.embed_model_path)
+        base = split_encoder(model)[0]
+        if base != project.embed_model:
+            return
+        expected = declared_dimension(base, self.settings.embed_model_path)
         if expected is not None and expected != dimension:
             raise DoigetError(
                 ErrorCode.EMBEDDING_MISMATCH,
@@ -441,7 +458,11 @@ class Library:
         if info is None:
             items: list[c.Passage] = []
         else:
-            embedder = await self._warm(info.embed_model, queries=True)
+            from doiget.library.embedding import split_encoder
+
+            # Queries are embedded by the exact model whichever variant made the
+            # collection's vectors (see doiget.library.embedding).
+            embedder = await self._warm(split_encoder(info.embed_model)[0], queries=True)
             hits, chunks, marked = await self._bounded(
                 tool,
                 lambda: self._marked(
@@ -557,17 +578,24 @@ class Library:
             # Nothing readable to index (nothing stored, files missing): say so now,
             # without loading the model first.
             return _report(project, list(unusable))
-        embedder = await self._warm(project.embed_model, queries=False)
         # Admitted once, at its first job: a long run is never refused half-way.
+        info = await self.pool.run(functools.partial(self._collection, project))
+        # A collection keeps the encoder it was made with (an index of an earlier
+        # release, the plain model); a new or rebuilt one gets the fastest.
+        recorded = None if info is None or force_rebuild else info.embed_model
+        embedder = await self.pool.run(
+            functools.partial(self.document_embedder, project, recorded), admitted=True
+        )
         await self.pool.run(
             functools.partial(
                 self._ensure_collection,
                 project,
-                project.embed_model,
+                embedder.model_id,
                 embedder.dimension,
                 force_rebuild,
                 "index_papers",
-            )
+            ),
+            admitted=True,
         )
         reports: list[c.DocumentReport] = []
         total = len(documents)
