@@ -22,6 +22,7 @@ from itertools import groupby, pairwise
 from typing import Final
 
 from doiget.library.pdftext import Line
+from doiget.sources.names import PARTICLES
 
 _HEADING: Final = re.compile(
     r"(?:(?:\d+(?:\.\d+)*|[IVXLC]+|[A-Z])\.?\s+)?"
@@ -35,7 +36,7 @@ _YEAR: Final = re.compile(r"\b(?:1[5-9]\d\d|20\d\d)[a-z]?\b|\bn\.\s?d\.|\bin pre
 # An author's name as an entry opens with it: "Vaswani, A.", "Vaswani A", "Ashish
 # Vaswani,", "van der Maaten, L.", "LeCun Y" ... (a capital after any particles).
 _AUTHOR_START: Final = re.compile(
-    r"(?:(?:van|von|der|den|de|del|della|di|da|du|la|le|dos|das|ten|ter)\s+)*"
+    rf"(?:(?:{'|'.join(sorted(PARTICLES))})\s+)*"
     r"[A-Z\u00c0-\u024f][\w\u00c0-\u024f'\u2019-]+"
     r"(?:,\s*[A-Z\u00c0-\u024f]|\s+[A-Z]\.|\s+[A-Z]{1,3}[,.\s]|\s+[A-Z][\w\u00c0-\u024f-]+[,\s])"
 )

@@ -7,27 +7,34 @@ from typing import Any, Final
 from doiget.models import Author
 from doiget.sources.shape import items, text
 
-# Lower-case particles that belong to the family name when they precede it.
-_PARTICLES: Final = frozenset(
+# Lower-case words that belong to the family name that follows them ("van der
+# Walt", "de la Cruz", "bin Laden", "St John"): one list for every reader of names.
+PARTICLES: Final = frozenset(
     {
-        "van",
-        "von",
-        "der",
-        "den",
+        "al",
+        "bin",
+        "da",
+        "das",
         "de",
         "del",
         "della",
+        "den",
+        "der",
         "di",
-        "da",
+        "dos",
         "du",
+        "el",
         "la",
         "le",
-        "dos",
-        "das",
-        "ter",
+        "st",
         "ten",
+        "ter",
+        "van",
+        "von",
     }
 )
+# Generational suffixes that follow a name and are neither given name nor family.
+SUFFIXES: Final = frozenset({"jr", "sr", "ii", "iii", "iv"})
 
 
 def author_from_name(name: str, orcid: str | None = None) -> Author:
@@ -37,7 +44,7 @@ def author_from_name(name: str, orcid: str | None = None) -> Author:
     if len(tokens) == 1 or "," in name:
         return Author(literal=name, orcid=orcid)
     start = len(tokens) - 1
-    while start > 1 and tokens[start - 1].lower() in _PARTICLES:
+    while start > 1 and tokens[start - 1].lower() in PARTICLES:
         start -= 1
     return Author(family=" ".join(tokens[start:]), given=" ".join(tokens[:start]), orcid=orcid)
 

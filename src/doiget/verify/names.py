@@ -10,34 +10,13 @@ from dataclasses import dataclass
 from typing import Final
 
 from doiget.models import Author
+from doiget.sources.names import PARTICLES, SUFFIXES
 from doiget.verify.cited import CitedAuthor
 from doiget.verify.text import data_file, fold
 
 _LETTERS: Final = re.compile(r"[a-z]+")
 # Tokens that never are a given-name initial (suffixes and particles).
-_NOT_INITIALS: Final = frozenset(
-    [
-        "jr",
-        "sr",
-        "ii",
-        "iii",
-        "iv",
-        "van",
-        "von",
-        "de",
-        "der",
-        "den",
-        "del",
-        "della",
-        "di",
-        "da",
-        "du",
-        "la",
-        "le",
-        "dos",
-        "das",
-    ]
-)
+_NOT_INITIALS: Final = SUFFIXES | PARTICLES
 
 
 @functools.cache

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from doiget.sources.names import PARTICLES, SUFFIXES
+
 # Words that mark a name as an organisation's rather than a person's.
 _ORGANISATION_WORDS: Final = frozenset(
     [
@@ -81,32 +83,7 @@ _ORGANISATION_WORDS: Final = frozenset(
         "university",
     ]
 )
-# Lower-case words that belong to the family name that follows them.
-_PARTICLES: Final = frozenset(
-    [
-        "al",
-        "bin",
-        "da",
-        "das",
-        "de",
-        "del",
-        "della",
-        "den",
-        "der",
-        "di",
-        "dos",
-        "du",
-        "el",
-        "la",
-        "le",
-        "st",
-        "ten",
-        "ter",
-        "van",
-        "von",
-    ]
-)
-_SUFFIXES: Final = frozenset({"jr", "jr.", "sr", "sr.", "ii", "iii", "iv"})
+_SUFFIXES: Final = SUFFIXES | {"jr.", "sr."}
 _AND: Final = re.compile(r",?\s+(?:and|&)\s+", re.IGNORECASE)
 _BY: Final = re.compile(r"^by\s+", re.IGNORECASE)
 _DATE: Final = re.compile(r"^(\d{4})(?:[-/](\d{1,2})(?:[-/](\d{1,2}))?)?")
@@ -202,7 +179,7 @@ def _looks_inverted(text: str) -> bool:
         len(family) == 1
         or len(given) == 1
         or _is_initials(parts[1])
-        or family[0].lower() in _PARTICLES
+        or family[0].lower() in PARTICLES
     )
 
 
@@ -221,7 +198,7 @@ def _person(text: str) -> Name:
     if len(words) < 2:
         return Name(literal=text)
     start = len(words) - 1
-    while start > 1 and words[start - 1].lower() in _PARTICLES:
+    while start > 1 and words[start - 1].lower() in PARTICLES:
         start -= 1
     return Name(family=" ".join(words[start:]), given=" ".join(words[:start]), suffix=suffix)
 
