@@ -177,6 +177,25 @@ def test_paths_outside_the_allowed_folders_and_links_leading_out_are_refused(
     assert [str(row["detail"]).split(":")[0] for row in added] == ["ok.pdf", "ok.pdf"]
 
 
+def test_a_refusal_tells_a_caller_over_http_no_path_of_the_server(
+    upstream: ReplayUpstream, doiget_env: dict[str, str], tmp_path: Path
+) -> None:
+    from doiget.owner import owned_by
+
+    route_sources(upstream)
+    allowed, outside = tmp_path / "imports-folder", tmp_path / "elsewhere"
+    allowed.mkdir()
+    outside.mkdir()
+    secret = write_paper_pdf(outside / "s.pdf", PNAS_TITLE, PNAS_AUTHORS)
+    (allowed / "link.pdf").symlink_to(secret)
+    with owned_by("a1b2c3d4e5f6"):
+        result = _add(doiget_env, [allowed / "link.pdf"], allowed=[allowed])
+    [row] = result.results
+    assert row.error is not None and row.error.code == "CAPABILITY_DENIED"
+    assert "imports-folder" not in row.error.message.replace(str(allowed / "link.pdf"), "")
+    assert "elsewhere" not in row.error.message and "DOIGET_IMPORT_DIRS" in row.error.message
+
+
 def test_a_file_that_is_not_a_pdf_or_is_missing_fails_alone(
     upstream: ReplayUpstream, doiget_env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -213,6 +213,29 @@ def test_a_rate_limited_source_is_named_as_such(
     assert "RATE_LIMITED" in row.note and "dblp" in row.note
 
 
+def test_an_answer_in_a_shape_the_source_does_not_have_is_uncertain_and_asked_again(
+    upstream: ReplayUpstream, doiget_env: dict[str, str], tmp_path: Path
+) -> None:
+    route_chain_of_thought(upstream)
+    upstream.json("dblp.org", "/search/publ/api", {"result": []})
+
+    async def run() -> None:
+        runtime = load_runtime(doiget_env)
+        network = Network(runtime.settings, retry=FAST_RETRY)
+        verifier = Verifier(network, AnswerStore(tmp_path / "answers"))
+        try:
+            checked = await verifier.verify_many([read_item(bib()), read_item(bib())])
+            rows = checked.results
+            assert all(row.verdict == "uncertain" and "dblp" in (row.note or "") for row in rows)
+            asked = len(upstream.requests_to("dblp.org"))
+            await verifier.verify_many([read_item(bib())])
+            assert len(upstream.requests_to("dblp.org")) > asked  # not kept: asked again
+        finally:
+            await network.aclose()
+
+    anyio.run(run)
+
+
 def test_rechecking_costs_no_request(
     upstream: ReplayUpstream, doiget_env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Final
 from doiget.confined import Refused, open_confined
 from doiget.errors import DoigetError, ErrorCode
 from doiget.models import Author, Work
+from doiget.owner import LOCAL, current_owner
 from doiget.papers import added as a
 from doiget.papers.contracts import ErrorBody
 from doiget.papers.identify import Identification, identify
@@ -91,11 +92,14 @@ def _containing(path: Path, allowed: Sequence[Path]) -> tuple[Path, Path]:
         root = folder.resolve()
         if real.is_relative_to(root):
             return root, real
-    via = f" (it leads to {real})" if real != path.absolute() else ""
-    shown = ", ".join(str(folder) for folder in allowed) or "none declared"
+    where = ""
+    if current_owner() == LOCAL:  # the server's own paths are told to no remote caller
+        via = f" (it leads to {real})" if real != path.absolute() else ""
+        shown = ", ".join(str(folder) for folder in allowed) or "none declared"
+        where = f"{via}: {shown}"
     raise DoigetError(
         ErrorCode.CAPABILITY_DENIED,
-        f"{path} is outside the folders doiget may add files from{via}: {shown}. To allow "
+        f"{path} is outside the folders doiget may add files from{where}. To allow "
         f"it, {ALLOW_HINT}.",
     )
 

@@ -20,6 +20,7 @@ from doiget.capabilityreport import capability_report
 from doiget.contract import RequestT
 from doiget.errors import DoigetError, ErrorCode
 from doiget.health import check_health, unreadable_entries, with_unreadable
+from doiget.owner import LOCAL, current_owner
 from doiget.papers import contracts as c
 from doiget.runtime import Runtime
 from doiget.server.reading_tools import ReadingTools
@@ -116,8 +117,10 @@ class PapersTools:
 
         if self._adder is None:
             self._adder = PdfAdder(self.papers, self.verifier)
-        allowed = [Path(root) for root in await call.roots()]
-        allowed += self.runtime.settings.import_dirs
+        # A client's roots are folders on its own machine: honoured over stdio, never
+        # from a caller over HTTP (a token must not name the server's files).
+        roots = await call.roots() if current_owner() == LOCAL else []
+        allowed = [Path(root) for root in roots] + list(self.runtime.settings.import_dirs)
 
         async def report(done: int, total: int, row: ac.AddResult) -> None:
             state = row.status if row.ok else (row.error.code if row.error else "failed")

@@ -89,35 +89,46 @@ class Lookups:
     failures: dict[str, str] = field(default_factory=dict)
 
     async def _answer(
-        self, source: str, question: tuple[str, ...], ask: Callable[[], Awaitable[Any]]
+        self,
+        source: str,
+        question: tuple[str, ...],
+        ask: Callable[[], Awaitable[Any]],
+        parse: Callable[[Any], Any] = lambda raw: raw,
     ) -> tuple[bool, Any]:
-        """(True, raw answer) or (False, None) when the source failed (recorded)."""
-        known, answer = self.store.get((source, *question))
-        if known:
-            return True, answer
-        self.requests += 1
-        try:
-            answer = await ask()
-        except DoigetError as error:
-            if error.code is ErrorCode.NOT_FOUND:
+        """(True, ``parse(raw answer)``) or (False, None) when the source failed or
+        answered in a shape it does not have (recorded). Only an answer that parses
+        is kept, so a malformed one is asked again next time."""
+        key = (source, *question)
+        known, answer = self.store.get(key)
+        if not known:
+            self.requests += 1
+            try:
+                answer = await ask()
+            except DoigetError as error:
+                if error.code is not ErrorCode.NOT_FOUND:
+                    self.failures[source] = f"{error.code.value}: {error.message}"
+                    return False, None
                 answer = None
-            else:
-                self.failures[source] = f"{error.code.value}: {error.message}"
-                return False, None
-        self.store.put((source, *question), answer)
-        return True, answer
+        try:
+            parsed = None if answer is None else parse(answer)
+        except ShapeError as error:
+            self.failures[source] = f"NETWORK_ERROR: {source} answered {error}"
+            return False, None
+        if not known:
+            self.store.put(key, answer)
+        return True, parsed
 
     async def crossref_doi(self, doi: str) -> tuple[bool, Work | None]:
         """Crossref's record of ``doi`` (None when Crossref has none)."""
         client = self.network.client("crossref")
         url = crossref.API_BASE + crossref.doi_path(doi)
         params = {"mailto": self.mailto} if self.mailto else None
-        ok, data = await self._answer(
-            "crossref", ("doi", doi), lambda: client.get_json(url, params=params)
+        return await self._answer(
+            "crossref",
+            ("doi", doi),
+            lambda: client.get_json(url, params=params),
+            crossref.parse_work,
         )
-        if not ok or data is None:
-            return ok, None
-        return True, crossref.parse_work(data)
 
     async def crossref_search(self, bibliographic: str, author: str | None) -> list[Work]:
         """Crossref's best records for a title (or whole reference) and an author name."""
@@ -129,21 +140,25 @@ class Lookups:
             params["mailto"] = self.mailto
         url = crossref.API_BASE.rstrip("/")
         question = ("search", bibliographic, author or "", str(CROSSREF_ROWS))
-        ok, data = await self._answer(
-            "crossref", question, lambda: client.get_json(url, params=params)
+        ok, works = await self._answer(
+            "crossref",
+            question,
+            lambda: client.get_json(url, params=params),
+            lambda data: crossref.parse_works_page(data).works,
         )
-        return crossref.parse_works_page(data).works if ok and data else []
+        return works if ok and works else []
 
     async def dblp_search(self, query: str) -> list[Work]:
         """DBLP's publications matching every word of ``query``."""
         client = self.network.client("dblp")
         params: dict[str, str | int] = {"q": query, "format": "json", "h": DBLP_HITS}
-        ok, data = await self._answer(
+        ok, hits = await self._answer(
             "dblp",
             ("search", query, str(DBLP_HITS)),
             lambda: client.get_json(dblp.API_URL, params=params),
+            dblp.parse_hits,
         )
-        return dblp.parse_hits(data) if ok and data else []
+        return hits if ok and hits else []
 
     async def _arxiv_feed(
         self, question: tuple[str, ...], params: dict[str, str | int]
