@@ -62,13 +62,17 @@ def abandoned() -> bool:
     return job is not None and job.abandoned
 
 
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def default_workers() -> int:
     """One worker per core this process may use."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, WORKERS_MAX))
+    return min(usable_cores(), WORKERS_MAX)
 
 
 class WorkPool:

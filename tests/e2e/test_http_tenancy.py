@@ -62,7 +62,7 @@ def access_lines(stderr: str) -> list[dict[str, Any]]:
 async def test_ten_thousand_sessions_of_one_token_never_refuse_another(
     team_env: dict[str, str], tmp_path: Path
 ) -> None:
-    """The issue's case: 10,050 initialize calls with token B (16 at a time), token A
+    """10,050 initialize calls with token B (16 at a time), token A
     initializing all along. A is never refused, B is never refused either (its
     longest idle sessions end instead), and the server's memory stays bounded."""
     calls, parallel = 10_050, 16

@@ -88,7 +88,7 @@ async def test_a_package_compressed_other_than_with_deflate_is_unsupported(
     "body",
     [
         bombs.many_elements_html(HTML_MAX_ELEMENTS + 1),
-        # 5,000 columns: the table, long enough to pass the element cap.
+        # 5,000 columns, long enough to pass the element cap.
         bombs.wide_table_html(5_000, HTML_MAX_ELEMENTS // 5_000 + 1),
     ],
     ids=["many-elements", "wide-table"],

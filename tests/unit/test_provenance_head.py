@@ -126,7 +126,7 @@ def test_a_signed_head_copied_from_earlier_is_a_head_put_back(tmp_path: Path) ->
     append_refused(path, "records row 4")
 
 
-def test_the_issues_sequence_cut_delete_head_append_is_caught(tmp_path: Path) -> None:
+def test_a_cut_log_with_its_head_deleted_then_appended_to_is_caught(tmp_path: Path) -> None:
     """head -n -3 log > t && mv t log && rm log.head && doiget resolve REF: the append
     is refused and audit-log fails, naming the missing head."""
     path = written_log(tmp_path)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
-from doiget.errors import DoigetError
+from doiget.errors import DoigetError, ErrorCode
 from doiget.importing.contracts import PdfOutcome
 
 if TYPE_CHECKING:
@@ -46,6 +46,8 @@ async def add_pdf(adder: PdfAdder, path: Path) -> PdfOutcome:
     try:
         added = await adder.add_pdf(path)
     except DoigetError as error:
+        if error.code is ErrorCode.LOG_ERROR:
+            raise  # nothing more may happen unrecorded
         return PdfOutcome(
             source="file", ok=False, path=str(path), code=error.code.value, message=error.message
         )

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from doiget.atomicfile import move_into_place, write_atomic
 from doiget.library.embedding import ONNX_INT8
+from doiget.workpool import usable_cores
 
 if TYPE_CHECKING:
     import numpy as np
@@ -167,7 +168,7 @@ def _session(path: Path) -> Any:
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = len(os.sched_getaffinity(0))
+    options.intra_op_num_threads = usable_cores()
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
     return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])

@@ -264,11 +264,11 @@ class Library:
             recorded,
         )
 
-    async def _warm(self, model: str, *, queries: bool) -> Embedder:
-        """What embedding needs, loaded outside any time limit (the full model takes
-        seconds; the query encoder a fraction of one)."""
+    async def _warm_queries(self, model: str) -> Embedder:
+        """The query encoder of ``model``, loaded outside any time limit (a fraction of a
+        second; documents are embedded by :meth:`document_embedder`)."""
         embedder = self.embedder(model)
-        await anyio.to_thread.run_sync(functools.partial(embedder.warm, queries=queries))
+        await anyio.to_thread.run_sync(functools.partial(embedder.warm, queries=True))
         return embedder
 
     def _collection(self, project: Project) -> CollectionInfo | None:
@@ -462,7 +462,7 @@ class Library:
 
             # Queries are embedded by the exact model whichever variant made the
             # collection's vectors (see doiget.library.embedding).
-            embedder = await self._warm(split_encoder(info.embed_model)[0], queries=True)
+            embedder = await self._warm_queries(split_encoder(info.embed_model)[0])
             hits, chunks, marked = await self._bounded(
                 tool,
                 lambda: self._marked(

@@ -76,10 +76,6 @@ class PerTokenSessions(StreamableHTTPSessionManager):
             if counted:
                 self._opening[owner] -= 1
 
-    def open_sessions(self, owner: str) -> int:
-        """How many sessions ``owner`` holds (or is opening) now."""
-        return len(self._live(owner)) + self._opening[owner]
-
     def _live(self, owner: str) -> dict[str, StreamableHTTPServerTransport]:
         """``owner``'s sessions still open, oldest first (ended ones are forgotten)."""
         owned = self._owned[owner]

@@ -1,4 +1,4 @@
-"""The papers toolset: the 14 doiget_* tools and the stored papers as resources.
+"""The papers toolset: the doiget_* tools and the stored papers as resources.
 
 Handlers are thin: they pass the parsed request to
 :class:`doiget.papers.service.Papers` (built on the first call, so listing tools
@@ -194,7 +194,7 @@ class PapersTools:
         return await self.runtime.pool("papers").run(functools.partial(work, request))
 
     async def format_references(self, request: c.FormatReferences, call: ToolCall) -> c.PapersReply:
-        return self.papers.format_references(request)
+        return await self._pooled(self.papers.format_references, request)
 
     # -- resources --------------------------------------------------------------
 
