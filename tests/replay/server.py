@@ -142,6 +142,10 @@ class ReplayUpstream:
         self.connections = 0
         self._active = 0
         self.max_in_flight = 0
+        # Each reset starts a new generation: a handler still running from an earlier
+        # test (a long delay) is woken and its request is not recorded in this one.
+        self._generation = 0
+        self._woken = threading.Event()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self.ca_path: Path | None = None
@@ -198,6 +202,10 @@ class ReplayUpstream:
             self._requests.clear()
             self.connections = 0
             self.max_in_flight = 0
+            self._active = 0
+            self._generation += 1
+            self._woken.set()
+            self._woken = threading.Event()
 
     # -- routes -----------------------------------------------------------------
 
@@ -277,13 +285,17 @@ class ReplayUpstream:
             route = route or self._routes.get((host, path, None))
             return route.next_reply(query) if route else None
 
-    def _enter(self) -> None:
+    def _enter(self) -> tuple[int, threading.Event]:
+        """Count a handler in; return its generation and the event that ends its delay."""
         with self._lock:
             self._active += 1
             self.max_in_flight = max(self.max_in_flight, self._active)
+            return self._generation, self._woken
 
-    def _leave(self, record: Recorded) -> None:
+    def _leave(self, record: Recorded, generation: int) -> None:
         with self._lock:
+            if generation != self._generation:
+                return  # started before a reset: belongs to a test that has ended
             self._active -= 1
             self._requests.append(record)
 
@@ -358,7 +370,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _serve(self, body: bytes = b"") -> None:
         upstream = self.server.upstream
         started = time.monotonic()
-        upstream._enter()
+        generation, woken = upstream._enter()
         status = 0
         host = (self.headers.get("Host") or "").split(":")[0].lower()
         parts = urlsplit(self.path)
@@ -368,8 +380,8 @@ class _Handler(BaseHTTPRequestHandler):
             if reply is None:
                 reply = Reply(404, f"no route for {host}{self.path}".encode(), {})
             status = reply.status
-            if reply.delay:
-                time.sleep(reply.delay)
+            if reply.delay and woken.wait(reply.delay):
+                raise ConnectionResetError("the upstream was reset")
             self._write(reply)
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
             self.close_connection = True
@@ -385,7 +397,8 @@ class _Handler(BaseHTTPRequestHandler):
                     finished=time.monotonic(),
                     status=status,
                     body=body,
-                )
+                ),
+                generation,
             )
 
     def _write(self, reply: Reply) -> None:
