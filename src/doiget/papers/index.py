@@ -15,22 +15,26 @@ when found, and remembered with the reason (``unreadable``) until it changes, so
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
 import re
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Concatenate, Final, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, Final, ParamSpec, TypeVar
 
 from doiget.confined import Refused, resolve_confined
 from doiget.diskerror import disk_failure, write_error
 from doiget.errors import DoigetError, ErrorCode, quoted
 from doiget.integrity import notices
 from doiget.papers.store import Entry, Store, work_from_document
+
+if TYPE_CHECKING:
+    from doiget.fts5rank import PostingCache
 
 logger = logging.getLogger("doiget.papers")
 
@@ -79,6 +83,15 @@ CREATE TRIGGER IF NOT EXISTS entries_ad AFTER DELETE ON entries BEGIN
 END;
 """
 
+# The FTS5 table's columns, their bm25() weights and its tokenizer, as _SCHEMA and
+# _SEARCH spell them.
+_FTS_COLUMNS: Final = ("title", "authors", "venue", "abstract", "year")
+_FTS_WEIGHTS: Final = (10.0, 5.0, 3.0, 1.0, 2.0)
+_TOKENIZE: Final = "unicode61 remove_diacritics 2"
+
+# Below this many entries FTS5 ranks any query within a few milliseconds: nothing to warm.
+_WARM_FROM_ROWS: Final = 20_000
+
 _COLUMNS: Final = ", ".join(
     f"entries.{name}"
     for name in (
@@ -102,7 +115,8 @@ _COLUMNS: Final = ", ".join(
 # _COLUMNS is a constant; the user's text only ever binds as a parameter.
 _SEARCH: Final = (
     f"SELECT {_COLUMNS} FROM ("  # noqa: S608
-    "SELECT rowid, bm25(entries_fts, 10.0, 5.0, 3.0, 1.0, 2.0) AS score FROM entries_fts"
+    f"SELECT rowid, bm25(entries_fts, {', '.join(map(str, _FTS_WEIGHTS))}) AS score"
+    " FROM entries_fts"
     " WHERE entries_fts MATCH ? ORDER BY score, rowid LIMIT ?"
     ") AS best JOIN entries ON entries.id = best.rowid ORDER BY best.score, best.rowid"
 )
@@ -205,6 +219,7 @@ class PaperIndex:
         # Outside .metadata, so the index's own files never look like a change there.
         self.path = path or store.root / ".index" / "library.sqlite3"
         self._db: sqlite3.Connection | None = None
+        self._cache: PostingCache | None = None
         self._turn = threading.RLock()
 
     # -- connection -------------------------------------------------------------
@@ -272,6 +287,7 @@ class PaperIndex:
         if self._db is not None:
             self._db.close()
             self._db = None
+            self._cache = None
 
     # -- keeping in step --------------------------------------------------------
 
@@ -399,14 +415,78 @@ class PaperIndex:
 
     @_one_at_a_time
     def search(self, query: str, limit: int = 20) -> list[dict[str, Any]]:
-        """Entries matching every word of ``query`` (last word as a prefix), best first."""
+        """Entries matching every word of ``query`` (last word as a prefix), best first.
+
+        Ranked from the postings kept in memory (the same bm25() scores, see
+        doiget.fts5rank) when every word is one token; by FTS5 itself otherwise.
+        """
         expression = match_expression(query)
         db = self._connect()
         try:
-            rows = db.execute(_SEARCH, (expression, limit)).fetchall()
+            ranked = self._ranked(db, _WORD.findall(query), limit)
+            if ranked is None:
+                rows = db.execute(_SEARCH, (expression, limit)).fetchall()
+            else:
+                rows = self._rows_by_id([rowid for rowid, _ in ranked])
+            if self._cache is not None and self._cache.claim_warming(db, _WARM_FROM_ROWS):
+                threading.Thread(target=self._warm, name="doiget-search-warm", daemon=True).start()
         except sqlite3.Error as exc:
             raise self._error("search", exc) from exc
         return [_result(row) for row in rows]
+
+    def _warm(self) -> None:
+        """Cache the postings of the library's most frequent words (whole and as a
+        prefix) so the first search of a common word is as fast as the rest; read on a
+        connection of this thread's own, taking the index's turn only to file each."""
+        from doiget.fts5rank import Phrase, frequent_terms
+
+        cache = self._cache
+        if cache is None:
+            return
+
+        @contextlib.contextmanager
+        def holding() -> Iterator[sqlite3.Connection | None]:
+            with self._turn:
+                yield self._db if self._cache is cache else None
+
+        try:
+            with contextlib.closing(
+                sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True, timeout=5.0)
+            ) as reader:
+                rows = int(reader.execute("SELECT count(*) FROM entries").fetchone()[0])
+                terms = frequent_terms(reader, "entries_fts", max(1_000, rows // 50))
+                phrases = (Phrase(term, prefix) for term in terms for prefix in (False, True))
+                cache.warm(reader, phrases, holding)
+        except (sqlite3.Error, OSError) as exc:
+            logger.info("the search cache was left to warm as searched: %s", exc)
+
+    def _ranked(
+        self, db: sqlite3.Connection, words: list[str], limit: int
+    ) -> list[tuple[int, float]] | None:
+        # numpy loads on the first search, not when the server starts.
+        from doiget.fts5rank import PostingCache, phrases_of
+
+        if self._cache is None:
+            self._cache = PostingCache(
+                "entries_fts",
+                _FTS_COLUMNS,
+                weights=_FTS_WEIGHTS,
+                tokenize=_TOKENIZE,
+                content=("entries", "id"),
+            )
+        return self._cache.top(db, phrases_of(words, last_as_prefix=True), limit, every=True)
+
+    def _rows_by_id(self, ids: list[int]) -> list[sqlite3.Row]:
+        """The rows of ``ids``, in that order."""
+        found = {
+            row["id"]: row
+            for row in self._connect().execute(
+                f"SELECT entries.id, {_COLUMNS} FROM entries "  # noqa: S608
+                "WHERE id IN (SELECT value FROM json_each(?))",
+                (json.dumps(ids),),
+            )
+        }
+        return [found[rowid] for rowid in ids if rowid in found]
 
     @_one_at_a_time
     def recent(self, limit: int = 20) -> list[dict[str, Any]]:

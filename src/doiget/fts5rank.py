@@ -1,0 +1,524 @@
+"""Exact BM25 top-k over an FTS5 table from postings kept in memory.
+
+FTS5's ``bm25()`` scores every row a query matches, and for each phrase's IDF it walks
+the phrase's whole doclist again on every query: for a word held by most of 100,000
+rows that is about 100 ms whatever the limit. Here each phrase's postings (rowid and
+weighted frequency) are read from FTS5 once and kept; a query intersects (every word
+must match) or unites (any word may) them and scores the rows with ``bm25()``'s own
+formula, in its floating-point order, so scores are bit-for-bit those of ``bm25()``
+and the order of results is the same.
+
+FTS5 does not hand out a row's weighted frequency, so it is recovered from the
+one-phrase ``bm25()`` score (monotone in it, and an integer sum of column weights for
+integer weights); every posting is checked by recomputing the scores it came from,
+and a phrase whose check fails is not ranked here (the caller asks FTS5).
+
+The cache follows the database: a commit by another connection (``PRAGMA
+data_version``) empties it; this connection's own writes to the content table are
+recorded by temporary triggers and applied row by row (a row's terms are read back
+through a private probe table with the same tokenizer), so adding one paper does not
+throw away what a thousand searches built.
+"""
+
+# Table and column names in the SQL below are the caller's constants, never user text;
+# every value binds as a parameter.
+# ruff: noqa: S608
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+K1: Final = 1.2
+B: Final = 0.75
+# bm25()'s IDF floor for a phrase in half the rows or more.
+_IDF_FLOOR: Final = 1e-6
+# Applied one by one up to this many changed rows; past it the cache starts again.
+_MAX_CHANGES: Final = 512
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+
+class Connection(Protocol):
+    """What is used of a connection: sqlite3's and apsw's both have it."""
+
+    def execute(self, sql: str, bindings: Sequence[Any] = ..., /) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Phrase:
+    """One query word: its text, and whether it matches as a prefix (``"word"*``)."""
+
+    word: str
+    prefix: bool = False
+
+    def expression(self) -> str:
+        """The phrase as an FTS5 query."""
+        return '"' + self.word.replace('"', '""') + '"' + ("*" if self.prefix else "")
+
+
+@dataclass(slots=True)
+class _Posting:
+    rowids: IntArray  # ascending
+    # Weighted frequency per row: a sum of column weights, an integer well below 2**24,
+    # so float32 holds it exactly in half the memory.
+    freq: npt.NDArray[np.float32]
+
+
+def _varints(blob: bytes) -> list[int]:
+    """The SQLite varints in ``blob`` (FTS5's record format), in order."""
+    values: list[int] = []
+    position = 0
+    while position < len(blob):
+        value = 0
+        for count in range(9):
+            byte = blob[position]
+            position += 1
+            if count == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        values.append(value)
+    return values
+
+
+def _row_sizes(blobs: Sequence[bytes], columns: int) -> IntArray:
+    """Each docsize record's total of its ``columns`` column sizes, decoded at once."""
+    joined = np.frombuffer(b"".join(blobs), dtype=np.uint8)
+    ends = np.flatnonzero((joined & 0x80) == 0)
+    starts = np.concatenate(([0], ends[:-1] + 1)) if len(ends) else ends
+    if len(ends) != len(blobs) * columns or (len(ends) and (ends - starts).max() > 3):
+        # A size past 2**28 tokens, or a record of another shape: the slow, sure way.
+        return np.array([sum(_varints(blob)) for blob in blobs], dtype=np.int64)
+    varint_of = np.repeat(np.arange(len(ends)), ends - starts + 1)
+    shift = 7 * (ends[varint_of] - np.arange(len(joined)))
+    values = np.add.reduceat((joined & 0x7F).astype(np.int64) << shift, starts)
+    sizes: IntArray = values.reshape(len(blobs), columns).sum(axis=1)
+    return sizes
+
+
+def _idf(rows: int, hits: int) -> float:
+    idf = float(np.log((rows - hits + 0.5) / (hits + 0.5)))
+    return idf if idf > 0.0 else _IDF_FLOOR
+
+
+class _Table:
+    """The row count, average row length and each row's length of one FTS5 table."""
+
+    def __init__(self, conn: Connection, table: str, columns: int) -> None:
+        averages = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
+        counts = _varints(bytes(averages[0])) if averages else [0]
+        self.rows = counts[0]
+        self.tokens = sum(counts[1:])
+        found = conn.execute(f"SELECT id, sz FROM {table}_docsize ORDER BY id").fetchall()
+        self.ids: IntArray = np.fromiter((row[0] for row in found), np.int64, len(found))
+        self.sizes: FloatArray = _row_sizes([bytes(row[1]) for row in found], columns).astype(
+            np.float64
+        )
+
+    @property
+    def avgdl(self) -> float:
+        return float(self.tokens) / float(self.rows) if self.rows else 0.0
+
+    def size_of(self, rowids: IntArray) -> FloatArray:
+        return _lookup(self.ids, self.sizes, rowids, np.nan)
+
+    def forget(self, rowid: int) -> None:
+        at = int(np.searchsorted(self.ids, rowid))
+        if at < len(self.ids) and self.ids[at] == rowid:
+            self.ids = np.delete(self.ids, at)
+            self.sizes = np.delete(self.sizes, at)
+
+    def learn(self, rowid: int, size: int) -> None:
+        at = int(np.searchsorted(self.ids, rowid))
+        self.ids = np.insert(self.ids, at, rowid)
+        self.sizes = np.insert(self.sizes, at, float(size))
+
+
+def _term_weights(saturation: FloatArray, freq: FloatArray, idf: float) -> FloatArray:
+    """One phrase's share of the score, exactly as bm25() computes it."""
+    result: FloatArray = idf * ((freq * (K1 + 1.0)) / (freq + saturation))
+    return result
+
+
+class PostingCache:
+    """Cached postings of one FTS5 table for one connection; use under the caller's lock,
+    outside any transaction of the caller's.
+
+    ``budget`` bounds the postings held (12 bytes each: 6,000,000 is about 70 MiB);
+    past it the least recently searched phrase goes.
+
+    ``content`` names the table whose rows the FTS5 table indexes (its rowid column
+    ``content_id``) when this connection writes through it; without it every write of
+    this connection empties the cache.
+    """
+
+    def __init__(
+        self,
+        table: str,
+        columns: Sequence[str],
+        *,
+        weights: Sequence[float] | None = None,
+        tokenize: str,
+        content: tuple[str, str] | None = None,
+        budget: int = 6_000_000,
+    ) -> None:
+        self.table = table
+        self.columns = tuple(columns)
+        self.weights = tuple(weights) if weights is not None else (1.0,) * len(self.columns)
+        self.tokenize = tokenize
+        self.content = content
+        self.budget = budget
+        self._conn: Connection | None = None
+        self._state: tuple[int, int] | None = None
+        self._stats: _Table | None = None
+        self._postings: OrderedDict[Phrase, _Posting] = OrderedDict()
+        self._held = 0
+        self._terms: dict[str, str | None] = {}
+        self._cold = True
+        self._generation = 0
+
+    # -- public -----------------------------------------------------------------
+
+    @property
+    def phrases_held(self) -> int:
+        """How many phrases' postings are cached."""
+        return len(self._postings)
+
+    def claim_warming(self, conn: Connection, rows_at_least: int) -> bool:
+        """True once after each time the cache starts empty on a table of at least
+        ``rows_at_least`` rows: the caller then warms it (``warm``) off the request path."""
+        if not self._cold:
+            return False
+        self._cold = False
+        return self._table_stats(conn).rows >= rows_at_least
+
+    def top(
+        self, conn: Connection, phrases: Sequence[Phrase], limit: int, *, every: bool
+    ) -> list[tuple[int, float]] | None:
+        """The best ``limit`` rows as (rowid, bm25 score), best (lowest) first, ties by
+        rowid; rows matching every phrase (``every``) or any. None when a phrase cannot
+        be ranked here (not one token, or its postings failed their check)."""
+        self._follow(conn)
+        terms = [self._term(conn, phrase.word) for phrase in phrases]
+        _end_implicit_transaction(conn)
+        # The probe table's writes count as this connection's changes: not a change of
+        # the indexed rows.
+        self._state = (self._state[0], _total_changes(conn)) if self._state else None
+        if not phrases or any(term is None for term in terms):
+            return None
+        postings = [
+            self._posting(conn, Phrase(term, phrase.prefix))
+            for term, phrase in zip(terms, phrases, strict=True)
+            if term is not None
+        ]
+        if any(posting is None for posting in postings):
+            return None
+        return self._rank([p for p in postings if p is not None], limit, every=every)
+
+    def warm(
+        self,
+        reader: Connection,
+        phrases: Iterable[Phrase],
+        holding: Callable[[], AbstractContextManager[Connection | None]],
+    ) -> None:
+        """Cache ``phrases``' postings, read on ``reader`` (a connection of the caller's
+        own, so no search waits while a long list is read), until the cache is two
+        thirds full (the rest is left to what is searched). ``holding()`` gives the searching
+        connection under the caller's lock, or None once it is closed; a posting read
+        while the table changed is thrown away and the table read again."""
+        stats: _Table | None = None
+        since = -1
+        for phrase in phrases:
+            with holding() as conn:
+                if conn is None:
+                    return
+                self._follow(conn)
+                if self._held >= self.budget * 2 // 3:
+                    return
+                if phrase in self._postings:
+                    continue
+                now = self._generation
+            if stats is None or since != now:
+                stats, since = _Table(reader, self.table, len(self.columns)), now
+            built = self._build(reader, stats, phrase)
+            with holding() as conn:
+                if conn is None:
+                    return
+                self._follow(conn)
+                if built is not None and since == self._generation:
+                    self._keep(phrase, built)
+
+    # -- keeping in step --------------------------------------------------------
+
+    def _follow(self, conn: Connection) -> None:
+        """Bring the cache up to the database this connection now sees; count a
+        generation each time the table changed."""
+        if conn is not self._conn:
+            self._conn = conn
+            self._terms.clear()
+            self._prepare(conn)
+            self._reset()
+        version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+        state = (version, _total_changes(conn))
+        if state == self._state:
+            return
+        if self._state is None or version != self._state[0] or self.content is None:
+            self._reset()
+        else:
+            self._apply_own_writes(conn)
+        _end_implicit_transaction(conn)
+        self._state = (version, _total_changes(conn))
+        self._generation += 1
+
+    def _reset(self) -> None:
+        self._postings.clear()
+        self._held = 0
+        self._stats = None
+        self._cold = True
+        if self._conn is not None and self.content is not None:
+            self._conn.execute(f"DELETE FROM temp.{self.table}_changed")
+
+    def _prepare(self, conn: Connection) -> None:
+        probe = f"temp.{self.table}_probe"
+        names = ", ".join(self.columns)
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {probe} USING fts5({names}, "
+            f"tokenize='{self.tokenize}')"
+        )
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{self.table}_probe_terms "
+            f"USING fts5vocab(temp, {self.table}_probe, 'instance')"
+        )
+        if self.content is None:
+            return
+        source, key = self.content
+        conn.execute(
+            f"CREATE TABLE IF NOT EXISTS temp.{self.table}_changed(rowid INTEGER PRIMARY KEY)"
+        )
+        for event, row in (("INSERT", "new"), ("DELETE", "old"), ("UPDATE", "old")):
+            conn.execute(
+                f"CREATE TEMP TRIGGER IF NOT EXISTS {self.table}_seen_{event.lower()} "
+                f"AFTER {event} ON main.{source} BEGIN "
+                f"INSERT OR IGNORE INTO {self.table}_changed(rowid) VALUES ({row}.{key}); END"
+            )
+
+    def _apply_own_writes(self, conn: Connection) -> None:
+        changed = [
+            int(row[0]) for row in conn.execute(f"SELECT rowid FROM temp.{self.table}_changed")
+        ]
+        conn.execute(f"DELETE FROM temp.{self.table}_changed")
+        if self._stats is None:
+            return
+        if len(changed) > _MAX_CHANGES:
+            self._reset()
+            return
+        stats = self._stats
+        fresh = conn.execute(f"SELECT block FROM {self.table}_data WHERE id = 1").fetchone()
+        counts = _varints(bytes(fresh[0])) if fresh else [0]
+        stats.rows, stats.tokens = counts[0], sum(counts[1:])
+        for rowid in changed:
+            self._forget_row(rowid)
+            self._learn_row(conn, rowid)
+
+    def _forget_row(self, rowid: int) -> None:
+        assert self._stats is not None
+        self._stats.forget(rowid)
+        for posting in self._postings.values():
+            at = int(np.searchsorted(posting.rowids, rowid))
+            if at < len(posting.rowids) and posting.rowids[at] == rowid:
+                posting.rowids = np.delete(posting.rowids, at)
+                posting.freq = np.delete(posting.freq, at)
+                self._held -= 1
+
+    def _learn_row(self, conn: Connection, rowid: int) -> None:
+        """Add a row this connection wrote to every cached posting it belongs in."""
+        assert self._stats is not None and self.content is not None
+        source, key = self.content
+        names = ", ".join(self.columns)
+        values = conn.execute(
+            f"SELECT {names} FROM main.{source} WHERE {key} = ?", (rowid,)
+        ).fetchone()
+        size = conn.execute(
+            f"SELECT sz FROM {self.table}_docsize WHERE id = ?", (rowid,)
+        ).fetchone()
+        if values is None or size is None:
+            return
+        self._stats.learn(rowid, sum(_varints(bytes(size[0]))))
+        instances = self._instances(conn, tuple(values))
+        for phrase, posting in self._postings.items():
+            freq = sum(
+                self.weights[column]
+                for term, column in instances
+                if term == phrase.word or (phrase.prefix and term.startswith(phrase.word))
+            )
+            if freq:
+                at = int(np.searchsorted(posting.rowids, rowid))
+                posting.rowids = np.insert(posting.rowids, at, rowid)
+                posting.freq = np.insert(posting.freq, at, np.float32(freq))
+                self._held += 1
+
+    def _instances(self, conn: Connection, values: tuple[Any, ...]) -> list[tuple[str, int]]:
+        """Each token of one row as (term, column number), as the FTS5 table sees it."""
+        probe = f"temp.{self.table}_probe"
+        conn.execute(f"DELETE FROM {probe}")
+        marks = ", ".join("?" for _ in self.columns)
+        conn.execute(f"INSERT INTO {probe}({', '.join(self.columns)}) VALUES ({marks})", values)
+        number = {name: index for index, name in enumerate(self.columns)}
+        return [
+            (str(term), number[str(column)])
+            for term, column in conn.execute(f"SELECT term, col FROM {probe}_terms")
+        ]
+
+    # -- postings ---------------------------------------------------------------
+
+    def _term(self, conn: Connection, word: str) -> str | None:
+        """The one token FTS5 makes of ``word``, or None when it makes none or several."""
+        if word not in self._terms:
+            tokens = self._instances(conn, (word,) + (None,) * (len(self.columns) - 1))
+            self._terms[word] = tokens[0][0] if len(tokens) == 1 else None
+        return self._terms[word]
+
+    def _table_stats(self, conn: Connection) -> _Table:
+        if self._stats is None:
+            self._stats = _Table(conn, self.table, len(self.columns))
+        return self._stats
+
+    def _posting(self, conn: Connection, phrase: Phrase) -> _Posting | None:
+        found = self._postings.get(phrase)
+        if found is not None:
+            self._postings.move_to_end(phrase)
+            return found
+        built = self._build(conn, self._table_stats(conn), phrase)
+        if built is not None:
+            self._keep(phrase, built)
+        return built
+
+    def _keep(self, phrase: Phrase, posting: _Posting) -> None:
+        """Cache ``posting``; drop the least recently used past the budget."""
+        self._postings[phrase] = posting
+        self._held += len(posting.rowids)
+        while self._held > self.budget and len(self._postings) > 1:
+            _, dropped = self._postings.popitem(last=False)
+            self._held -= len(dropped.rowids)
+
+    def _build(self, conn: Connection, stats: _Table, phrase: Phrase) -> _Posting | None:
+        """The phrase's postings recovered from its one-phrase bm25() scores, or None
+        when recomputing the scores from them does not give those scores exactly."""
+        weights = ", ".join(repr(float(weight)) for weight in self.weights)
+        rows = conn.execute(
+            f"SELECT rowid, bm25({self.table}, {weights}) FROM {self.table} "
+            f"WHERE {self.table} MATCH ? ORDER BY rowid",
+            (phrase.expression(),),
+        ).fetchall()
+        rowids: IntArray = np.fromiter((row[0] for row in rows), np.int64, len(rows))
+        scores: FloatArray = np.fromiter((row[1] for row in rows), np.float64, len(rows))
+        if not len(rows):
+            return _Posting(rowids, scores.astype(np.float32))
+        idf = _idf(stats.rows, len(rows))
+        saturation = self._saturation(stats, rowids)
+        share = -scores / idf
+        with np.errstate(divide="ignore", invalid="ignore"):
+            freq = np.rint(share * saturation / ((K1 + 1.0) - share))
+        if not np.array_equal(-1.0 * (0.0 + _term_weights(saturation, freq, idf)), scores):
+            return None
+        return _Posting(rowids, freq.astype(np.float32))
+
+    @staticmethod
+    def _saturation(stats: _Table, rowids: IntArray) -> FloatArray:
+        result: FloatArray = K1 * (1 - B + B * stats.size_of(rowids) / stats.avgdl)
+        return result
+
+    def _rank(
+        self, postings: list[_Posting], limit: int, *, every: bool
+    ) -> list[tuple[int, float]]:
+        stats = self._stats
+        assert stats is not None
+        if every:
+            # From the shortest list, keep the rows every other list holds too.
+            rowids = min((posting.rowids for posting in postings), key=len)
+            for posting in postings:
+                rowids = rowids[_lookup(posting.rowids, posting.freq, rowids, -1.0) >= 0]
+        else:
+            rowids = np.unique(np.concatenate([posting.rowids for posting in postings]))
+        freqs = [_lookup(posting.rowids, posting.freq, rowids, 0.0) for posting in postings]
+        if not len(rowids) or limit <= 0:
+            return []
+        saturation = self._saturation(stats, rowids)
+        score = np.zeros(len(rowids))
+        for posting, freq in zip(postings, freqs, strict=True):
+            score += _term_weights(saturation, freq, _idf(stats.rows, len(posting.rowids)))
+        final = -1.0 * score
+        if limit < len(final):
+            bound = np.partition(final, limit - 1)[limit - 1]
+            keep = np.flatnonzero(final <= bound)
+        else:
+            keep = np.arange(len(final))
+        order = keep[np.lexsort((rowids[keep], final[keep]))][:limit]
+        return [(int(rowids[i]), float(final[i])) for i in order]
+
+
+def frequent_terms(conn: Connection, table: str, least: int) -> list[str]:
+    """The terms of ``table`` held by at least ``least`` rows, most held first.
+
+    Reads the whole index: run it on a connection of its own, off the request path.
+    """
+    vocabulary = f"temp.{table}_frequent"
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocabulary} USING fts5vocab(main, {table}, 'row')"
+    )
+    held = conn.execute(f"SELECT term, doc FROM {vocabulary} WHERE doc >= ?", (least,)).fetchall()
+    return [str(term) for term, _ in sorted(held, key=lambda row: (-int(row[1]), str(row[0])))]
+
+
+def _lookup(
+    keys: IntArray, values: npt.NDArray[Any], wanted: IntArray, missing: float
+) -> FloatArray:
+    """``values`` (as float64) at each of ``wanted`` in the ascending ``keys``, ``missing``
+    where a key is absent. Rowids a few times fewer than the span they cover go through
+    a table indexed by rowid (one pass each way); sparse ones through a binary search."""
+    if not len(keys) or not len(wanted):
+        return np.full(len(wanted), missing)
+    low = min(int(keys[0]), int(wanted.min()))
+    high = max(int(keys[-1]), int(wanted.max()))
+    if low >= 0 and high < 4 * (len(keys) + len(wanted)):
+        table = np.full(high + 1, missing)
+        table[keys] = values
+        dense: FloatArray = table[wanted]
+        return dense
+    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    sparse: FloatArray = np.where(keys[at] == wanted, values[at].astype(np.float64), missing)
+    return sparse
+
+
+def _end_implicit_transaction(conn: Connection) -> None:
+    """Commit the transaction Python's sqlite3 opens by itself before the probe table's
+    writes: left open, it would hold this connection to the snapshot it began in, blind
+    to every later commit of another connection. (apsw opens none.)"""
+    commit = getattr(conn, "commit", None)
+    if commit is not None and getattr(conn, "in_transaction", False) is True:
+        commit()
+
+
+def _total_changes(conn: Connection) -> int:
+    """Rows this connection has changed since it opened (sqlite3: attribute; apsw: method)."""
+    counted = conn.total_changes  # type: ignore[attr-defined]
+    return int(counted() if callable(counted) else counted)
+
+
+def phrases_of(words: Iterable[str], *, last_as_prefix: bool) -> list[Phrase]:
+    """One phrase per word; the last a prefix when ``last_as_prefix``."""
+    listed = list(words)
+    return [
+        Phrase(word, prefix=last_as_prefix and at == len(listed) - 1)
+        for at, word in enumerate(listed)
+    ]

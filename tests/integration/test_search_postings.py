@@ -1,0 +1,248 @@
+"""Search ranked from postings held in memory gives FTS5's own bm25() ranking.
+
+Every comparison here is against FTS5 itself on the same real SQLite file: the same
+rows in the same order, and (on a bare table) the very same score bits. Writes through
+the index, writes by another connection and warming from a connection of its own
+must all leave the ranking exactly as FTS5 gives it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import re
+import sqlite3
+import unicodedata
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from doiget.fts5rank import Phrase, PostingCache, _row_sizes, _varints, frequent_terms
+from doiget.models import Author, Work
+from doiget.papers.index import _SEARCH, PaperIndex, match_expression
+from doiget.papers.store import Store
+from doiget.refs import Ref
+
+# A skewed vocabulary: the first words are in most entries, the last in a few.
+COMMON = ("quantum", "neural", "graph", "protein", "model")
+RARE = ("gauge", "enzyme", "knot", "photonic", "cortex", "polymer", "soil", "naïve", "x_ray")
+FAMILIES = ("Smith", "Müller", "Nakamura", "Okafor", "Chen", "Quantum")
+
+
+def entry_work(rng: random.Random) -> Work:
+    def words(count: int) -> str:
+        return " ".join(
+            rng.choice(COMMON) if rng.random() < 0.7 else rng.choice(RARE) for _ in range(count)
+        )
+
+    return Work(
+        source="crossref",
+        title=words(rng.randint(1, 5)),
+        authors=(Author(family=rng.choice(FAMILIES), given="A."),),
+        year=rng.choice((2019, 2020, 2021)),
+        venue=rng.choice(("Journal of Tests", "Quantum Letters")),
+        abstract=words(rng.randint(0, 30)) or None,
+        type="article-journal",
+    )
+
+
+def write(store: Store, number: int, work: Work) -> Ref:
+    ref = Ref("doi", f"10.5555/post.{number}")
+    store.write_metadata(ref, replace(work, doi=ref.value), doiget_fields={"source": "crossref"})
+    return ref
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> Iterator[PaperIndex]:
+    store = Store(tmp_path / "papers")
+    rng = random.Random(11)
+    for number in range(300):
+        write(store, number, entry_work(rng))
+    for number in range(300, 304):  # equal scores: the older row first
+        write(store, number, replace(entry_work(random.Random(3)), title="twin quantum"))
+    index = PaperIndex(store)
+    index.rebuild()
+    yield index
+    index.close()
+
+
+def queries(seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    vocabulary = COMMON + RARE + FAMILIES + ("2020", "journal", "qu", "ne", "MULLER", "twin")
+    made = [
+        " ".join(rng.choice(vocabulary) for _ in range(rng.randint(1, 3))) for _ in range(count)
+    ]
+    return [*made, "quantum quantum", "naive", "NAÏVE", "x_ray", "x_r", "müller quantum"]
+
+
+def by_fts5(index: PaperIndex, query: str, limit: int) -> list[str]:
+    """The keys FTS5's own ranking gives (the statement search falls back to)."""
+    with contextlib.closing(sqlite3.connect(index.path)) as reference:
+        reference.row_factory = sqlite3.Row
+        rows = reference.execute(_SEARCH, (match_expression(query), limit))
+        return [row["key"] for row in rows]
+
+
+def by_index(index: PaperIndex, query: str, limit: int) -> list[str]:
+    return [hit["key"] for hit in index.search(query, limit)]
+
+
+def cache_of(index: PaperIndex) -> PostingCache:
+    cache = index._cache
+    assert cache is not None
+    return cache
+
+
+def test_search_from_postings_ranks_as_fts5(library: PaperIndex) -> None:
+    for query in queries(5, 60):
+        for limit in (1, 3, 20, 400):
+            assert by_index(library, query, limit) == by_fts5(library, query, limit), query
+    assert cache_of(library).phrases_held > 10  # the postings did the ranking
+
+
+def test_writes_through_the_index_keep_the_postings_and_the_ranking(
+    library: PaperIndex,
+) -> None:
+    asked = queries(6, 30)
+    for query in asked:
+        library.search(query, 20)
+    held = cache_of(library).phrases_held
+    rng = random.Random(8)
+    store = library.store
+    for number in range(500, 520):  # new entries, one at a time as fetches add them
+        entry = store.entry(write(store, number, entry_work(rng)))
+        assert entry is not None
+        library.upsert(entry)
+    for number in (3, 40, 301):  # entries rewritten and removed
+        entry = store.entry(write(store, number, entry_work(rng)))
+        assert entry is not None
+        library.upsert(entry)
+        library.remove(store.key(Ref("doi", f"10.5555/post.{number + 1}")))
+        for query in asked[:8]:
+            assert by_index(library, query, 20) == by_fts5(library, query, 20), query
+    assert cache_of(library).phrases_held >= held  # kept and brought up to date, not dropped
+    for query in asked:
+        for limit in (5, 400):
+            assert by_index(library, query, limit) == by_fts5(library, query, limit), query
+
+
+def test_a_write_by_another_connection_is_seen(library: PaperIndex) -> None:
+    assert by_index(library, "quantum", 5) == by_fts5(library, "quantum", 5)
+    other = PaperIndex(library.store)
+    try:
+        new = replace(entry_work(random.Random(1)), title="quantum " * 9, abstract=None)
+        entry = library.store.entry(write(library.store, 900, new))
+        assert entry is not None
+        other.upsert(entry)
+    finally:
+        other.close()
+    assert entry.key in by_index(library, "quantum", 1000)
+    for limit in (1, 5, 1000):
+        assert by_index(library, "quantum", limit) == by_fts5(library, "quantum", limit)
+
+
+def bare_table(path: Path, rows: list[str]) -> sqlite3.Connection:
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='unicode61')")
+    conn.executemany("INSERT INTO t(rowid, body) VALUES (?, ?)", enumerate(rows, start=1))
+    conn.commit()
+    return conn
+
+
+def texts(count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return [
+        " ".join(
+            rng.choice(COMMON) if rng.random() < 0.6 else rng.choice(RARE)
+            for _ in range(rng.randint(1, 40))
+        )
+        for _ in range(count)
+    ]
+
+
+def test_any_word_queries_give_bm25_scores_to_the_bit(tmp_path: Path) -> None:
+    conn = bare_table(tmp_path / "bare.sqlite3", texts(500, 2))
+    cache = PostingCache("t", ("body",), tokenize="unicode61")
+    rng = random.Random(4)
+    for _ in range(40):
+        words = rng.sample((*COMMON, "gauge", "knot", "soil", "absent"), rng.randint(1, 4))
+        match = " OR ".join(f'"{word}"' for word in words)
+        expected = conn.execute(
+            "SELECT rowid, bm25(t) FROM t WHERE t MATCH ? ORDER BY bm25(t), rowid LIMIT 25",
+            (match,),
+        ).fetchall()
+        found = cache.top(conn, [Phrase(word) for word in words], 25, every=False)
+        assert found == [(int(rowid), float(score)) for rowid, score in expected], words
+    conn.close()
+
+
+def test_weights_whose_frequencies_cannot_be_recovered_are_left_to_fts5(tmp_path: Path) -> None:
+    conn = bare_table(tmp_path / "bare.sqlite3", texts(50, 3))
+    cache = PostingCache("t", ("body",), weights=(0.37,), tokenize="unicode61")
+    assert cache.top(conn, [Phrase("quantum")], 5, every=True) is None
+    conn.close()
+
+
+def test_warming_on_a_connection_of_its_own(tmp_path: Path) -> None:
+    path = tmp_path / "bare.sqlite3"
+    rows = texts(400, 5)
+    conn = bare_table(path, rows)
+    plain = [
+        unicodedata.normalize("NFKD", row.lower()).encode("ascii", "ignore").decode()
+        for row in rows
+    ]
+    held = Counter(token for row in plain for token in set(re.findall(r"[^\W_]+", row)))
+    cache = PostingCache("t", ("body",), tokenize="unicode61")
+    assert cache.claim_warming(conn, 100) is True
+    assert cache.claim_warming(conn, 100) is False  # once per fresh cache
+    writer = sqlite3.connect(path)
+    writes = iter([None, "quantum gauge"])  # the table changes while one list is read
+
+    @contextlib.contextmanager
+    def holding() -> Iterator[sqlite3.Connection | None]:
+        text = next(writes, None)
+        if text is not None:
+            writer.execute("INSERT INTO t(body) VALUES (?)", (text,))
+            writer.commit()
+        yield conn
+
+    with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as reader:
+        terms = frequent_terms(reader, "t", 100)
+        assert set(terms) == {token for token, count in held.items() if count >= 100}
+        assert [held[term] for term in terms] == sorted(
+            (held[term] for term in terms), reverse=True
+        )
+        cache.warm(reader, [Phrase(term) for term in terms], holding)
+    assert cache.phrases_held == len(terms) - 1  # the one read across the write is dropped
+    for word in terms:
+        expected = conn.execute(
+            "SELECT rowid, bm25(t) FROM t WHERE t MATCH ? ORDER BY bm25(t), rowid LIMIT 10",
+            (f'"{word}"',),
+        ).fetchall()
+        assert cache.top(conn, [Phrase(word)], 10, every=True) == [
+            (int(rowid), float(score)) for rowid, score in expected
+        ]
+    writer.close()
+    conn.close()
+
+
+def test_row_sizes_decode_as_one_varint_at_a_time() -> None:
+    rng = random.Random(7)
+
+    def varint(value: int) -> bytes:
+        groups = [value & 0x7F]
+        value >>= 7
+        while value:
+            groups.append(0x80 | (value & 0x7F))
+            value >>= 7
+        return bytes(reversed(groups))
+
+    for high in (100, 20_000, 3_000_000, 2**40):
+        blobs = [b"".join(varint(rng.randint(0, high)) for _ in range(3)) for _ in range(200)]
+        decoded = _row_sizes(blobs, 3)
+        assert decoded.tolist() == [sum(_varints(blob)) for blob in blobs]
+        assert decoded.dtype == np.int64
