@@ -448,6 +448,9 @@ def _walk(files: list[Path], wanted: set[int]) -> _Walk:
             unfinished = (str(file), len(lines))
         for number, raw in enumerate(lines, start=1):
             row, reason = _check_row(raw, expected_prev, walk.count)
+            if reason is not None and (str(file), number) == unfinished:
+                # The unfinished end: whatever its bytes parse as, the next append cuts them.
+                reason = _NOT_JSON
             if reason == _NOT_JSON and torn is None:
                 torn = (str(file), number)
                 continue
