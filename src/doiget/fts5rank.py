@@ -203,11 +203,18 @@ class PostingCache:
         return self._table_stats(conn).rows >= rows_at_least
 
     def top(
-        self, conn: Connection, phrases: Sequence[Phrase], limit: int, *, every: bool
+        self,
+        conn: Connection,
+        phrases: Sequence[Phrase],
+        limit: int,
+        *,
+        every: bool,
+        among: IntArray | None = None,
     ) -> list[tuple[int, float]] | None:
         """The best ``limit`` rows as (rowid, bm25 score), best (lowest) first, ties by
-        rowid; rows matching every phrase (``every``) or any. None when a phrase cannot
-        be ranked here (not one token, or its postings failed their check)."""
+        rowid; rows matching every phrase (``every``) or any, and only rows of ``among``
+        when given. None when a phrase cannot be ranked here (not one token, or its
+        postings failed their check)."""
         self._follow(conn)
         terms = [self._term(conn, phrase.word) for phrase in phrases]
         _end_implicit_transaction(conn)
@@ -223,7 +230,7 @@ class PostingCache:
         ]
         if any(posting is None for posting in postings):
             return None
-        return self._rank([p for p in postings if p is not None], limit, every=every)
+        return self._rank([p for p in postings if p is not None], limit, every=every, among=among)
 
     def warm(
         self,
@@ -439,7 +446,7 @@ class PostingCache:
         return result
 
     def _rank(
-        self, postings: list[_Posting], limit: int, *, every: bool
+        self, postings: list[_Posting], limit: int, *, every: bool, among: IntArray | None
     ) -> list[tuple[int, float]]:
         stats = self._stats
         assert stats is not None
@@ -450,6 +457,8 @@ class PostingCache:
                 rowids = rowids[_lookup(posting.rowids, posting.freq, rowids, -1.0) >= 0]
         else:
             rowids = np.unique(np.concatenate([posting.rowids for posting in postings]))
+        if among is not None:
+            rowids = rowids[np.isin(rowids, among)]
         freqs = [_lookup(posting.rowids, posting.freq, rowids, 0.0) for posting in postings]
         if not len(rowids) or limit <= 0:
             return []

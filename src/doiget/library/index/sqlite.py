@@ -47,6 +47,7 @@ import sqlite_vec
 
 from doiget.diskerror import disk_failure, write_error
 from doiget.errors import DoigetError, ErrorCode
+from doiget.fts5rank import Phrase, PostingCache
 from doiget.library import analyzer
 from doiget.library.index import vectorfile
 from doiget.library.index.base import (
@@ -119,6 +120,8 @@ CREATE TABLE IF NOT EXISTS vector_files (
 );
 """
 # Created after the upgrade of an older ``chunks`` table has added the column.
+# The tokenizer of every collection's FTS5 table (terms arrive analysed already).
+_TOKENIZE: Final = "unicode61 remove_diacritics 0"
 SLOT_INDEX: Final = "CREATE INDEX IF NOT EXISTS chunks_by_slot ON chunks (collection, slot)"
 
 
@@ -205,6 +208,7 @@ class SqliteIndex:
                 "is writable and that no other program holds the file.",
             ) from exc
         self._lock = threading.RLock()
+        self._rankers: dict[str, PostingCache] = {}
         self._maps = vectorfile.Maps(self.folder)
         # Idle reader connections; a reading thread takes one or opens another.
         self._readers: queue.Queue[apsw.Connection] = queue.Queue()
@@ -291,7 +295,7 @@ class SqliteIndex:
             )
             conn.execute(
                 f"CREATE VIRTUAL TABLE {fts} USING fts5(terms, content='', "
-                "contentless_delete=1, tokenize='unicode61 remove_diacritics 0')"
+                f"contentless_delete=1, tokenize='{_TOKENIZE}')"
             )
             conn.execute(
                 "INSERT INTO vector_files VALUES (?, ?, 0, 0)",
@@ -321,6 +325,7 @@ class SqliteIndex:
         conn.execute("DELETE FROM collections WHERE name = ?", (name,))
         conn.execute(f"DROP TABLE IF EXISTS temp.{fts}_vocab")
         conn.execute(f"DROP TABLE IF EXISTS {fts}")
+        self._rankers.pop(fts, None)
         conn.execute(f"DROP TABLE IF EXISTS {stem}")
         return replaced
 
@@ -661,15 +666,23 @@ class SqliteIndex:
             return []
         fts, _ = _tables(name)
         with self._guard() as conn:
-            match = _match(self._weighed_terms(conn, name, terms))
-            sql = f"SELECT rowid, -bm25({fts}) FROM {fts} WHERE {fts} MATCH ?"
-            params: list[Any] = [match]
+            weighed = self._weighed_terms(conn, name, terms)
+            among = None
             if filters:
                 allowed = self._allowed(conn, name, filters, "rowid")
                 if not allowed:
                     return []
+                among = np.unique(np.array(allowed.split(","), dtype=np.int64))
+            ranked = self._ranker(name).top(
+                conn, [Phrase(term) for term in weighed], limit, every=False, among=among
+            )
+            if ranked is not None:
+                return self._ids(conn, [(rowid, -score) for rowid, score in ranked])
+            sql = f"SELECT rowid, -bm25({fts}) FROM {fts} WHERE {fts} MATCH ?"
+            params: list[Any] = [_match(weighed)]
+            if among is not None:
                 sql += " AND rowid IN (SELECT value FROM json_each(?))"
-                params.append(f"[{allowed}]")
+                params.append(_json_ints(among.tolist()))
             sql += " ORDER BY rank LIMIT ?"
             params.append(limit)
             found = [(int(r), float(s)) for r, s in conn.execute(sql, params)]
@@ -680,16 +693,38 @@ class SqliteIndex:
             return []
         fts, _ = _tables(name)
         with self._guard() as conn:
+            weighed = self._weighed_terms(conn, name, terms)
+            rowids = [
+                int(row[0])
+                for row in conn.execute(
+                    "SELECT rowid FROM chunks WHERE collection = ? AND id IN "
+                    "(SELECT value FROM json_each(?))",
+                    (name, json.dumps(list(ids))),
+                )
+            ]
+            among = np.unique(np.array(rowids, dtype=np.int64))
+            ranked = self._ranker(name).top(
+                conn, [Phrase(term) for term in weighed], len(among), every=False, among=among
+            )
+            if ranked is not None:
+                return self._ids(conn, [(rowid, -score) for rowid, score in ranked])
             # "+rowid": handed to FTS5 as a constraint, each id would restart the match,
             # and bm25() would count every term's documents again for it (56 ms for 100
             # ids at 10,000 chunks); filtered after one pass of the match, 1.6 ms.
             rows = conn.execute(
                 f"SELECT rowid, -bm25({fts}) FROM {fts} WHERE {fts} MATCH ? AND +rowid IN "
-                "(SELECT rowid FROM chunks WHERE collection = ? AND id IN "
-                "(SELECT value FROM json_each(?)))",
-                (_match(self._weighed_terms(conn, name, terms)), name, json.dumps(list(ids))),
+                "(SELECT value FROM json_each(?))",
+                (_match(weighed), _json_ints(among.tolist())),
             )
             return self._ids(conn, [(int(r), float(s)) for r, s in rows])
+
+    def _ranker(self, name: str) -> PostingCache:
+        """The postings cache of a collection's FTS5 table (on the writing connection)."""
+        fts, _ = _tables(name)
+        ranker = self._rankers.get(fts)
+        if ranker is None:
+            ranker = self._rankers[fts] = PostingCache(fts, ("terms",), tokenize=_TOKENIZE)
+        return ranker
 
     @staticmethod
     def _weighed_terms(conn: apsw.Connection, name: str, terms: Sequence[str]) -> list[str]:
