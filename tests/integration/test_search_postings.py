@@ -18,10 +18,13 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+import apsw
 import numpy as np
 import pytest
 
 from doiget.fts5rank import Phrase, PostingCache, _row_sizes, _varints, frequent_terms
+from doiget.library.index.base import ChunkRecord, CollectionInfo, Filters, Hit
+from doiget.library.index.sqlite import SqliteIndex, _tables
 from doiget.models import Author, Work
 from doiget.papers.index import _SEARCH, PaperIndex, match_expression
 from doiget.papers.store import Store
@@ -246,3 +249,78 @@ def test_row_sizes_decode_as_one_varint_at_a_time() -> None:
         decoded = _row_sizes(blobs, 3)
         assert decoded.tolist() == [sum(_varints(blob)) for blob in blobs]
         assert decoded.dtype == np.int64
+
+
+# -- the passage index ---------------------------------------------------------
+
+PASSAGES = CollectionInfo(name="proj-postings", project="lab/p", embed_model="m", dimension=2)
+
+
+def chunk_records(start: int, count: int, seed: int) -> list[ChunkRecord]:
+    rows = texts(count, seed)
+    return [
+        ChunkRecord(
+            f"c{start + n}",
+            text,
+            [1.0, float(n % 7)],
+            {"project": "lab/p", "zotero": {"tags": ["odd" if n % 2 else "even"]}},
+        )
+        for n, text in enumerate(rows)
+    ]
+
+
+def fts5_sparse(path: Path, terms: list[str], limit: int, tag: str | None) -> list[Hit]:
+    """What FTS5 itself ranks (the statement the passage index falls back to), on the
+    terms the index weighs (those at bm25()'s IDF floor left out beside others)."""
+    fts, _ = _tables(PASSAGES.name)
+    reference = apsw.Connection(str(path))
+    try:
+        terms = SqliteIndex._weighed_terms(reference, PASSAGES.name, terms)
+        sql = (
+            f"SELECT chunks.id, -bm25({fts}) FROM {fts} JOIN chunks ON chunks.rowid = {fts}.rowid "
+            f"WHERE {fts} MATCH ?"
+        )
+        params: list[object] = [" OR ".join(f'"{term}"' for term in terms)]
+        if tag is not None:
+            sql += (
+                " AND EXISTS (SELECT 1 FROM json_each(chunks.payload, '$.zotero.tags') "
+                "WHERE value = ?)"
+            )
+            params.append(tag)
+        sql += f" ORDER BY bm25({fts}), {fts}.rowid LIMIT ?"
+        params.append(limit)
+        return [Hit(str(chunk), float(score)) for chunk, score in reference.execute(sql, params)]
+    finally:
+        reference.close()
+
+
+def test_passage_bm25_from_postings_is_fts5s_to_the_bit(tmp_path: Path) -> None:
+    path = tmp_path / "passages.sqlite3"
+    index = SqliteIndex(path)
+    index.create_collection(PASSAGES)
+    index.upsert(PASSAGES.name, chunk_records(0, 400, 12))
+    rng = random.Random(13)
+    vocabulary = [*COMMON, "gauge", "knot", "soil", "cortex", "absent"]
+    try:
+        for round_number in range(3):
+            for _ in range(15):
+                terms = rng.sample(vocabulary, rng.randint(1, 4))
+                for tag in (None, "odd"):
+                    filters = Filters({"tags": (tag,)}) if tag else Filters()
+                    expected = fts5_sparse(path, terms, 30, tag)
+                    assert index.sparse(PASSAGES.name, terms, 30, filters) == expected, terms
+                ids = [f"c{n}" for n in rng.sample(range(400), 40)]
+                scored = {
+                    hit.id: hit.score for hit in index.sparse_scores(PASSAGES.name, terms, ids)
+                }
+                everything = {hit.id: hit.score for hit in fts5_sparse(path, terms, 10_000, None)}
+                assert scored == {chunk: everything[chunk] for chunk in ids if chunk in everything}
+            # More passages, by this index and then by another connection to the file.
+            index.upsert(PASSAGES.name, chunk_records(1000 * (round_number + 1), 50, round_number))
+            other = SqliteIndex(path)
+            other.upsert(
+                PASSAGES.name, chunk_records(5000 + 100 * round_number, 20, 40 + round_number)
+            )
+            other.close()
+    finally:
+        index.close()
