@@ -194,6 +194,22 @@ class PostingCache:
         """How many phrases' postings are cached."""
         return len(self._postings)
 
+    def holders(self, conn: Connection, words: Iterable[str]) -> dict[str, int]:
+        """How many rows hold each of ``words`` whose postings (as a whole word) are
+        in memory; words not cached are left out."""
+        self._follow(conn)
+        counts = {}
+        for word in words:
+            posting = self._postings.get(Phrase(word))
+            if posting is not None:
+                counts[word] = len(posting.rowids)
+        return counts
+
+    def rows(self, conn: Connection) -> int:
+        """How many rows the table has."""
+        self._follow(conn)
+        return self._table_stats(conn).rows
+
     def claim_warming(self, conn: Connection, rows_at_least: int) -> bool:
         """True once after each time the cache starts empty on a table of at least
         ``rows_at_least`` rows: the caller then warms it (``warm``) off the request path."""
@@ -456,7 +472,7 @@ class PostingCache:
             for posting in postings:
                 rowids = rowids[_lookup(posting.rowids, posting.freq, rowids, -1.0) >= 0]
         else:
-            rowids = np.unique(np.concatenate([posting.rowids for posting in postings]))
+            rowids = _union([posting.rowids for posting in postings])
         if among is not None:
             rowids = rowids[np.isin(rowids, among)]
         freqs = [_lookup(posting.rowids, posting.freq, rowids, 0.0) for posting in postings]
@@ -487,6 +503,23 @@ def frequent_terms(conn: Connection, table: str, least: int) -> list[str]:
     )
     held = conn.execute(f"SELECT term, doc FROM {vocabulary} WHERE doc >= ?", (least,)).fetchall()
     return [str(term) for term, _ in sorted(held, key=lambda row: (-int(row[1]), str(row[0])))]
+
+
+def _union(lists: list[IntArray]) -> IntArray:
+    """The rowids of any of the ascending ``lists``, ascending, once each: marked in a
+    table indexed by rowid when they are dense enough, else sorted together."""
+    held = [rowids for rowids in lists if len(rowids)]
+    if not held:
+        return np.zeros(0, dtype=np.int64)
+    high = max(int(rowids[-1]) for rowids in held)
+    if min(int(rowids[0]) for rowids in held) >= 0 and high < 4 * sum(map(len, held)):
+        marked = np.zeros(high + 1, dtype=bool)
+        for rowids in held:
+            marked[rowids] = True
+        dense: IntArray = np.flatnonzero(marked).astype(np.int64)
+        return dense
+    merged: IntArray = np.unique(np.concatenate(held))
+    return merged
 
 
 def _lookup(

@@ -24,7 +24,7 @@ import pytest
 
 from doiget.fts5rank import Phrase, PostingCache, _row_sizes, _varints, frequent_terms
 from doiget.library.index.base import ChunkRecord, CollectionInfo, Filters, Hit
-from doiget.library.index.sqlite import SqliteIndex, _tables
+from doiget.library.index.sqlite import SqliteIndex, _tables, floored_out
 from doiget.models import Author, Work
 from doiget.papers.index import _SEARCH, PaperIndex, match_expression
 from doiget.papers.store import Store
@@ -148,10 +148,14 @@ def test_a_write_by_another_connection_is_seen(library: PaperIndex) -> None:
         assert by_index(library, "quantum", limit) == by_fts5(library, "quantum", limit)
 
 
-def bare_table(path: Path, rows: list[str]) -> sqlite3.Connection:
+def bare_table(path: Path, rows: list[str], spread: int = 1) -> sqlite3.Connection:
+    """An FTS5 table of ``rows``, the nth at rowid n × ``spread``."""
     conn = sqlite3.connect(path)
     conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='unicode61')")
-    conn.executemany("INSERT INTO t(rowid, body) VALUES (?, ?)", enumerate(rows, start=1))
+    conn.executemany(
+        "INSERT INTO t(rowid, body) VALUES (?, ?)",
+        [(number * spread, row) for number, row in enumerate(rows, start=1)],
+    )
     conn.commit()
     return conn
 
@@ -167,8 +171,9 @@ def texts(count: int, seed: int) -> list[str]:
     ]
 
 
-def test_any_word_queries_give_bm25_scores_to_the_bit(tmp_path: Path) -> None:
-    conn = bare_table(tmp_path / "bare.sqlite3", texts(500, 2))
+@pytest.mark.parametrize("spread", [1, 100_003])  # rowids dense, and far apart
+def test_any_word_queries_give_bm25_scores_to_the_bit(tmp_path: Path, spread: int) -> None:
+    conn = bare_table(tmp_path / "bare.sqlite3", texts(500, 2), spread)
     cache = PostingCache("t", ("body",), tokenize="unicode61")
     rng = random.Random(4)
     for _ in range(40):
@@ -180,6 +185,12 @@ def test_any_word_queries_give_bm25_scores_to_the_bit(tmp_path: Path) -> None:
         ).fetchall()
         found = cache.top(conn, [Phrase(word) for word in words], 25, every=False)
         assert found == [(int(rowid), float(score)) for rowid, score in expected], words
+        every = conn.execute(
+            "SELECT rowid, bm25(t) FROM t WHERE t MATCH ? ORDER BY bm25(t), rowid LIMIT 25",
+            (" ".join(f'"{word}"' for word in words),),
+        ).fetchall()
+        found = cache.top(conn, [Phrase(word) for word in words], 25, every=True)
+        assert found == [(int(rowid), float(score)) for rowid, score in every], words
     conn.close()
 
 
@@ -275,7 +286,13 @@ def fts5_sparse(path: Path, terms: list[str], limit: int, tag: str | None) -> li
     fts, _ = _tables(PASSAGES.name)
     reference = apsw.Connection(str(path))
     try:
-        terms = SqliteIndex._weighed_terms(reference, PASSAGES.name, terms)
+        reference.execute(f"CREATE VIRTUAL TABLE temp.words USING fts5vocab(main, {fts}, 'row')")
+        held = {
+            str(term): int(count)
+            for term, count in reference.execute("SELECT term, doc FROM temp.words")
+        }
+        rows = int(next(reference.execute(f"SELECT count(*) FROM {fts}_docsize"))[0])
+        terms = floored_out(terms, {term: held.get(term, 0) for term in terms}, rows)
         sql = (
             f"SELECT chunks.id, -bm25({fts}) FROM {fts} JOIN chunks ON chunks.rowid = {fts}.rowid "
             f"WHERE {fts} MATCH ?"

@@ -139,6 +139,18 @@ def _match(terms: Sequence[str]) -> str:
     return " OR ".join(f'"{term}"' for term in terms)
 
 
+def floored_out(terms: Sequence[str], held: dict[str, int], chunks: int) -> list[str]:
+    """``terms`` less those ``held`` by half of ``chunks`` or more, unless that leaves
+    none of the terms any chunk holds (see ``SqliteIndex._weighed_terms``)."""
+    present = {term: count for term, count in held.items() if count}
+    if not present:
+        return list(terms)
+    floored = {term for term, count in present.items() if 2 * count >= chunks}
+    if len(floored) == len(present):
+        return list(terms)
+    return [term for term in terms if term not in floored]
+
+
 def _unit_rows(
     vectors: Sequence[Sequence[float]] | Sequence[Vector], dimension: int
 ) -> NDArray[np.float32]:
@@ -726,34 +738,34 @@ class SqliteIndex:
             ranker = self._rankers[fts] = PostingCache(fts, ("terms",), tokenize=_TOKENIZE)
         return ranker
 
-    @staticmethod
-    def _weighed_terms(conn: apsw.Connection, name: str, terms: Sequence[str]) -> list[str]:
+    def _weighed_terms(self, conn: apsw.Connection, name: str, terms: Sequence[str]) -> list[str]:
         """``terms`` less those held by half the collection's chunks or more, when a
         term held by fewer is left. bm25() gives such a term its floor IDF (1e-6), so
         it cannot change the order of the chunks that hold any other term; matching
         it means scoring nearly every chunk (at 100,000 chunks 80 ms of a 127 ms
         hybrid query). A query of such terms alone keeps them: their term frequency
-        is then all BM25 can rank by."""
+        is then all BM25 can rank by. How many chunks hold a term comes from its
+        postings when they are in memory, else from the FTS5 vocabulary (which walks
+        the term's list)."""
         fts, _ = _tables(name)
-        vocabulary = f"temp.{fts}_vocab"
-        conn.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocabulary} USING fts5vocab(main, {fts}, 'row')"
-        )
-        held = {
-            str(term): int(count)
-            for term, count in conn.execute(
-                f"SELECT term, doc FROM {vocabulary} WHERE term IN "
-                "(SELECT value FROM json_each(?))",
-                (json.dumps(list(dict.fromkeys(terms))),),
+        ranker = self._ranker(name)
+        held = ranker.holders(conn, terms)
+        missing = [term for term in dict.fromkeys(terms) if term not in held]
+        if missing:
+            vocabulary = f"temp.{fts}_vocab"
+            conn.execute(
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocabulary} "
+                f"USING fts5vocab(main, {fts}, 'row')"
             )
-        }
-        if not held:
-            return list(terms)
-        chunks = int(next(conn.execute(f"SELECT count(*) FROM {fts}_docsize"))[0])
-        floored = {term for term, count in held.items() if 2 * count >= chunks}
-        if len(floored) == len(held):
-            return list(terms)
-        return [term for term in terms if term not in floored]
+            held |= {
+                str(term): int(count)
+                for term, count in conn.execute(
+                    f"SELECT term, doc FROM {vocabulary} WHERE term IN "
+                    "(SELECT value FROM json_each(?))",
+                    (json.dumps(missing),),
+                )
+            }
+        return floored_out(terms, held, ranker.rows(conn))
 
     # -- reading ----------------------------------------------------------------
 
