@@ -13,7 +13,9 @@ SqliteIndex.upsert in batches. The index is closed, then measured:
     hybrid    dense(100) + sparse(100) + BM25 of the dense-only candidates + the
               candidates' vectors read and rescored + fuse + dense feedback (fused
               again) + fetch of the top 6: query_hybrid's index work (query terms:
-              2-4 vocabulary words through the analyser)
+              2-4 vocabulary words through the analyser); timed twice, the first run
+              of each query reading its terms' postings from FTS5 (see
+              doiget/fts5rank.py), then with them in memory
 
 Query embedding is left out everywhere (it is the same model call for every size).
 Then ingestion: the PDF fixtures through ingest.prepare (read, section, chunk,
@@ -380,7 +382,17 @@ def measure_size(size: int, args: argparse.Namespace) -> None:
             ("dense(6) = find_chunks minus embedding", timed(dense(TOP_K), n), None),
             ("find_chunks equivalent: dense(6) + fetch(6)", find_samples, "find"),
             ("comparator: exact NumPy scan in memory (6) + fetch(6)", comparator, None),
+            (
+                "query_hybrid equivalent, Zipf-drawn terms, first run (postings read from FTS5)",
+                timed(hybrid(zipf_terms), n, warmup=0),
+                None,
+            ),
             ("query_hybrid equivalent, Zipf-drawn terms", timed(hybrid(zipf_terms), n), "hybrid"),
+            (
+                "query_hybrid equivalent, uniform-drawn terms, first run",
+                timed(hybrid(uniform_terms), n, warmup=0),
+                None,
+            ),
             ("query_hybrid equivalent, uniform-drawn terms", timed(hybrid(uniform_terms), n), None),
             (
                 "  the same, Zipf-drawn terms, without dense feedback",

@@ -39,6 +39,8 @@ K1: Final = 1.2
 B: Final = 0.75
 # bm25()'s IDF floor for a phrase in half the rows or more.
 _IDF_FLOOR: Final = 1e-6
+# How many query words' tokens are remembered before the list starts again.
+_WORDS_KEPT: Final = 10_000
 # Applied one by one up to this many changed rows; past it the cache starts again.
 _MAX_CHANGES: Final = 512
 
@@ -407,6 +409,8 @@ class PostingCache:
     def _term(self, conn: Connection, word: str) -> str | None:
         """The one token FTS5 makes of ``word``, or None when it makes none or several."""
         if word not in self._terms:
+            if len(self._terms) >= _WORDS_KEPT:
+                self._terms.clear()
             tokens = self._instances(conn, (word,) + (None,) * (len(self.columns) - 1))
             self._terms[word] = tokens[0][0] if len(tokens) == 1 else None
         return self._terms[word]
@@ -428,6 +432,9 @@ class PostingCache:
 
     def _keep(self, phrase: Phrase, posting: _Posting) -> None:
         """Cache ``posting``; drop the least recently used past the budget."""
+        replaced = self._postings.pop(phrase, None)
+        if replaced is not None:
+            self._held -= len(replaced.rowids)
         self._postings[phrase] = posting
         self._held += len(posting.rowids)
         while self._held > self.budget and len(self._postings) > 1:
