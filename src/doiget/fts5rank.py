@@ -108,6 +108,14 @@ def _row_sizes(blobs: Sequence[bytes], columns: int) -> IntArray:
     return sizes
 
 
+def _averages(conn: Connection, table: str) -> tuple[int, int]:
+    """The table's row count and total token count, from FTS5's averages record (absent
+    or empty while the table has never held a row)."""
+    found = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
+    counts = _varints(bytes(found[0])) if found and found[0] else []
+    return (counts[0], sum(counts[1:])) if counts else (0, 0)
+
+
 def _idf(rows: int, hits: int) -> float:
     idf = float(np.log((rows - hits + 0.5) / (hits + 0.5)))
     return idf if idf > 0.0 else _IDF_FLOOR
@@ -117,10 +125,7 @@ class _Table:
     """The row count, average row length and each row's length of one FTS5 table."""
 
     def __init__(self, conn: Connection, table: str, columns: int) -> None:
-        averages = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
-        counts = _varints(bytes(averages[0])) if averages else [0]
-        self.rows = counts[0]
-        self.tokens = sum(counts[1:])
+        self.rows, self.tokens = _averages(conn, table)
         found = conn.execute(f"SELECT id, sz FROM {table}_docsize ORDER BY id").fetchall()
         self.ids: IntArray = np.fromiter((row[0] for row in found), np.int64, len(found))
         self.sizes: FloatArray = _row_sizes([bytes(row[1]) for row in found], columns).astype(
@@ -348,9 +353,7 @@ class PostingCache:
             self._reset()
             return
         stats = self._stats
-        fresh = conn.execute(f"SELECT block FROM {self.table}_data WHERE id = 1").fetchone()
-        counts = _varints(bytes(fresh[0])) if fresh else [0]
-        stats.rows, stats.tokens = counts[0], sum(counts[1:])
+        stats.rows, stats.tokens = _averages(conn, self.table)
         for rowid in changed:
             self._forget_row(rowid)
             self._learn_row(conn, rowid)

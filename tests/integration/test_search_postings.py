@@ -149,7 +149,7 @@ def test_a_write_by_another_connection_is_seen(library: PaperIndex) -> None:
 
 
 def bare_table(path: Path, rows: list[str], spread: int = 1) -> sqlite3.Connection:
-    """An FTS5 table of ``rows``, the nth at rowid n × ``spread``."""
+    """An FTS5 table of ``rows``, the nth at rowid n * ``spread``."""
     conn = sqlite3.connect(path)
     conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='unicode61')")
     conn.executemany(
@@ -339,5 +339,32 @@ def test_passage_bm25_from_postings_is_fts5s_to_the_bit(tmp_path: Path) -> None:
                 PASSAGES.name, chunk_records(5000 + 100 * round_number, 20, 40 + round_number)
             )
             other.close()
+    finally:
+        index.close()
+
+
+def test_an_empty_table_and_one_emptied_find_nothing(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / "bare.sqlite3")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='unicode61')")
+    cache = PostingCache("t", ("body",), tokenize="unicode61")
+    for every in (True, False):
+        assert cache.top(conn, [Phrase("quantum")], 5, every=every) == []
+    assert cache.rows(conn) == 0
+    conn.execute("INSERT INTO t(rowid, body) VALUES (1, 'quantum dots')")
+    conn.commit()
+    assert cache.top(conn, [Phrase("quant", prefix=True)], 5, every=True) == [
+        (1, float(conn.execute("SELECT bm25(t) FROM t WHERE t MATCH 'quantum'").fetchone()[0]))
+    ]
+    conn.execute("DELETE FROM t")
+    conn.commit()
+    assert cache.top(conn, [Phrase("quantum")], 5, every=True) == []
+    conn.close()
+
+
+def test_an_empty_library_searches_to_nothing(tmp_path: Path) -> None:
+    index = PaperIndex(Store(tmp_path / "papers"))
+    try:
+        assert index.search("thermometry", 5) == []
+        assert index.search("thermo", 5) == []
     finally:
         index.close()
