@@ -299,6 +299,10 @@ def in_process(index: PaperIndex, sets: dict[str, list[str]]) -> tuple[list[str]
         lines.append(
             row(f"search, {name} — now", new, f"{detail}; same rows {same}/{len(queries)}")
         )
+    again = [timed(index.search, query, LIMIT)[0] for query in sets["mix"]]
+    lines.append(
+        row("search, mix — now, the same queries again", again, "every word searched before")
+    )
     recent = [timed(lambda: index.recent(LIMIT))[0] for _ in range(len(sets["mix"]))]
     lines.append(row("recent", recent, ""))
     reference.close()

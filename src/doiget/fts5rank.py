@@ -476,14 +476,21 @@ class PostingCache:
     ) -> list[tuple[int, float]]:
         stats = self._stats
         assert stats is not None
-        if every:
+        longest = max(len(posting.rowids) for posting in postings)
+        if among is not None and 8 * len(among) < longest:
+            # A few rows asked about: look each up in the lists rather than walk them.
+            present = np.stack(
+                [_lookup(posting.rowids, posting.freq, among, -1.0) >= 0 for posting in postings]
+            )
+            rowids = among[present.all(axis=0) if every else present.any(axis=0)]
+        elif every:
             # From the shortest list, keep the rows every other list holds too.
             rowids = min((posting.rowids for posting in postings), key=len)
             for posting in postings:
                 rowids = rowids[_lookup(posting.rowids, posting.freq, rowids, -1.0) >= 0]
         else:
             rowids = _union([posting.rowids for posting in postings])
-        if among is not None:
+        if among is not None and len(rowids) and 8 * len(among) >= longest:
             rowids = rowids[np.isin(rowids, among)]
         freqs = [_lookup(posting.rowids, posting.freq, rowids, 0.0) for posting in postings]
         if not len(rowids) or limit <= 0:
@@ -537,12 +544,13 @@ def _lookup(
 ) -> FloatArray:
     """``values`` (as float64) at each of ``wanted`` in the ascending ``keys``, ``missing``
     where a key is absent. Rowids a few times fewer than the span they cover go through
-    a table indexed by rowid (one pass each way); sparse ones through a binary search."""
+    a table indexed by rowid (one pass each way) when many are wanted; sparse ones, or
+    a few wanted, through a binary search."""
     if not len(keys) or not len(wanted):
         return np.full(len(wanted), missing)
     low = min(int(keys[0]), int(wanted.min()))
     high = max(int(keys[-1]), int(wanted.max()))
-    if low >= 0 and high < 4 * (len(keys) + len(wanted)):
+    if low >= 0 and high < 4 * (len(keys) + len(wanted)) and 32 * len(wanted) >= high:
         table = np.full(high + 1, missing)
         table[keys] = values
         dense: FloatArray = table[wanted]

@@ -9,6 +9,7 @@ must all leave the ranking exactly as FTS5 gives it.
 from __future__ import annotations
 
 import contextlib
+import json
 import random
 import re
 import sqlite3
@@ -191,6 +192,19 @@ def test_any_word_queries_give_bm25_scores_to_the_bit(tmp_path: Path, spread: in
         ).fetchall()
         found = cache.top(conn, [Phrase(word) for word in words], 25, every=True)
         assert found == [(int(rowid), float(score)) for rowid, score in every], words
+        for count in (3, 300):  # a few rows asked about, and most of them
+            among = sorted(rng.sample(range(1, 501), count))
+            asked = np.array([number * spread for number in among], dtype=np.int64)
+            for every_word, joiner in ((False, " OR "), (True, " ")):
+                expected = conn.execute(
+                    "SELECT rowid, bm25(t) FROM t WHERE t MATCH ? AND rowid IN "
+                    "(SELECT value FROM json_each(?)) ORDER BY bm25(t), rowid",
+                    (joiner.join(f'"{word}"' for word in words), json.dumps(asked.tolist())),
+                ).fetchall()
+                found = cache.top(
+                    conn, [Phrase(word) for word in words], 500, every=every_word, among=asked
+                )
+                assert found == [(int(rowid), float(score)) for rowid, score in expected]
     conn.close()
 
 
