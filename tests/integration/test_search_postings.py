@@ -382,3 +382,28 @@ def test_an_empty_library_searches_to_nothing(tmp_path: Path) -> None:
         assert index.search("thermo", 5) == []
     finally:
         index.close()
+
+
+def test_opening_syncing_and_searching_an_unchanged_library_write_nothing(
+    library: PaperIndex,
+) -> None:
+    """Another connection that only reads (a health check's sync, a second process's
+    search) must not count as a change: the postings in memory would start again."""
+    by_index(library, "quantum neural", 5)
+    held = cache_of(library).phrases_held
+    with contextlib.closing(sqlite3.connect(library.path)) as watcher:
+
+        def version() -> int:
+            return int(watcher.execute("PRAGMA data_version").fetchone()[0])
+
+        before = version()
+        other = PaperIndex(library.store)
+        try:
+            other.sync()
+            other.ensure_fresh()
+            other.search("quantum graph", 5)
+        finally:
+            other.close()
+        assert version() == before
+    by_index(library, "quantum neural", 5)
+    assert cache_of(library).phrases_held == held

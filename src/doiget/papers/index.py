@@ -220,6 +220,7 @@ class PaperIndex:
         self.path = path or store.root / ".index" / "library.sqlite3"
         self._db: sqlite3.Connection | None = None
         self._cache: PostingCache | None = None
+        self._warming: threading.Thread | None = None
         self._turn = threading.RLock()
 
     # -- connection -------------------------------------------------------------
@@ -248,10 +249,14 @@ class PaperIndex:
                     "DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS unreadable;"
                 )
             db.executescript(_SCHEMA)
-            db.execute(
-                "INSERT OR REPLACE INTO meta(name, value) VALUES ('format', ?)", (INDEX_FORMAT,)
-            )
-            db.commit()
+            if fmt != INDEX_FORMAT:
+                # Written only when the index was made: a write on every open would count
+                # as a change to every other connection (their search caches start again).
+                db.execute(
+                    "INSERT OR REPLACE INTO meta(name, value) VALUES ('format', ?)",
+                    (INDEX_FORMAT,),
+                )
+                db.commit()
         except (sqlite3.Error, OSError) as exc:
             raise self._error("open", exc) from exc
         self._db = db
@@ -301,11 +306,15 @@ class PaperIndex:
     @_one_at_a_time
     def ensure_fresh(self) -> SyncReport | None:
         """Sync with the TOML files if the metadata directory changed since the last sync."""
-        db = self._connect()
-        row = db.execute("SELECT value FROM meta WHERE name = 'dir_stamp'").fetchone()
-        if row is not None and row[0] == self._dir_stamp():
+        if self._stored_stamp(self._connect()) == self._dir_stamp():
             return None
         return self.sync()
+
+    @staticmethod
+    def _stored_stamp(db: sqlite3.Connection) -> str | None:
+        """The metadata directory's stamp at the last sync."""
+        row = db.execute("SELECT value FROM meta WHERE name = 'dir_stamp'").fetchone()
+        return str(row[0]) if row is not None else None
 
     @_one_at_a_time
     def sync(self) -> SyncReport:
@@ -335,9 +344,11 @@ class PaperIndex:
                 gone = [(key,) for key in known if key not in seen]
                 db.executemany("DELETE FROM entries WHERE key = ?", gone)
                 db.executemany("DELETE FROM unreadable WHERE key = ?", gone)
-                db.execute(
-                    "INSERT OR REPLACE INTO meta(name, value) VALUES ('dir_stamp', ?)", (stamp,)
-                )
+                if self._stored_stamp(db) != stamp:  # nothing written when nothing changed
+                    db.execute(
+                        "INSERT OR REPLACE INTO meta(name, value) VALUES ('dir_stamp', ?)",
+                        (stamp,),
+                    )
         except sqlite3.Error as exc:
             raise self._error("update", exc) from exc
         total = db.execute("SELECT count(*) FROM entries").fetchone()[0]
@@ -428,8 +439,15 @@ class PaperIndex:
                 rows = db.execute(_SEARCH, (expression, limit)).fetchall()
             else:
                 rows = self._rows_by_id([rowid for rowid, _ in ranked])
-            if self._cache is not None and self._cache.claim_warming(db, _WARM_FROM_ROWS):
-                threading.Thread(target=self._warm, name="doiget-search-warm", daemon=True).start()
+            if (
+                self._cache is not None
+                and not (self._warming is not None and self._warming.is_alive())
+                and self._cache.claim_warming(db, _WARM_FROM_ROWS)
+            ):
+                self._warming = threading.Thread(
+                    target=self._warm, name="doiget-search-warm", daemon=True
+                )
+                self._warming.start()
         except sqlite3.Error as exc:
             raise self._error("search", exc) from exc
         return [_result(row) for row in rows]
