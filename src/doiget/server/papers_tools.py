@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("doiget.server")
 
 T = TypeVar("T")
+A = TypeVar("A")
 
 URI_PREFIX: Final = "doiget://paper/"
 _KEY: Final = re.compile(r"(?:doi|arxiv|local)_[A-Za-z0-9._-]{1,250}")
@@ -153,7 +154,7 @@ class PapersTools:
         return await self.papers.batch(request, progress=report)
 
     async def info(self, request: c.PaperLookup, call: ToolCall) -> c.PapersReply:
-        return self.papers.info(request)
+        return await _off_the_loop(self.papers.info, request)
 
     async def search(self, request: c.LocalSearch, call: ToolCall) -> c.PapersReply:
         return await self._pooled(self.papers.search, request)
@@ -162,13 +163,13 @@ class PapersTools:
         return await self._pooled(self.papers.recent, request)
 
     async def pdf_path(self, request: c.PaperLookup, call: ToolCall) -> c.PapersReply:
-        return self.papers.pdf_path(request)
+        return await _off_the_loop(self.papers.pdf_path, request)
 
     async def capability(self, request: c.NoArguments, call: ToolCall) -> Result:
         return {"ok": True, **capability_report(self.runtime)}
 
     async def health(self, request: c.NoArguments, call: ToolCall) -> Result:
-        report = check_health(self.runtime.settings)
+        report = await _off_the_loop(check_health, self.runtime.settings)
         if report["store_writable"]:
             with_unreadable(report, await self._unreadable.get())
         return report
@@ -176,8 +177,7 @@ class PapersTools:
     async def _scan_unreadable(self) -> dict[str, Any]:
         # A thread of its own rather than the papers lane: one scan at most runs at a
         # time, and health must not wait in the line of searches.
-        scan = functools.partial(unreadable_entries, self.runtime.settings.store_root)
-        return await anyio.to_thread.run_sync(scan)
+        return await _off_the_loop(unreadable_entries, self.runtime.settings.store_root)
 
     async def graph(self, request: c.CitationGraph, call: ToolCall) -> c.PapersReply:
         return await self.papers.graph(request)
@@ -255,6 +255,13 @@ class PapersTools:
 
 _STORED: Final = "Only papers fetched before (NOT_FOUND otherwise)."
 _LOCAL: Final = "Local, milliseconds; no network."
+
+
+async def _off_the_loop(work: Callable[[A], T], argument: A) -> T:
+    """``work(argument)`` in a thread of its own: a file or two read or written, quick,
+    but a disk under load can hold it tens of milliseconds, and the event loop must
+    not wait on it; nor should it wait in the papers lane behind searches."""
+    return await anyio.to_thread.run_sync(functools.partial(work, argument))
 
 
 def papers_toolset(runtime: Runtime) -> Toolset:
