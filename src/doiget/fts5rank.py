@@ -164,9 +164,9 @@ class PostingCache:
     ``budget`` bounds the postings held (12 bytes each: 6,000,000 is about 70 MiB);
     past it the least recently searched phrase goes.
 
-    ``content`` names the table whose rows the FTS5 table indexes (its rowid column
-    ``content_id``) when this connection writes through it; without it every write of
-    this connection empties the cache.
+    ``content`` names the table whose rows the FTS5 table indexes and that table's rowid
+    column, when this connection writes through it (its writes are then applied row by
+    row); without it every write of this connection empties the cache.
     """
 
     def __init__(
