@@ -213,9 +213,9 @@ class PostingCache:
         return counts
 
     def rows(self, conn: Connection) -> int:
-        """How many rows the table has."""
+        """How many rows the table has (from FTS5's averages record: one row read)."""
         self._follow(conn)
-        return self._table_stats(conn).rows
+        return self._stats.rows if self._stats is not None else _averages(conn, self.table)[0]
 
     def claim_warming(self, conn: Connection, rows_at_least: int) -> bool:
         """True once after each time the cache starts empty on a table of at least
