@@ -307,6 +307,7 @@ def main() -> None:
     parser.add_argument("--cheap-seconds", type=float, default=15.0, help="per throughput run")
     parser.add_argument("--cheap-clients", type=int, default=10)
     parser.add_argument("--label", default="doiget")
+    parser.add_argument("--workers", type=int, help="DOIGET_WORKERS for the server (a lane)")
     parser.add_argument("--server-src", help="run the servers from this src folder instead")
     parser.add_argument("--loop-profile", action="store_true", help="record loop spans > 10 ms")
     args = parser.parse_args()
@@ -326,6 +327,8 @@ def main() -> None:
         }
         if args.server_src:
             env["PYTHONPATH"] = args.server_src
+        if args.workers:
+            env["DOIGET_WORKERS"] = str(args.workers)
         began = time.perf_counter()
         store = Store(tmp / "papers")
         populate(store, args.entries, 7)
