@@ -67,11 +67,32 @@ class Phrase:
 
 
 @dataclass(slots=True)
-class _Posting:
-    rowids: IntArray  # ascending
-    # Weighted frequency per row: a sum of column weights, an integer well below 2**24,
-    # so float32 holds it exactly in half the memory.
-    freq: npt.NDArray[np.float32]
+class _RowValues:
+    """A value for each of some rows, by ascending rowid: a phrase's postings (its
+    weighted frequency per row: a sum of column weights, an integer well below 2**24,
+    so float32 holds it exactly in half the memory) or every row's length."""
+
+    rowids: IntArray
+    values: npt.NDArray[Any]
+
+    def at(self, wanted: IntArray, missing: float) -> FloatArray:
+        """The value of each of ``wanted`` (as float64), ``missing`` where absent."""
+        return _lookup(self.rowids, self.values, wanted, missing)
+
+    def forget(self, rowid: int) -> bool:
+        """Drop ``rowid``'s value; whether it had one."""
+        at = int(np.searchsorted(self.rowids, rowid))
+        if at < len(self.rowids) and self.rowids[at] == rowid:
+            self.rowids = np.delete(self.rowids, at)
+            self.values = np.delete(self.values, at)
+            return True
+        return False
+
+    def learn(self, rowid: int, value: float) -> None:
+        """Give ``rowid`` (not held) its value, in rowid order."""
+        at = int(np.searchsorted(self.rowids, rowid))
+        self.rowids = np.insert(self.rowids, at, rowid)
+        self.values = np.insert(self.values, at, value)
 
 
 def _varints(blob: bytes) -> list[int]:
@@ -127,28 +148,14 @@ class _Table:
     def __init__(self, conn: Connection, table: str, columns: int) -> None:
         self.rows, self.tokens = _averages(conn, table)
         found = conn.execute(f"SELECT id, sz FROM {table}_docsize ORDER BY id").fetchall()
-        self.ids: IntArray = np.fromiter((row[0] for row in found), np.int64, len(found))
-        self.sizes: FloatArray = _row_sizes([bytes(row[1]) for row in found], columns).astype(
-            np.float64
+        self.lengths = _RowValues(
+            np.fromiter((row[0] for row in found), np.int64, len(found)),
+            _row_sizes([bytes(row[1]) for row in found], columns).astype(np.float64),
         )
 
     @property
     def avgdl(self) -> float:
         return float(self.tokens) / float(self.rows) if self.rows else 0.0
-
-    def size_of(self, rowids: IntArray) -> FloatArray:
-        return _lookup(self.ids, self.sizes, rowids, np.nan)
-
-    def forget(self, rowid: int) -> None:
-        at = int(np.searchsorted(self.ids, rowid))
-        if at < len(self.ids) and self.ids[at] == rowid:
-            self.ids = np.delete(self.ids, at)
-            self.sizes = np.delete(self.sizes, at)
-
-    def learn(self, rowid: int, size: int) -> None:
-        at = int(np.searchsorted(self.ids, rowid))
-        self.ids = np.insert(self.ids, at, rowid)
-        self.sizes = np.insert(self.sizes, at, float(size))
 
 
 def _term_weights(saturation: FloatArray, freq: FloatArray, idf: float) -> FloatArray:
@@ -188,7 +195,7 @@ class PostingCache:
         self._conn: Connection | None = None
         self._state: tuple[int, int] | None = None
         self._stats: _Table | None = None
-        self._postings: OrderedDict[Phrase, _Posting] = OrderedDict()
+        self._postings: OrderedDict[Phrase, _RowValues] = OrderedDict()
         self._held = 0
         self._terms: dict[str, str | None] = {}
         self._cold = True
@@ -360,13 +367,9 @@ class PostingCache:
 
     def _forget_row(self, rowid: int) -> None:
         assert self._stats is not None
-        self._stats.forget(rowid)
+        self._stats.lengths.forget(rowid)
         for posting in self._postings.values():
-            at = int(np.searchsorted(posting.rowids, rowid))
-            if at < len(posting.rowids) and posting.rowids[at] == rowid:
-                posting.rowids = np.delete(posting.rowids, at)
-                posting.freq = np.delete(posting.freq, at)
-                self._held -= 1
+            self._held -= int(posting.forget(rowid))
 
     def _learn_row(self, conn: Connection, rowid: int) -> None:
         """Add a row this connection wrote to every cached posting it belongs in."""
@@ -381,7 +384,7 @@ class PostingCache:
         ).fetchone()
         if values is None or size is None:
             return
-        self._stats.learn(rowid, sum(_varints(bytes(size[0]))))
+        self._stats.lengths.learn(rowid, float(sum(_varints(bytes(size[0])))))
         instances = self._instances(conn, tuple(values))
         for phrase, posting in self._postings.items():
             freq = sum(
@@ -390,9 +393,7 @@ class PostingCache:
                 if term == phrase.word or (phrase.prefix and term.startswith(phrase.word))
             )
             if freq:
-                at = int(np.searchsorted(posting.rowids, rowid))
-                posting.rowids = np.insert(posting.rowids, at, rowid)
-                posting.freq = np.insert(posting.freq, at, np.float32(freq))
+                posting.learn(rowid, freq)
                 self._held += 1
 
     def _instances(self, conn: Connection, values: tuple[Any, ...]) -> list[tuple[str, int]]:
@@ -423,7 +424,7 @@ class PostingCache:
             self._stats = _Table(conn, self.table, len(self.columns))
         return self._stats
 
-    def _posting(self, conn: Connection, phrase: Phrase) -> _Posting | None:
+    def _posting(self, conn: Connection, phrase: Phrase) -> _RowValues | None:
         found = self._postings.get(phrase)
         if found is not None:
             self._postings.move_to_end(phrase)
@@ -433,7 +434,7 @@ class PostingCache:
             self._keep(phrase, built)
         return built
 
-    def _keep(self, phrase: Phrase, posting: _Posting) -> None:
+    def _keep(self, phrase: Phrase, posting: _RowValues) -> None:
         """Cache ``posting``; drop the least recently used past the budget."""
         replaced = self._postings.pop(phrase, None)
         if replaced is not None:
@@ -444,7 +445,7 @@ class PostingCache:
             _, dropped = self._postings.popitem(last=False)
             self._held -= len(dropped.rowids)
 
-    def _build(self, conn: Connection, stats: _Table, phrase: Phrase) -> _Posting | None:
+    def _build(self, conn: Connection, stats: _Table, phrase: Phrase) -> _RowValues | None:
         """The phrase's postings recovered from its one-phrase bm25() scores, or None
         when recomputing the scores from them does not give those scores exactly."""
         weights = ", ".join(repr(float(weight)) for weight in self.weights)
@@ -456,7 +457,7 @@ class PostingCache:
         rowids: IntArray = np.fromiter((row[0] for row in rows), np.int64, len(rows))
         scores: FloatArray = np.fromiter((row[1] for row in rows), np.float64, len(rows))
         if not len(rows):
-            return _Posting(rowids, scores.astype(np.float32))
+            return _RowValues(rowids, scores.astype(np.float32))
         idf = _idf(stats.rows, len(rows))
         saturation = self._saturation(stats, rowids)
         share = -scores / idf
@@ -464,35 +465,33 @@ class PostingCache:
             freq = np.rint(share * saturation / ((K1 + 1.0) - share))
         if not np.array_equal(-1.0 * (0.0 + _term_weights(saturation, freq, idf)), scores):
             return None
-        return _Posting(rowids, freq.astype(np.float32))
+        return _RowValues(rowids, freq.astype(np.float32))
 
     @staticmethod
     def _saturation(stats: _Table, rowids: IntArray) -> FloatArray:
-        result: FloatArray = K1 * (1 - B + B * stats.size_of(rowids) / stats.avgdl)
+        result: FloatArray = K1 * (1 - B + B * stats.lengths.at(rowids, np.nan) / stats.avgdl)
         return result
 
     def _rank(
-        self, postings: list[_Posting], limit: int, *, every: bool, among: IntArray | None
+        self, postings: list[_RowValues], limit: int, *, every: bool, among: IntArray | None
     ) -> list[tuple[int, float]]:
         stats = self._stats
         assert stats is not None
         longest = max(len(posting.rowids) for posting in postings)
         if among is not None and 8 * len(among) < longest:
             # A few rows asked about: look each up in the lists rather than walk them.
-            present = np.stack(
-                [_lookup(posting.rowids, posting.freq, among, -1.0) >= 0 for posting in postings]
-            )
+            present = np.stack([posting.at(among, -1.0) >= 0 for posting in postings])
             rowids = among[present.all(axis=0) if every else present.any(axis=0)]
         elif every:
             # From the shortest list, keep the rows every other list holds too.
             rowids = min((posting.rowids for posting in postings), key=len)
             for posting in postings:
-                rowids = rowids[_lookup(posting.rowids, posting.freq, rowids, -1.0) >= 0]
+                rowids = rowids[posting.at(rowids, -1.0) >= 0]
         else:
             rowids = _union([posting.rowids for posting in postings])
         if among is not None and len(rowids) and 8 * len(among) >= longest:
             rowids = rowids[np.isin(rowids, among)]
-        freqs = [_lookup(posting.rowids, posting.freq, rowids, 0.0) for posting in postings]
+        freqs = [posting.at(rowids, 0.0) for posting in postings]
         if not len(rowids) or limit <= 0:
             return []
         saturation = self._saturation(stats, rowids)
