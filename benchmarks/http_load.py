@@ -8,7 +8,8 @@ synthetic passages in a project with hybrid search on (find_chunks, query_hybrid
    call find_chunks, query_hybrid and doiget_search_local in turn, as fast as they
    are answered, for S seconds; a call refused because the server is busy
    (RATE_LIMITED) waits the retry_after it was given. Meanwhile one probe client
-   per cheap tool (doiget_health, list_projects, doiget_info) calls it every 50 ms.
+   per cheap tool (doiget_health, list_projects, doiget_info) calls it every 50 ms,
+   from a process of their own (as another agent would).
    Reported: p50/p99 per tool as the clients saw them and as the server's access log
    timed them (without the load client's own delays), TIMEOUT errors, refusals, other
    errors, and with --loop-profile the spans > 10 ms during which one callback held
@@ -67,6 +68,9 @@ from doiget.papers.store import Store  # noqa: E402
 LOAD = ("find_chunks", "query_hybrid", "doiget_search_local")
 CHEAP = ("doiget_health", "list_projects", "doiget_info")
 PROBE_GAP = 0.05
+# Seconds from the launch of the probes' process to the start of the load: its start,
+# its sessions and its first calls happen before.
+PROBE_START = 10.0
 QUERIES = ("quantum graph", "protein learning", "climate ocean", "sparse tensor", "genome")
 HERE = Path(__file__).resolve().parent
 
@@ -216,22 +220,48 @@ async def probe_client(session: Any, tool: str, until: float, calls: Calls) -> N
         await anyio.sleep(PROBE_GAP)
 
 
-async def run_load(url: str, clients: int, seconds: float) -> tuple[Calls, float]:
+async def run_probes(url: str, start: float, until: float) -> Calls:
+    """The cheap probes, from ``start`` to ``until`` (monotonic clock times)."""
     calls = Calls()
     async with AsyncExitStack() as stack:
-        loaders = [await stack.enter_async_context(http_session(url)) for _ in range(clients)]
         probes = [await stack.enter_async_context(http_session(url)) for _ in CHEAP]
         for tool, session in zip(CHEAP, probes, strict=True):  # first calls build the cores
             await session.call_tool(tool, arguments(tool, 0))
-        await loaders[0].call_tool("find_chunks", arguments("find_chunks", 0))
-        began = time.monotonic()
-        until = began + seconds
+        await anyio.sleep(max(0.0, start - time.monotonic()))
         async with anyio.create_task_group() as tasks:
-            for n, session in enumerate(loaders):
-                tasks.start_soon(load_client, session, until, calls, n)
             for tool, session in zip(CHEAP, probes, strict=True):
                 tasks.start_soon(probe_client, session, tool, until, calls)
-        wall = time.monotonic() - began
+    return calls
+
+
+def probe_process(url: str, start: float, until: float) -> Calls:
+    """:func:`run_probes` in a process of its own: a cheap call's client is another
+    agent than the load's, not a task waiting its turn on the 50 load clients' loop."""
+    return anyio.run(run_probes, url, start, until)
+
+
+async def run_load(url: str, clients: int, seconds: float) -> tuple[Calls, float]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    calls = Calls()
+    start = time.monotonic() + PROBE_START
+    until = start + seconds
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as apart:
+        probed = apart.submit(probe_process, url, start, until)
+        async with AsyncExitStack() as stack:
+            loaders = [await stack.enter_async_context(http_session(url)) for _ in range(clients)]
+            await loaders[0].call_tool("find_chunks", arguments("find_chunks", 0))
+            await anyio.sleep(max(0.0, start - time.monotonic()))
+            async with anyio.create_task_group() as tasks:
+                for n, session in enumerate(loaders):
+                    tasks.start_soon(load_client, session, until, calls, n)
+            wall = time.monotonic() - start
+        probes = probed.result()
+    calls.latencies.update(probes.latencies)
+    calls.timeouts += probes.timeouts
+    calls.refusals += probes.refusals
+    calls.errors += probes.errors
     return calls, wall
 
 

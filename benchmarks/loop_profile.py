@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio.events
 import atexit
 import collections
+import gc
 import sys
 import threading
 import time
@@ -32,6 +33,17 @@ class Watch:
         self.spans: list[float] = []
         self.places: collections.Counter[str] = collections.Counter()
         self._sampled = False
+        self.collections: list[tuple[int, float]] = []  # (generation, seconds) over threshold
+        self._collecting = 0.0
+
+    def on_collection(self, phase: str, info: dict[str, Any]) -> None:
+        """gc's callback: collections longer than the threshold, by generation."""
+        if phase == "start":
+            self._collecting = time.perf_counter()
+        elif self._collecting:
+            took = time.perf_counter() - self._collecting
+            if took > self.threshold:
+                self.collections.append((int(info["generation"]), took))
 
     def patch(self) -> None:
         run = asyncio.events.Handle._run
@@ -78,6 +90,15 @@ class Watch:
             if spans
             else "spans over threshold: 0",
             *(f"{count:6d}  {place}" for place, count in self.places.most_common(25)),
+            f"objects the garbage collector tracks at exit: {len(gc.get_objects()):,}; "
+            f"garbage collections over {self.threshold * 1000:.0f} ms: {len(self.collections)}"
+            + (
+                f"; longest {max(t for _, t in self.collections) * 1000:.0f} ms (generations "
+                + ", ".join(sorted({str(g) for g, _ in self.collections}))
+                + ")"
+                if self.collections
+                else ""
+            ),
         ]
         out.write_text("\n".join(lines) + "\n")
 
@@ -90,6 +111,7 @@ def main() -> None:
         threshold, args = float(args[1]) / 1000, args[2:]
     watch = Watch(threshold)
     watch.patch()
+    gc.callbacks.append(watch.on_collection)
     threading.Thread(target=watch.sample, daemon=True).start()
     atexit.register(watch.write, out)
     sys.argv = ["doiget", *args]

@@ -2,4 +2,6 @@
 
 from doiget.entry import main
 
-main()
+# Guarded: a worker process started by spawn imports this module under another name.
+if __name__ == "__main__":
+    main()

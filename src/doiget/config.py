@@ -25,6 +25,7 @@ from doiget.httpconfig import HttpSettings, http_settings
 from doiget.redaction import remember_secrets
 from doiget.secret import Secret
 from doiget.settingvalues import (
+    optional_switch,
     path_setting,
     refuse,
     seconds_setting,
@@ -167,6 +168,13 @@ CORE_SETTINGS: tuple[Setting, ...] = (
         config_key="workers",
     ),
     Setting(
+        "DOIGET_SEARCH_PROCESSES",
+        "=1 runs the searches (find_chunks, query_hybrid, doiget_search_local) in worker "
+        "processes, one per worker, so ranking never holds the server's own process; =0 "
+        "in its threads (default: on for serve --http, off over stdio and the CLI)",
+        config_key="search_processes",
+    ),
+    Setting(
         "DOIGET_WORK_QUEUE",
         "expensive calls that may wait for a worker in each lane (default 32); one more "
         "is refused at once with RATE_LIMITED and the seconds to wait",
@@ -293,6 +301,8 @@ class Settings:
     # The pool expensive tool work runs in (doiget.workpool): threads, and jobs waiting.
     workers: int = field(default_factory=default_workers)
     work_queue: int = QUEUE_DEFAULT
+    # Whether searches run in worker processes; None leaves it to the face (doiget.runtime).
+    search_processes: bool | None = None
     # serve --http: where it listens, its tokens and guards.
     http: HttpSettings = field(default_factory=HttpSettings)
     # scrape_page's browser tier: whether it may run, which Chromium, its limits.
@@ -589,6 +599,9 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         blocked_hosts=tuple(host.lower() for host in blocked),
         workers=whole_setting(
             "DOIGET_WORKERS", pick("DOIGET_WORKERS", "workers"), default_workers(), 1, WORKERS_MAX
+        ),
+        search_processes=optional_switch(
+            "DOIGET_SEARCH_PROCESSES", pick("DOIGET_SEARCH_PROCESSES", "search_processes")
         ),
         work_queue=whole_setting(
             "DOIGET_WORK_QUEUE",

@@ -143,6 +143,13 @@ class DoigetError(Exception):
         # command line says it as its own option instead.
         self.field = field
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # An error raised in a worker process reaches the caller's process pickled.
+        return (
+            _rebuilt,
+            (self.code, self.message, self.denial, self.retry_after, self.details, self.field),
+        )
+
     @property
     def exit_status(self) -> int:
         """The CLI exit status for this error."""
@@ -179,3 +186,15 @@ def denied(
         **fields,
     )
     return DoigetError(code, message, context)
+
+
+def _rebuilt(
+    code: ErrorCode,
+    message: str,
+    denial: DenialContext | None,
+    retry_after: float | None,
+    details: dict[str, Any] | None,
+    field: str | None,
+) -> DoigetError:
+    """A :class:`DoigetError` again, from what :meth:`DoigetError.__reduce__` kept."""
+    return DoigetError(code, message, denial, retry_after=retry_after, details=details, field=field)

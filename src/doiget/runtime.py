@@ -28,6 +28,9 @@ class Runtime:
 
     settings: Settings
     profile: CapabilityProfile
+    # Serving many clients over HTTP: searches then run in worker processes unless
+    # DOIGET_SEARCH_PROCESSES says otherwise.
+    http: bool = False
     # The process's one Network (built on first use), so every toolset's requests pass
     # the same rate gate: two gates would each allow the full rate.
     _network: list[Network] = field(default_factory=list, compare=False, repr=False)
@@ -48,7 +51,12 @@ class Runtime:
         if lane not in self._pools:
             from doiget.workpool import WorkPool
 
-            self._pools[lane] = WorkPool(self.settings.workers, self.settings.work_queue)
+            apart = self.settings.search_processes
+            self._pools[lane] = WorkPool(
+                self.settings.workers,
+                self.settings.work_queue,
+                apart=self.http if apart is None else apart,
+            )
         return self._pools[lane]
 
     async def aclose(self) -> None:
@@ -69,13 +77,14 @@ class Runtime:
         return line
 
 
-def load_runtime(environ: Mapping[str, str] | None = None) -> Runtime:
-    """Read settings and profile from ``environ`` (default: the process environment).
+def load_runtime(environ: Mapping[str, str] | None = None, *, http: bool = False) -> Runtime:
+    """Read settings and profile from ``environ`` (default: the process environment);
+    ``http`` for a server over HTTP.
 
     Raises DoigetError(CAPABILITY_DENIED) when the configuration cannot be honoured.
     """
     env = os.environ if environ is None else environ
-    return Runtime(settings=load_settings(env), profile=CapabilityProfile.from_env(env))
+    return Runtime(settings=load_settings(env), profile=CapabilityProfile.from_env(env), http=http)
 
 
 def start_logging(runtime: Runtime, *, banner: bool) -> None:

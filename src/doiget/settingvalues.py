@@ -75,6 +75,12 @@ def switch_setting(var: str, raw: Any, default: bool) -> bool:
     raise refuse(f"{var}={quoted(raw)}; use 1 (on) or 0 (off), or unset it.")
 
 
+def optional_switch(var: str, raw: Any) -> bool | None:
+    """An on/off setting that is None when unset (or empty): its default is decided
+    later, by what uses it."""
+    return None if raw is None or _word(raw) == "" else switch_setting(var, raw, False)
+
+
 def presence_setting(var: str, raw: Any, what: str) -> bool:
     """A setting whose presence turns ``what`` on (the capability profile's rule: set,
     even empty, is on). A value that reads as off would turn it on all the same, so it

@@ -18,6 +18,15 @@ until it returns: the bound counts threads at work, not callers still waiting. S
 job is marked abandoned, and work that can stop early asks :func:`abandoned` (the
 passage index's SQLite connections do, between steps of a query): only the job whose
 caller gave up stops, never another job running beside it.
+
+A pool may also run the jobs that rank and search in worker processes (``apart``),
+as many as it has threads (:meth:`WorkPool.run_apart`): ranking done in Python holds
+the GIL, and while threads of the server's own process hold it, the event loop waits
+for its turn at every step of every call, cheap ones included. A job run apart is a module-level
+function whose arguments and result are pickled; it opens what it reads (an index
+file) once per process. It cannot be told that its caller gave up, so it carries its
+caller's deadline and :func:`abandoned` compares the clock with it (the monotonic
+clock is the machine's, the same in every process).
 """
 
 from __future__ import annotations
@@ -25,14 +34,21 @@ from __future__ import annotations
 import contextvars
 import math
 import os
+import signal
+import sys
 import threading
 import time
-from collections.abc import Callable
-from typing import Final, TypeVar
+from collections.abc import Callable, Hashable
+from concurrent.futures import BrokenExecutor
+from typing import TYPE_CHECKING, Final, TypeVar, cast
 
 from doiget.errors import DenialContext, DenialReason, DoigetError, ErrorCode
 
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
+
 T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
 
 QUEUE_DEFAULT: Final = 32
 WORKERS_MAX: Final = 64
@@ -41,15 +57,23 @@ QUEUE_MAX: Final = 10_000
 # mean follows new jobs (an exponential moving average).
 FIRST_GUESS_SECONDS: Final = 0.05
 SMOOTHING: Final = 0.2
+# How much lower the worker processes' CPU priority is than the server's: when the
+# cores are busy, the event loop answering every call comes first.
+APART_NICENESS: Final = 10
 
 
 class _Job:
-    """What a running job can learn of its caller: whether it gave up."""
+    """What a running job can learn of its caller: whether it gave up, or by when it
+    will have (a job run apart, which no flag set in the caller's process reaches)."""
 
-    __slots__ = ("abandoned",)
+    __slots__ = ("abandoned", "deadline")
 
-    def __init__(self) -> None:
+    def __init__(self, deadline: float | None = None) -> None:
         self.abandoned = False
+        self.deadline = deadline
+
+    def given_up(self) -> bool:
+        return self.abandoned or (self.deadline is not None and time.monotonic() > self.deadline)
 
 
 _job: contextvars.ContextVar[_Job | None] = contextvars.ContextVar("doiget_job", default=None)
@@ -59,7 +83,7 @@ def abandoned() -> bool:
     """Whether the caller of the job running in this thread has given up on it (its
     time limit passed, or the call was cancelled): its result will not be read."""
     job = _job.get()
-    return job is not None and job.abandoned
+    return job is not None and job.given_up()
 
 
 def usable_cores() -> int:
@@ -75,15 +99,56 @@ def default_workers() -> int:
     return min(usable_cores(), WORKERS_MAX)
 
 
-class WorkPool:
-    """``workers`` threads and a waiting line of ``queue`` jobs; more are refused."""
+def _start_apart() -> None:
+    """How a worker process starts: its stdout is its stderr (a stdio server's stdout
+    carries JSON-RPC frames only), and Ctrl-C is the parent's to handle (it stops the
+    workers)."""
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.nice(APART_NICENESS)
 
-    def __init__(self, workers: int, queue: int) -> None:
+
+_own: dict[tuple[object, Hashable], object] = {}
+_own_lock = threading.Lock()
+
+
+def own(make: Callable[[K], T], key: K) -> T:
+    """This process's one ``make(key)`` (an index opened by its path), made on first
+    use: a job run apart reuses what an earlier job of its process opened."""
+    with _own_lock:
+        found = _own.get((make, key))
+        if found is None:
+            found = _own[make, key] = make(key)
+        return cast(T, found)
+
+
+def _run_apart(
+    job: Callable[..., T], deadline: float | None, args: tuple[object, ...]
+) -> tuple[float, T]:
+    """``job(*args)`` in a worker process, :func:`abandoned` once ``deadline`` has
+    passed; the seconds it took, and its result."""
+    token = _job.set(_Job(deadline))
+    began = time.perf_counter()
+    try:
+        result = job(*args)
+        return time.perf_counter() - began, result
+    finally:
+        _job.reset(token)
+
+
+class WorkPool:
+    """``workers`` threads and a waiting line of ``queue`` jobs; more are refused.
+    With ``apart``, searches run in as many worker processes (spawned on first use),
+    under the same bound and line."""
+
+    def __init__(self, workers: int, queue: int, *, apart: bool = False) -> None:
         from concurrent.futures import ThreadPoolExecutor
 
         self.workers = workers
         self.queue = queue
+        self.apart = apart
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="doiget-work")
+        self._apart: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
         self._pending = 0  # jobs running or waiting, abandoned ones included
         self._mean = FIRST_GUESS_SECONDS
@@ -118,8 +183,43 @@ class WorkPool:
         per document) joins the line whatever its length, so a long run is never
         refused half-way; it still waits for a worker like any other.
         """
-        import asyncio
+        self._admit(admitted, within)
+        job = _Job()
+        context = contextvars.copy_context()
+        context.run(_job.set, job)
+        return await self._outcome(
+            lambda: self._executor.submit(context.run, self._timed, work), job
+        )
 
+    async def run_apart(
+        self,
+        job: Callable[..., T],
+        *args: object,
+        within: float | None = None,
+    ) -> T:
+        """``job(*args)`` in a worker process (the pool was made ``apart``); admitted,
+        refused and timed like :meth:`run`. ``job`` is a module-level function; it,
+        its arguments and its result must pickle."""
+        if not self.apart:
+            raise RuntimeError("run_apart needs a pool made with apart=True")
+        self._admit(False, within)
+        deadline = None if within is None else time.monotonic() + within
+        try:
+            took, result = await self._outcome(
+                lambda: self._processes().submit(_run_apart, job, deadline, args), _Job()
+            )
+        except BrokenExecutor as exc:
+            self._replace_processes()
+            raise DoigetError(
+                ErrorCode.INTERNAL_ERROR,
+                "a worker process of doiget stopped while running this call (the system may "
+                "be short of memory); it has been replaced: retry the call.",
+            ) from exc
+        self._learn(took)
+        return result
+
+    def _admit(self, admitted: bool, within: float | None) -> None:
+        """Count a new job in, or refuse it at once (see :meth:`run`)."""
         with self._lock:
             if not admitted and (
                 self._pending >= self.workers + self.queue
@@ -127,11 +227,13 @@ class WorkPool:
             ):
                 raise self._refusal()
             self._pending += 1
-        job = _Job()
-        context = contextvars.copy_context()
-        context.run(_job.set, job)
+
+    async def _outcome(self, submit: Callable[[], Future[T]], job: _Job) -> T:
+        """Await the job ``submit`` starts; the count of jobs drops as it ends."""
+        import asyncio
+
         try:
-            future = self._executor.submit(context.run, self._timed, work)
+            future = submit()
         except BaseException:
             self._done()
             raise
@@ -142,13 +244,38 @@ class WorkPool:
             job.abandoned = True
             raise
 
+    def _processes(self) -> ProcessPoolExecutor:
+        with self._lock:
+            if self._apart is None:
+                import multiprocessing
+                from concurrent.futures import ProcessPoolExecutor
+
+                # spawn: a forked copy of a process with threads (the event loop's
+                # helpers, SQLite connections) can inherit a lock held mid-way.
+                self._apart = ProcessPoolExecutor(
+                    max_workers=self.workers,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=_start_apart,
+                )
+            return self._apart
+
+    def _replace_processes(self) -> None:
+        """Let a pool whose worker died go; the next job starts fresh ones."""
+        with self._lock:
+            broken, self._apart = self._apart, None
+        if broken is not None:
+            broken.shutdown(wait=False, cancel_futures=True)
+
     def _timed(self, work: Callable[[], T]) -> T:
         began = time.perf_counter()
         try:
             return work()
         finally:
-            took = time.perf_counter() - began
-            self._mean += SMOOTHING * (took - self._mean)
+            self._learn(time.perf_counter() - began)
+
+    def _learn(self, took: float) -> None:
+        """Fold one job's seconds into the mean job time."""
+        self._mean += SMOOTHING * (took - self._mean)
 
     def _done(self) -> None:
         # Runs in the worker as the job ends, or at once for a job cancelled unrun.
@@ -170,5 +297,7 @@ class WorkPool:
         )
 
     def close(self) -> None:
-        """Stop taking jobs; those running finish in their threads."""
+        """Stop taking jobs; those running finish in their threads, and the worker
+        processes end once theirs are done."""
         self._executor.shutdown(wait=False, cancel_futures=True)
+        self._replace_processes()

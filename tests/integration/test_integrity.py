@@ -34,6 +34,7 @@ from doiget.reading import contracts as rc
 from doiget.reading.service import Reader
 from doiget.refs import parse_ref
 from doiget.sources import crossref
+from doiget.workpool import WorkPool
 
 from papersutil import CROSSREF_DOWN, make_papers, read_toml
 from replay import ReplayUpstream
@@ -158,8 +159,9 @@ async def test_a_crossref_outage_never_hides_a_recorded_retraction(
     assert _shown(info["integrity"]) == EXPECTED[NEJM]
 
 
+@pytest.mark.parametrize("apart", [False, True], ids=["threads", "worker processes"])
 async def test_passages_and_reading_show_the_papers_notices(
-    upstream: ReplayUpstream, doiget_env: dict[str, str]
+    upstream: ReplayUpstream, doiget_env: dict[str, str], apart: bool
 ) -> None:
     route_integrity(upstream)
     papers = make_papers(doiget_env)
@@ -168,7 +170,8 @@ async def test_passages_and_reading_show_the_papers_notices(
     finally:
         await papers.aclose()
     settings = load_settings(doiget_env)
-    library = Library(settings)
+    pool = WorkPool(2, 8, apart=apart)
+    library = Library(settings, pool=pool)
     reader = Reader(settings)
     try:
         library.project("lab/x", create=True)
@@ -188,6 +191,7 @@ async def test_passages_and_reading_show_the_papers_notices(
     finally:
         await library.aclose()
         await reader.aclose()
+        pool.close()
 
 
 async def test_a_check_records_notices_that_came_later(

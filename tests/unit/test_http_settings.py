@@ -61,3 +61,35 @@ def test_tokens_given_inline_are_secrets(tmp_path: Path) -> None:
     assert http.token_values() == ["abcdefghijklmnop1234", "qrstuvwxyzabcdef5678"]
     assert "abcdefghijklmnop" not in redact_known("token abcdefghijklmnop1234 seen")
     assert "abcdefghijklmnop" not in repr(http)
+
+
+@pytest.mark.parametrize(
+    ("value", "config", "stdio", "http"),
+    [
+        (None, "", False, True),  # the face decides: processes for a team over HTTP
+        ("1", "", True, True),
+        ("off", "", False, False),
+        (None, "search_processes = true\n", True, True),
+        ("0", "search_processes = true\n", False, False),  # the environment wins
+    ],
+)
+def test_searches_run_in_worker_processes_over_http_unless_told(
+    tmp_path: Path, value: str | None, config: str, stdio: bool, http: bool
+) -> None:
+    from doiget.runtime import load_runtime
+
+    (tmp_path / "config.toml").write_text(config)
+    env = {"DOIGET_CONFIG": str(tmp_path / "config.toml"), "DOIGET_DATA_DIR": str(tmp_path)}
+    if value is not None:
+        env["DOIGET_SEARCH_PROCESSES"] = value
+    for serving_http, apart in ((False, stdio), (True, http)):
+        runtime = load_runtime(env, http=serving_http)
+        assert [runtime.pool(lane).apart for lane in ("papers", "library")] == [apart, apart]
+        for pool in (runtime.pool("papers"), runtime.pool("library")):
+            pool.close()
+
+
+def test_a_search_processes_value_that_is_no_switch_refuses_the_start(tmp_path: Path) -> None:
+    with pytest.raises(DoigetError) as refused:
+        settings(tmp_path, DOIGET_SEARCH_PROCESSES="several")
+    assert "DOIGET_SEARCH_PROCESSES" in refused.value.message

@@ -64,16 +64,21 @@ def wants_json(ctx: typer.Context, local_flag: bool) -> bool:
 
 
 def runtime(
-    ctx: typer.Context, overrides: Mapping[str, str] | None = None, *, serving: bool = False
+    ctx: typer.Context,
+    overrides: Mapping[str, str] | None = None,
+    *,
+    serving: bool = False,
+    http: bool = False,
 ) -> Runtime:
     """Load settings and profile once and configure logging; the capability banner goes
-    to stderr for a server (``serving``) and, for any other command, with ``-v``.
+    to stderr for a server (``serving``; ``http`` over HTTP) and, for any other
+    command, with ``-v``.
 
     ``overrides`` are command-line options that stand in for their environment variable.
     """
     cli = state(ctx)
     if cli.runtime is None:
-        cli.runtime = load_runtime({**os.environ, **overrides} if overrides else None)
+        cli.runtime = load_runtime({**os.environ, **overrides} if overrides else None, http=http)
         start_logging(cli.runtime, banner=serving or cli.verbose)
     return cli.runtime
 

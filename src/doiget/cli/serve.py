@@ -67,6 +67,6 @@ def serve(
         )
     overrides = {name: value for name, value in given.items() if value is not None} or None
     if http:
-        cli.serve_http(runtime(ctx, overrides, serving=True))
+        cli.serve_http(runtime(ctx, overrides, serving=True, http=True))
     else:
         anyio.run(cli.serve, runtime(ctx, overrides, serving=True))

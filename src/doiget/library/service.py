@@ -11,9 +11,11 @@ is refused at once.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
@@ -23,16 +25,15 @@ from doiget.errors import DoigetError, ErrorCode, quoted, shorten
 from doiget.installed import LIBRARY_INSTALL
 from doiget.library import contracts as c
 from doiget.library.fusion import unit_interval
-from doiget.library.hybrid import hybrid_ranking
 from doiget.library.index.base import (
     FILTER_KEYS,
     ChunkRecord,
     CollectionInfo,
     Filters,
-    Hit,
     PassageIndex,
     StoredChunk,
 )
+from doiget.library.passage_search import Found, PassageQuery
 from doiget.library.projects import (
     DEFAULT_TOP_K,
     PROJECT_ID,
@@ -165,6 +166,8 @@ class Library:
         self._pool = pool
         self._own_pool = pool is None
         self._notices: PaperNotices | None = None
+        # The embedded index's file when this library opened it (not one it was given).
+        self._own_path: Path | None = None
 
     @property
     def pool(self) -> WorkPool:
@@ -201,7 +204,9 @@ class Library:
             )
         from doiget.library.index.sqlite import SqliteIndex
 
-        return SqliteIndex(self.settings.data_dir / "library" / "passages.sqlite3")
+        index = SqliteIndex(self.settings.data_dir / "library" / "passages.sqlite3")
+        self._own_path = index.path
+        return index
 
     def embedder(self, model: str) -> Embedder:
         """The embedder of ``model`` (weights load on first use)."""
@@ -236,10 +241,16 @@ class Library:
     async def _bounded(self, tool: str, work: Callable[[], T]) -> T:
         """Run blocking ``work`` in the work pool within the tool's time limit (waiting
         for a worker included: the pool's bounded queue keeps that wait short)."""
+        with self._time_limit(tool) as limit:
+            return await self.pool.run(work, within=limit)
+
+    @contextlib.contextmanager
+    def _time_limit(self, tool: str) -> Iterator[float]:
+        """The tool's time limit, over the work done inside: TIMEOUT when it passes."""
         limit = self.settings.library_timeouts[tool]
         try:
             with anyio.fail_after(limit):
-                return await self.pool.run(work, within=limit)
+                yield limit
         except TimeoutError:
             logger.warning("%s cancelled after %.3g s", tool, limit)
             raise DoigetError(
@@ -270,6 +281,34 @@ class Library:
         embedder = self.embedder(model)
         await anyio.to_thread.run_sync(functools.partial(embedder.warm, queries=True))
         return embedder
+
+    async def _found(self, tool: str, query: PassageQuery) -> Found:
+        """The search's work within the tool's time limit: in a worker process when the
+        pool runs searches apart and the index is the embedded one this library opened
+        (a worker opens it by its path), else in a worker thread on this process's
+        index, the query encoder loaded first outside the limit."""
+        from doiget.library import passage_search
+
+        index = self.index
+        if self.pool.apart and self._own_path is not None:
+            with self._time_limit(tool) as limit:
+                return await self.pool.run_apart(
+                    passage_search.apart,
+                    self._own_path,
+                    self.settings.store_root,
+                    query,
+                    within=limit,
+                )
+        await self._warm_queries(query.model)
+        if self._notices is None:
+            from doiget.library.notices import PaperNotices
+
+            self._notices = PaperNotices(self.settings.store_root)
+        notices = self._notices
+        with self._time_limit(tool) as limit:
+            return await self.pool.run(
+                lambda: passage_search.search(index, notices, query), within=limit
+            )
 
     def _collection(self, project: Project) -> CollectionInfo | None:
         info = self.index.collection(project.collection)
@@ -462,11 +501,17 @@ class Library:
 
             # Queries are embedded by the exact model whichever variant made the
             # collection's vectors (see doiget.library.embedding).
-            embedder = await self._warm_queries(split_encoder(info.embed_model)[0])
-            hits, chunks, marked = await self._bounded(
+            hits, chunks, marked = await self._found(
                 tool,
-                lambda: self._marked(
-                    *self._ranked(project, embedder, query, wanted, conditions, hybrid)
+                PassageQuery(
+                    project.collection,
+                    project.id,
+                    query,
+                    split_encoder(info.embed_model)[0],
+                    self.settings.embed_model_path,
+                    wanted,
+                    conditions,
+                    hybrid,
                 ),
             )
             items = [
@@ -477,47 +522,6 @@ class Library:
         if hybrid:
             return c.Passages(items=items, count=len(items), hybrid_enabled=True)
         return c.Passages(items=items, count=len(items))
-
-    def _ranked(
-        self,
-        project: Project,
-        embedder: Embedder,
-        query: str,
-        wanted: int,
-        filters: Filters,
-        hybrid: bool,
-    ) -> tuple[list[Hit], dict[str, StoredChunk]]:
-        from doiget.library import analyzer
-
-        vector = embedder.embed([query])[0].tolist()
-        name = project.collection
-        if hybrid:
-            terms = analyzer.query_terms(query)
-            hits = hybrid_ranking(self.index, name, vector, terms, filters)[:wanted]
-        else:
-            hits = self.index.dense(name, vector, wanted, filters)
-        chunks = self.index.fetch(name, [hit.id for hit in hits])
-        # Belt and braces: a chunk whose payload names another project is never returned.
-        kept = {cid: c for cid, c in chunks.items() if c.payload.get("project") == project.id}
-        return hits, kept
-
-    def _marked(
-        self, hits: list[Hit], chunks: dict[str, StoredChunk]
-    ) -> tuple[list[Hit], dict[str, StoredChunk], dict[str, list[Notice]]]:
-        """The hits, their chunks, and the integrity notices of the stored papers they
-        come from (by doc id; clean papers and outside files left out)."""
-        from doiget.library.notices import PaperNotices
-
-        if self._notices is None:
-            self._notices = PaperNotices(self.settings.store_root)
-        marked: dict[str, list[Notice]] = {}
-        for doc_id in {
-            str((chunk.payload.get("doc") or {}).get("doc_id")) for chunk in chunks.values()
-        }:
-            found = self._notices.of(doc_id)
-            if found:
-                marked[doc_id] = found
-        return hits, chunks, marked
 
     @staticmethod
     def _item(

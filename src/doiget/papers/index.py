@@ -32,6 +32,7 @@ from doiget.diskerror import disk_failure, write_error
 from doiget.errors import DoigetError, ErrorCode, quoted
 from doiget.integrity import notices
 from doiget.papers.store import Entry, Store, work_from_document
+from doiget.workpool import own
 
 if TYPE_CHECKING:
     from doiget.fts5rank import PostingCache
@@ -532,3 +533,14 @@ class PaperIndex:
     def count(self) -> int:
         """How many entries are indexed."""
         return int(self._connect().execute("SELECT count(*) FROM entries").fetchone()[0])
+
+
+def search_apart(store_root: Path, query: str, limit: int) -> list[dict[str, Any]]:
+    """:meth:`PaperIndex.search` in a worker process (see :mod:`doiget.workpool`), on
+    the store's index opened once per process; the index is kept up to date by the
+    process that serves the store."""
+    return own(_store_index, store_root).search(query, limit)
+
+
+def _store_index(store_root: Path) -> PaperIndex:
+    return PaperIndex(Store(store_root))

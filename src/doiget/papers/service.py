@@ -27,7 +27,7 @@ from doiget.net.deadline import call_deadline
 from doiget.net.network import Network
 from doiget.papers import contracts as c
 from doiget.papers.flight import flights_for
-from doiget.papers.index import PaperIndex
+from doiget.papers.index import PaperIndex, search_apart
 from doiget.papers.provenance import ProvenanceLog
 from doiget.papers.resolver import PdfCandidate, Resolution, Resolver
 from doiget.papers.store import Entry, Store, integrity_table, work_to_fields
@@ -40,6 +40,7 @@ from doiget.upstreams.limits import HARD_CODED
 if TYPE_CHECKING:
     from doiget.papers.graph import Direction
     from doiget.papers.recheck import CheckProgress
+    from doiget.workpool import WorkPool
 
 logger = logging.getLogger("doiget.papers")
 
@@ -702,8 +703,18 @@ class Papers:
     def search(self, request: c.LocalSearch) -> c.Listing:
         """Search stored title, authors, venue, abstract and year."""
         rows = self._fresh_index().search(request.query, _bounded_limit(request.limit))
-        hits = [c.LocalHit(**row) for row in rows]
-        return c.Listing(ok=True, query=request.query, count=len(hits), results=hits)
+        return _search_listing(request.query, rows)
+
+    async def search_in(self, pool: WorkPool, request: c.LocalSearch) -> c.Listing:
+        """:meth:`search` as a job of ``pool``; in a worker process when the pool runs
+        searches apart (the index is brought up to date here first, once)."""
+        if not pool.apart:
+            return await pool.run(functools.partial(self.search, request))
+        limit = _bounded_limit(request.limit)
+        if not self._index_checked:
+            await pool.run(self._fresh_index)
+        rows = await pool.run_apart(search_apart, self.store.root, request.query, limit)
+        return _search_listing(request.query, rows)
 
     def recent(self, request: c.RecentPapers) -> c.Listing:
         """The most recently fetched entries."""
@@ -854,6 +865,11 @@ def _integrity(work: Work) -> dict[str, Any]:
 def _capability_of(source: object) -> str:
     """The capability a row's step used: ``tdm`` for a TDM source, else Open Access."""
     return "tdm" if isinstance(source, str) and source.startswith("tdm-") else "oa"
+
+
+def _search_listing(query: str, rows: list[dict[str, Any]]) -> c.Listing:
+    hits = [c.LocalHit(**row) for row in rows]
+    return c.Listing(ok=True, query=query, count=len(hits), results=hits)
 
 
 def _bounded_limit(limit: int) -> int:

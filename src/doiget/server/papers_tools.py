@@ -157,7 +157,7 @@ class PapersTools:
         return await _off_the_loop(self.papers.info, request)
 
     async def search(self, request: c.LocalSearch, call: ToolCall) -> c.PapersReply:
-        return await self._pooled(self.papers.search, request)
+        return await self.papers.search_in(self.runtime.pool("papers"), request)
 
     async def recent(self, request: c.RecentPapers, call: ToolCall) -> c.PapersReply:
         return await self._pooled(self.papers.recent, request)

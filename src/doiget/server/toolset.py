@@ -8,6 +8,7 @@ store, PDF libraries) are imported on first use.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -47,6 +48,10 @@ class LazyCore(Generic[CoreT]):
         """The core, built now if no call has needed it yet."""
         if self._core is None:
             self._core = self._build()
+            # What the server holds from now on (modules, schemas, the core) lives as
+            # long as the process: the garbage collector stops scanning it again and
+            # again, which would pause every call once the heap has grown.
+            gc.freeze()
         return self._core
 
     async def close(self) -> None:

@@ -1,0 +1,50 @@
+"""Jobs the work pool's tests run in its worker processes (module-level, so they pickle
+by name and a spawned worker imports them)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from doiget.errors import DoigetError, ErrorCode
+from doiget.workpool import abandoned
+
+
+def pid_and_sum(*numbers: int) -> tuple[int, int]:
+    """The worker's pid and the sum of ``numbers``."""
+    return os.getpid(), sum(numbers)
+
+
+def refuse(name: str) -> None:
+    """A coded error, as a search raises one."""
+    raise DoigetError(
+        ErrorCode.INVALID_PROJECT,
+        f"Project {name!r} not found.",
+        details={"project_id": name, "available_projects": ["a/b"]},
+        field="project",
+    )
+
+
+def until_abandoned(patience: float) -> float:
+    """Seconds until :func:`abandoned` said the caller gave up (``patience`` at most)."""
+    began = time.monotonic()
+    while not abandoned() and time.monotonic() - began < patience:
+        time.sleep(0.01)
+    return time.monotonic() - began
+
+
+def niceness() -> int:
+    """The worker's niceness."""
+    return os.nice(0)
+
+
+def die() -> None:
+    """The worker process ends as if killed (out of memory)."""
+    os._exit(9)
+
+
+def wait_for_file(path: str, patience: float) -> None:
+    """Hold the worker until ``path`` exists (``patience`` seconds at most)."""
+    deadline = time.monotonic() + patience
+    while not os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.01)
