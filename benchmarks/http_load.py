@@ -15,8 +15,9 @@ synthetic passages in a project with hybrid search on (find_chunks, query_hybrid
    errors, and with --loop-profile the spans > 10 ms during which one callback held
    the event loop.
 2. Throughput: C clients call list_projects as fast as they can for T seconds on
-   doiget, then on benchmarks/minimal_server.py (same SDK, transport, web server; no
-   auth, log or rate gate); calls/s of each and the ratio.
+   doiget and on benchmarks/minimal_server.py (same SDK, transport, web server; no
+   auth, log or rate gate), in alternating rounds so a change in the machine's load
+   falls on both; calls/s of each, the ratio, and the lowest and highest round's.
 3. What the HTTP layer costs per request (token check, rate gate, access-log line,
    the log's peek at the body), in microseconds.
 
@@ -265,26 +266,36 @@ async def run_load(url: str, clients: int, seconds: float) -> tuple[Calls, float
     return calls, wall
 
 
-async def run_cheap(url: str, clients: int, seconds: float, token: str | None) -> float:
-    """calls/s of list_projects from ``clients`` sessions over ``seconds``."""
-    done = 0
+async def run_cheap(
+    urls: tuple[str, str], clients: int, seconds: float, rounds: int
+) -> list[tuple[float, float]]:
+    """calls/s of list_projects from ``clients`` sessions on doiget and on the minimal
+    server, in ``rounds`` alternating rounds of ``seconds / rounds`` each (so a change
+    in the machine's load falls on both alike): (doiget, minimal) per round."""
+    done = [0]
 
     async def one(session: Any, until: float) -> None:
-        nonlocal done
         while time.monotonic() < until:
             await session.call_tool("list_projects", {})
-            done += 1
+            done[0] += 1
 
-    async with AsyncExitStack() as stack:
-        sessions = [
-            await stack.enter_async_context(http_session(url, token)) for _ in range(clients)
-        ]
-        await sessions[0].call_tool("list_projects", {})
+    async def rate(sessions: list[Any]) -> float:
+        done[0] = 0
         began = time.monotonic()
         async with anyio.create_task_group() as tasks:
             for session in sessions:
-                tasks.start_soon(one, session, began + seconds)
-        return done / (time.monotonic() - began)
+                tasks.start_soon(one, session, began + seconds / rounds)
+        return done[0] / (time.monotonic() - began)
+
+    async with AsyncExitStack() as stack:
+        fleets = []
+        for url, token in ((urls[0], TOKEN), (urls[1], None)):
+            sessions = [
+                await stack.enter_async_context(http_session(url, token)) for _ in range(clients)
+            ]
+            await sessions[0].call_tool("list_projects", {})
+            fleets.append(sessions)
+        return [(await rate(fleets[0]), await rate(fleets[1])) for _ in range(rounds)]
 
 
 def p50_p99(samples: Sequence[float]) -> str:
@@ -334,7 +345,12 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=100_000, help="passages")
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=60.0, help="of load")
-    parser.add_argument("--cheap-seconds", type=float, default=15.0, help="per throughput run")
+    parser.add_argument(
+        "--cheap-seconds", type=float, default=15.0, help="of throughput, for each server"
+    )
+    parser.add_argument(
+        "--cheap-rounds", type=int, default=5, help="alternating rounds the seconds are split in"
+    )
     parser.add_argument("--cheap-clients", type=int, default=10)
     parser.add_argument("--label", default="doiget")
     parser.add_argument("--workers", type=int, help="DOIGET_WORKERS for the server (a lane)")
@@ -380,14 +396,22 @@ def main() -> None:
         if args.loop_profile:
             command = [sys.executable, str(HERE / "loop_profile.py"), str(profile)]
         command += ["serve", "--http", "--port", str(port)]
+        minimal_port = free_port()
+        minimal = [sys.executable, str(HERE / "minimal_server.py"), str(minimal_port)]
         with server(command, env, tmp, port) as url:
             calls, wall = anyio.run(run_load, url, args.clients, args.seconds)
             served = served_times(server_log(tmp, port))
-            doiget_rate = anyio.run(run_cheap, url, args.cheap_clients, args.cheap_seconds, TOKEN)
-        minimal_port = free_port()
-        minimal = [sys.executable, str(HERE / "minimal_server.py"), str(minimal_port)]
-        with server(minimal, env, tmp, minimal_port) as url:
-            minimal_rate = anyio.run(run_cheap, url, args.cheap_clients, args.cheap_seconds, None)
+            with server(minimal, env, tmp, minimal_port) as minimal_url:
+                rates = anyio.run(
+                    run_cheap,
+                    (url, minimal_url),
+                    args.cheap_clients,
+                    args.cheap_seconds,
+                    args.cheap_rounds,
+                )
+        doiget_rate = statistics.fmean(d for d, _ in rates)
+        minimal_rate = statistics.fmean(m for _, m in rates)
+        ratios = sorted(d / m for d, m in rates)
 
         heads = [f"{tool} p50/p99 ms" for tool in (*LOAD, *CHEAP)]
         print(f"| server | load calls/s | {' | '.join(heads)} | TIMEOUTs | refusals | errors |")
@@ -407,11 +431,14 @@ def main() -> None:
             + " | | | |"
         )
         print()
-        print("| server | list_projects calls/s | minimal SDK server calls/s | ratio |")
-        print("|---|---|---|---|")
+        print(
+            "| server | list_projects calls/s | minimal SDK server calls/s | ratio | "
+            "lowest / highest of the rounds |"
+        )
+        print("|---|---|---|---|---|")
         print(
             f"| {args.label} | {doiget_rate:.0f} | {minimal_rate:.0f} | "
-            f"{doiget_rate / minimal_rate:.2f} |"
+            f"{doiget_rate / minimal_rate:.2f} | {ratios[0]:.2f} / {ratios[-1]:.2f} |"
         )
         print()
         print("HTTP layer per request: " + "; ".join(f"{n} {us:.1f} µs" for n, us in layer_costs()))

@@ -95,14 +95,21 @@ async def test_http_searches_apart_answer_as_stdio_and_end_with_the_server(
         in_threads = await _answers(session)
     assert all(answer["count"] for answer in in_threads)
 
+    # A metadata file the library cannot read: health's scan, apart too, names it.
+    broken = Path(doiget_env["DOIGET_STORE_ROOT"]) / ".metadata" / "10.9999_broken.toml"
+    broken.write_text('schema_version = "1.0"\ntitle = [\n')
     env = {**doiget_env, "DOIGET_HTTP_TOKENS_FILE": str(token_file(tmp_path, "t" * 24))}
     with http_server(env, tmp_path) as server:
         async with http_session(server.url, "t" * 24) as session:
             apart = await _answers(session)
+            health = (await session.call_tool("doiget_health", {})).structured_content or {}
             workers = _workers(server.process.pid)
         assert apart == in_threads
-        # Two lanes (stored papers, library), one worker a core each at the most.
-        assert 2 <= len(workers) <= 2 * (os.cpu_count() or 1)
+        assert health["unreadable_entries"] == 1
+        assert health["unreadable_files"][0].startswith("10.9999_broken.toml")
+        # Two lanes (stored papers, library), one worker a core each at the most, and
+        # the scan's own.
+        assert 3 <= len(workers) <= 2 * (os.cpu_count() or 1) + 1
         assert all(_niceness(w) > _niceness(server.process.pid) for w in workers)
         assert server.stop() == 0
     assert not [w for w in workers if Path(f"/proc/{w}").exists()]

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from doiget.papers.store import Entry
     from doiget.verify import contracts as vc
     from doiget.verify.service import Verifier
+    from doiget.workpool import WorkPool
 
 logger = logging.getLogger("doiget.server")
 
@@ -73,11 +74,15 @@ class PapersTools:
         # Naming the unreadable metadata files stats every stored file: too slow for
         # each health call at 100,000 papers, so each call reads the latest scan.
         self._unreadable = Refreshed(self._scan_unreadable)
+        self._scanner: WorkPool | None = None
         self.close = self._close
 
     async def _close(self) -> None:
         self._adder = None
         await self._unreadable.aclose()
+        if self._scanner is not None:
+            self._scanner.close()
+            self._scanner = None
         await self._core.close()
         await self._verifier.close()
 
@@ -175,9 +180,18 @@ class PapersTools:
         return report
 
     async def _scan_unreadable(self) -> dict[str, Any]:
-        # A thread of its own rather than the papers lane: one scan at most runs at a
-        # time, and health must not wait in the line of searches.
-        return await _off_the_loop(unreadable_entries, self.runtime.settings.store_root)
+        # Not in the papers lane: one scan at most runs at a time, and health must not
+        # wait in the line of searches. Where searches run apart, so does the scan (a
+        # stat and a compare in Python per stored file would hold the server's GIL for
+        # seconds at 100,000 papers): in one worker process of its own.
+        root = self.runtime.settings.store_root
+        if not self.runtime.pool("papers").apart:
+            return await _off_the_loop(unreadable_entries, root)
+        if self._scanner is None:
+            from doiget.workpool import WorkPool
+
+            self._scanner = WorkPool(1, 1, apart=True)
+        return await self._scanner.run_apart(unreadable_entries, root)
 
     async def graph(self, request: c.CitationGraph, call: ToolCall) -> c.PapersReply:
         return await self.papers.graph(request)
