@@ -9,9 +9,10 @@ a local search of milliseconds never waits behind a line of embeddings.
 At most ``workers`` jobs run at once (one per core by default: NumPy, torch and
 SQLite release the GIL while they work, the ranking done in Python does not, so
 more threads than cores would only take turns with each other and with the event
-loop), and at most ``queue`` more wait. A job beyond that, or one whose caller's
-time limit the jobs ahead would likely use up, is refused at once with RATE_LIMITED
-and how many seconds to wait, instead of waiting past its deadline.
+loop), and at most ``queue`` more wait. A job beyond that, or one that would likely
+not end within its caller's time limit (waiting for the jobs ahead, then running), is
+refused at once with RATE_LIMITED and how many seconds to wait, instead of waiting
+past its deadline.
 
 A job whose caller gave up (a time limit, a cancelled call) still holds its worker
 until it returns: the bound counts threads at work, not callers still waiting. Such a
@@ -162,10 +163,11 @@ class WorkPool:
         """Seconds until ``jobs`` jobs (running and waiting) have likely run."""
         return math.ceil(jobs / self.workers) * self._mean
 
-    def _wait_ahead(self) -> float:
-        """Seconds a new job would likely wait for a worker: none while one is free (a
-        call is never refused as busy by an idle pool, however long jobs have taken)."""
-        return self._likely_done(self._pending) if self._pending >= self.workers else 0.0
+    def _likely_late(self, within: float) -> bool:
+        """Whether a new job would likely end after ``within`` seconds: it waits for the
+        jobs ahead, then runs. Never while a worker is free (a call is not refused as
+        busy by an idle pool, however long jobs have taken)."""
+        return self._pending >= self.workers and self._likely_done(self._pending + 1) > within
 
     def retry_after(self) -> int:
         """Whole seconds until the jobs ahead have likely run (at least 1)."""
@@ -176,9 +178,9 @@ class WorkPool:
     ) -> T:
         """The result of ``work()`` run in a worker; RATE_LIMITED at once when full.
 
-        ``within``: the caller's time limit; the job is refused at once too when the
-        jobs ahead of it would likely use that time up (the mean job time so far
-        says how long they take), rather than time out in the line.
+        ``within``: the caller's time limit; the job is refused at once too when it
+        would likely not end within it, waiting for the jobs ahead and then running
+        (the mean job time so far says how long each takes), rather than time out.
         ``admitted``: a later job of a call the pool already took (indexing, one job
         per document) joins the line whatever its length, so a long run is never
         refused half-way; it still waits for a worker like any other.
@@ -223,7 +225,7 @@ class WorkPool:
         with self._lock:
             if not admitted and (
                 self._pending >= self.workers + self.queue
-                or (within is not None and self._wait_ahead() > within)
+                or (within is not None and self._likely_late(within))
             ):
                 raise self._refusal()
             self._pending += 1

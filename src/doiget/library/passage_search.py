@@ -1,5 +1,5 @@
-"""find_chunks' and query_hybrid's work as one job: embed the query, rank, read the
-chunks back, join the papers' integrity notices.
+"""find_chunks' and query_hybrid's work as one job: find the collection, embed the
+query, rank, read the chunks back, join the papers' integrity notices.
 
 The job runs in a worker thread of the library's pool on the process's own index, or,
 when the pool runs searches apart (:mod:`doiget.workpool`), in a worker process on
@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from doiget.errors import DoigetError, ErrorCode
 from doiget.library.hybrid import hybrid_ranking
-from doiget.library.index.base import Filters, Hit, PassageIndex, StoredChunk
+from doiget.library.index.base import CollectionInfo, Filters, Hit, PassageIndex, StoredChunk
 from doiget.workpool import own
 
 if TYPE_CHECKING:
@@ -33,20 +34,45 @@ class PassageQuery:
     collection: str
     project: str
     text: str
-    model: str  # the query encoder's model (see doiget.library.embedding)
-    model_path: Path | None  # where its weights are, when configured
+    model_path: Path | None  # where the query encoder's weights are, when configured
     wanted: int
     filters: Filters = field(default_factory=Filters)
     hybrid: bool = False
 
 
+def owned_collection(index: PassageIndex, name: str, project: str) -> CollectionInfo | None:
+    """Collection ``name`` (None when it has no passages yet), which must be
+    ``project``'s: INDEX_UNAVAILABLE when another project's collection has the name."""
+    info = index.collection(name)
+    if info is not None and info.project != project:
+        raise DoigetError(
+            ErrorCode.INDEX_UNAVAILABLE,
+            f"collection {name!r} belongs to project {info.project!r}; "
+            "give each project its own collection in config.toml.",
+            details={"project_id": project, "collection": name},
+        )
+    return info
+
+
+def query_model(info: CollectionInfo) -> str:
+    """The model that embeds queries of the collection: the exact model, whichever of
+    its variants made the collection's vectors (see doiget.library.embedding)."""
+    from doiget.library.embedding import split_encoder
+
+    return split_encoder(info.embed_model)[0]
+
+
 def search(index: PassageIndex, notices: PaperNotices, query: PassageQuery) -> Found:
-    """The best ``query.wanted`` hits with their chunks and their papers' notices (the
-    query embedded first: the encoder is the process's own, loaded on first use)."""
+    """The best ``query.wanted`` hits with their chunks and their papers' notices (none
+    before the collection has passages); the query is embedded by the process's own
+    encoder, loaded on first use."""
     from doiget.library import analyzer
     from doiget.library.embedding import embedder_for
 
-    embedder = embedder_for(query.model, query.model_path)
+    info = owned_collection(index, query.collection, query.project)
+    if info is None:
+        return [], {}, {}
+    embedder = embedder_for(query_model(info), query.model_path)
     embedder.warm(queries=True)
     vector = embedder.embed([query.text])[0].tolist()
     name = query.collection

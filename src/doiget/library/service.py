@@ -33,7 +33,7 @@ from doiget.library.index.base import (
     PassageIndex,
     StoredChunk,
 )
-from doiget.library.passage_search import Found, PassageQuery
+from doiget.library.passage_search import Found, PassageQuery, owned_collection, query_model
 from doiget.library.projects import (
     DEFAULT_TOP_K,
     PROJECT_ID,
@@ -283,10 +283,10 @@ class Library:
         return embedder
 
     async def _found(self, tool: str, query: PassageQuery) -> Found:
-        """The search's work within the tool's time limit: in a worker process when the
-        pool runs searches apart and the index is the embedded one this library opened
-        (a worker opens it by its path), else in a worker thread on this process's
-        index, the query encoder loaded first outside the limit."""
+        """The search's work, one job within the tool's time limit: in a worker process
+        when the pool runs searches apart and the index is the embedded one this
+        library opened (a worker opens it by its path), else in a worker thread on this
+        process's index, the query encoder loaded first outside the limit."""
         from doiget.library import passage_search
 
         index = self.index
@@ -299,7 +299,11 @@ class Library:
                     query,
                     within=limit,
                 )
-        await self._warm_queries(query.model)
+        info = await anyio.to_thread.run_sync(
+            owned_collection, index, query.collection, query.project
+        )
+        if info is not None:
+            await self._warm_queries(query_model(info))
         if self._notices is None:
             from doiget.library.notices import PaperNotices
 
@@ -311,15 +315,7 @@ class Library:
             )
 
     def _collection(self, project: Project) -> CollectionInfo | None:
-        info = self.index.collection(project.collection)
-        if info is not None and info.project != project.id:
-            raise DoigetError(
-                ErrorCode.INDEX_UNAVAILABLE,
-                f"collection {project.collection!r} belongs to project {info.project!r}; "
-                "give each project its own collection in config.toml.",
-                details={"project_id": project.id, "collection": project.collection},
-            )
-        return info
+        return owned_collection(self.index, project.collection, project.id)
 
     def _ensure_collection(
         self, project: Project, model: str, dimension: int, force_rebuild: bool, tool: str
@@ -492,33 +488,23 @@ class Library:
             )
         wanted = min(request.top_k or DEFAULT_TOP_K, project.top_k_max)
         conditions = parse_filters(request.filters)
-        limit = self.settings.library_timeouts[tool]
-        info = await self.pool.run(functools.partial(self._collection, project), within=limit)
-        if info is None:
-            items: list[c.Passage] = []
-        else:
-            from doiget.library.embedding import split_encoder
-
-            # Queries are embedded by the exact model whichever variant made the
-            # collection's vectors (see doiget.library.embedding).
-            hits, chunks, marked = await self._found(
-                tool,
-                PassageQuery(
-                    project.collection,
-                    project.id,
-                    query,
-                    split_encoder(info.embed_model)[0],
-                    self.settings.embed_model_path,
-                    wanted,
-                    conditions,
-                    hybrid,
-                ),
-            )
-            items = [
-                self._item(project, chunks[hit.id], hit.score, full_text, marked)
-                for hit in hits
-                if hit.id in chunks
-            ]
+        hits, chunks, marked = await self._found(
+            tool,
+            PassageQuery(
+                project.collection,
+                project.id,
+                query,
+                self.settings.embed_model_path,
+                wanted,
+                conditions,
+                hybrid,
+            ),
+        )
+        items = [
+            self._item(project, chunks[hit.id], hit.score, full_text, marked)
+            for hit in hits
+            if hit.id in chunks
+        ]
         if hybrid:
             return c.Passages(items=items, count=len(items), hybrid_enabled=True)
         return c.Passages(items=items, count=len(items))
