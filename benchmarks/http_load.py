@@ -142,15 +142,42 @@ def served_times(log: Path) -> dict[str, list[float]]:
     return times
 
 
+def rss_mib(pid: int) -> float:
+    """Resident memory of process ``pid``, MiB (0 when it is gone)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0.0
+    line = next((x for x in status.splitlines() if x.startswith("VmRSS:")), "VmRSS: 0 kB")
+    return int(line.split()[1]) / 1024
+
+
+def memory(pid: int) -> str:
+    """The server's resident memory, and its worker processes' (multiprocessing's
+    resource tracker left out)."""
+    try:
+        children = [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        children = []
+    workers = [c for c in children if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()]
+    sizes = [rss_mib(w) for w in workers]
+    return (
+        f"server RSS after the load: {rss_mib(pid):.0f} MiB, and {len(sizes)} worker processes "
+        f"{' + '.join(f'{size:.0f}' for size in sizes) or '0'} MiB"
+    )
+
+
 @contextmanager
-def server(command: list[str], env: dict[str, str], tmp: Path, port: int) -> Iterator[str]:
-    """A server process on ``port``; its /mcp URL. Stopped with SIGTERM."""
+def server(
+    command: list[str], env: dict[str, str], tmp: Path, port: int
+) -> Iterator[tuple[str, int]]:
+    """A server process on ``port``; its /mcp URL and pid. Stopped with SIGTERM."""
     log = server_log(tmp, port)
     with log.open("w") as err:
         process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=err)
     try:
         wait_healthy(process, port, log)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/mcp", process.pid
     finally:
         process.send_signal(signal.SIGTERM)
         try:
@@ -398,10 +425,11 @@ def main() -> None:
         command += ["serve", "--http", "--port", str(port)]
         minimal_port = free_port()
         minimal = [sys.executable, str(HERE / "minimal_server.py"), str(minimal_port)]
-        with server(command, env, tmp, port) as url:
+        with server(command, env, tmp, port) as (url, pid):
             calls, wall = anyio.run(run_load, url, args.clients, args.seconds)
             served = served_times(server_log(tmp, port))
-            with server(minimal, env, tmp, minimal_port) as minimal_url:
+            held = memory(pid)
+            with server(minimal, env, tmp, minimal_port) as (minimal_url, _):
                 rates = anyio.run(
                     run_cheap,
                     (url, minimal_url),
@@ -442,6 +470,7 @@ def main() -> None:
         )
         print()
         print("HTTP layer per request: " + "; ".join(f"{n} {us:.1f} µs" for n, us in layer_costs()))
+        print(held)
         if args.loop_profile and profile.exists():
             print()
             print("event loop, " + profile.read_text())

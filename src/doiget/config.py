@@ -162,9 +162,10 @@ CORE_SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "DOIGET_WORKERS",
-        "threads that run expensive tool work in each of its two lanes, stdio and HTTP: "
-        "the stored papers' (local search, listings, exports) and the library's "
-        "(embedding, ranking, the passage index) (default: one per core)",
+        "jobs of expensive tool work that run at once in each of its two lanes, stdio and "
+        "HTTP: the stored papers' (local search, listings, exports) and the library's "
+        "(embedding, ranking, the passage index), in as many threads and, for searches "
+        "run apart (DOIGET_SEARCH_PROCESSES), worker processes (default: one per core)",
         config_key="workers",
     ),
     Setting(
