@@ -14,10 +14,11 @@ synthetic passages in a project with hybrid search on (find_chunks, query_hybrid
    timed them (without the load client's own delays), TIMEOUT errors, refusals, other
    errors, and with --loop-profile the spans > 10 ms during which one callback held
    the event loop.
-2. Throughput: C clients call list_projects as fast as they can for T seconds on
-   doiget and on benchmarks/minimal_server.py (same SDK, transport, web server; no
-   auth, log or rate gate), in alternating rounds so a change in the machine's load
-   falls on both; calls/s of each, the ratio, and the lowest and highest round's.
+2. Throughput, before the load and again after it: C clients call list_projects as
+   fast as they can for T seconds on doiget and on benchmarks/minimal_server.py (same
+   SDK, transport, web server; no auth, log or rate gate), in alternating rounds so a
+   change in the machine's load falls on both; calls/s of each, the ratio, and the
+   lowest and highest round's.
 3. What the HTTP layer costs per request (token check, rate gate, access-log line,
    the log's peek at the body), in microseconds.
 
@@ -25,7 +26,7 @@ synthetic passages in a project with hybrid search on (find_chunks, query_hybrid
     python benchmarks/http_load.py --entries 20000 --chunks 20000 --seconds 20
     python benchmarks/http_load.py --server-src /path/to/other/checkout/src   # compare
 
-Bounded: S + 2 T seconds of load, loopback only.
+Bounded: S + 4 T seconds of load, loopback only.
 """
 
 from __future__ import annotations
@@ -425,21 +426,17 @@ def main() -> None:
         command += ["serve", "--http", "--port", str(port)]
         minimal_port = free_port()
         minimal = [sys.executable, str(HERE / "minimal_server.py"), str(minimal_port)]
-        with server(command, env, tmp, port) as (url, pid):
+        throughput = {}
+        with (
+            server(command, env, tmp, port) as (url, pid),
+            server(minimal, env, tmp, minimal_port) as (minimal_url, _),
+        ):
+            cheap = (run_cheap, (url, minimal_url), args.cheap_clients, args.cheap_seconds)
+            throughput["fresh"] = anyio.run(*cheap, args.cheap_rounds)
             calls, wall = anyio.run(run_load, url, args.clients, args.seconds)
             served = served_times(server_log(tmp, port))
             held = memory(pid)
-            with server(minimal, env, tmp, minimal_port) as (minimal_url, _):
-                rates = anyio.run(
-                    run_cheap,
-                    (url, minimal_url),
-                    args.cheap_clients,
-                    args.cheap_seconds,
-                    args.cheap_rounds,
-                )
-        doiget_rate = statistics.fmean(d for d, _ in rates)
-        minimal_rate = statistics.fmean(m for _, m in rates)
-        ratios = sorted(d / m for d, m in rates)
+            throughput["after the load"] = anyio.run(*cheap, args.cheap_rounds)
 
         heads = [f"{tool} p50/p99 ms" for tool in (*LOAD, *CHEAP)]
         print(f"| server | load calls/s | {' | '.join(heads)} | TIMEOUTs | refusals | errors |")
@@ -460,14 +457,18 @@ def main() -> None:
         )
         print()
         print(
-            "| server | list_projects calls/s | minimal SDK server calls/s | ratio | "
+            "| server | when | list_projects calls/s | minimal SDK server calls/s | ratio | "
             "lowest / highest of the rounds |"
         )
-        print("|---|---|---|---|---|")
-        print(
-            f"| {args.label} | {doiget_rate:.0f} | {minimal_rate:.0f} | "
-            f"{doiget_rate / minimal_rate:.2f} | {ratios[0]:.2f} / {ratios[-1]:.2f} |"
-        )
+        print("|---|---|---|---|---|---|")
+        for when, rates in throughput.items():
+            doiget_rate = statistics.fmean(d for d, _ in rates)
+            minimal_rate = statistics.fmean(m for _, m in rates)
+            ratios = sorted(d / m for d, m in rates)
+            print(
+                f"| {args.label} | {when} | {doiget_rate:.0f} | {minimal_rate:.0f} | "
+                f"{doiget_rate / minimal_rate:.2f} | {ratios[0]:.2f} / {ratios[-1]:.2f} |"
+            )
         print()
         print("HTTP layer per request: " + "; ".join(f"{n} {us:.1f} µs" for n, us in layer_costs()))
         print(held)
