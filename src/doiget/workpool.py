@@ -61,6 +61,8 @@ SMOOTHING: Final = 0.2
 # How much lower the worker processes' CPU priority is than the server's: when the
 # cores are busy, the event loop answering every call comes first.
 APART_NICENESS: Final = 10
+# How often a worker process checks that the process that started it still runs.
+PARENT_CHECK_SECONDS: Final = 0.5
 
 
 class _Job:
@@ -102,11 +104,21 @@ def default_workers() -> int:
 
 def _start_apart() -> None:
     """How a worker process starts: its stdout is its stderr (a stdio server's stdout
-    carries JSON-RPC frames only), and Ctrl-C is the parent's to handle (it stops the
-    workers)."""
+    carries JSON-RPC frames only), Ctrl-C is the parent's to handle (it stops the
+    workers), and it ends when the parent is gone, however the parent ended (killed,
+    it never says so: the worker holds both ends of its job pipe, so no end of file
+    would ever come)."""
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.nice(APART_NICENESS)
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_SECONDS)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="doiget-parent-watch", daemon=True).start()
 
 
 _own: dict[tuple[object, Hashable], object] = {}

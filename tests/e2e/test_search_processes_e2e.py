@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ from papersutil import NATURE, PNAS, route_nature, route_pnas
 from replay import ReplayUpstream
 
 PROJECT = "lab/notes"
+PATIENCE = 30.0  # upper bound on any wait, never a measurement
 SEARCHES: tuple[tuple[str, dict[str, Any]], ...] = (
     ("doiget_search_local", {"query": "collagen", "limit": 5}),
     ("doiget_search_local", {"query": "tissue", "limit": 5}),
@@ -130,3 +133,31 @@ async def test_stdio_searches_apart_keep_stdout_to_frames(
     async with mcp_session(apart_env, toolsets="papers,library") as session:
         assert await _answers(session) == in_threads
         assert await _answers(session) == in_threads
+
+
+async def test_workers_end_when_the_server_is_killed(
+    upstream: ReplayUpstream, doiget_env: dict[str, str], tmp_path: Path
+) -> None:
+    """A killed server says nothing to its workers; they notice it is gone and end."""
+    _stock(upstream, doiget_env)
+    env = {**doiget_env, "DOIGET_HTTP_TOKENS_FILE": str(token_file(tmp_path, "t" * 24))}
+    with http_server(env, tmp_path) as server:
+        async with http_session(server.url, "t" * 24) as session:
+            found = await session.call_tool("doiget_search_local", {"query": "collagen"})
+            assert not found.is_error, found.content
+        workers = _workers(server.process.pid)
+        assert workers
+        server.process.send_signal(signal.SIGKILL)
+        server.process.wait()
+        deadline = time.monotonic() + PATIENCE
+        while [w for w in workers if _running(w)] and time.monotonic() < deadline:
+            time.sleep(0.1)
+    assert not [w for w in workers if _running(w)]
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not ended (a zombie has)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
