@@ -110,7 +110,8 @@ def _start_apart() -> None:
     would ever come)."""
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    os.nice(APART_NICENESS)
+    if hasattr(os, "nice"):  # not on Windows
+        os.nice(APART_NICENESS)
     parent = os.getppid()
 
     def watch() -> None:
@@ -218,12 +219,13 @@ class WorkPool:
             raise RuntimeError("run_apart needs a pool made with apart=True")
         self._admit(False, within)
         deadline = None if within is None else time.monotonic() + within
+        processes = self._processes()
         try:
             took, result = await self._outcome(
-                lambda: self._processes().submit(_run_apart, job, deadline, args), _Job()
+                lambda: processes.submit(_run_apart, job, deadline, args), _Job()
             )
         except BrokenExecutor as exc:
-            self._replace_processes()
+            self._retire(processes)
             raise DoigetError(
                 ErrorCode.INTERNAL_ERROR,
                 "a worker process of doiget stopped while running this call (the system may "
@@ -273,12 +275,14 @@ class WorkPool:
                 )
             return self._apart
 
-    def _replace_processes(self) -> None:
-        """Let a pool whose worker died go; the next job starts fresh ones."""
+    def _retire(self, processes: ProcessPoolExecutor | None) -> None:
+        """Let ``processes`` go (a worker of it died, or the pool closes); the next job
+        starts fresh ones. Jobs of a newer set of processes are left alone."""
         with self._lock:
-            broken, self._apart = self._apart, None
-        if broken is not None:
-            broken.shutdown(wait=False, cancel_futures=True)
+            if processes is None or processes is not self._apart:
+                return
+            self._apart = None
+        processes.shutdown(wait=False, cancel_futures=True)
 
     def _timed(self, work: Callable[[], T]) -> T:
         began = time.perf_counter()
@@ -314,4 +318,4 @@ class WorkPool:
         """Stop taking jobs; those running finish in their threads, and the worker
         processes end once theirs are done."""
         self._executor.shutdown(wait=False, cancel_futures=True)
-        self._replace_processes()
+        self._retire(self._apart)

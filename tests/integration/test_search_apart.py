@@ -86,6 +86,30 @@ async def test_a_worker_that_dies_is_replaced_and_the_call_says_retry(
     assert (await apart_pool.run_apart(pid_and_sum, 4))[1] == 4
 
 
+async def test_a_dead_worker_fails_the_jobs_beside_it_once_and_the_next_job_runs(
+    apart_pool: WorkPool, tmp_path: Path
+) -> None:
+    """A worker's death breaks the processes it belonged to: each job still running
+    there answers INTERNAL_ERROR, once, and later jobs get fresh processes."""
+    failed: list[DoigetError] = []
+
+    async def one(job: Any, *args: Any) -> None:
+        try:
+            await apart_pool.run_apart(job, *args)
+        except DoigetError as error:
+            failed.append(error)
+
+    with anyio.fail_after(PATIENCE):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(one, wait_for_file, str(tmp_path / "never"), PATIENCE)
+            while apart_pool.pending < 1:
+                await anyio.sleep(0.01)
+            tasks.start_soon(one, die)
+    assert [error.code for error in failed] == [ErrorCode.INTERNAL_ERROR] * 2
+    assert apart_pool.pending == 0
+    assert (await apart_pool.run_apart(pid_and_sum, 5))[1] == 5
+
+
 async def test_a_full_pool_refuses_a_job_apart_at_once(tmp_path: Path) -> None:
     pool = WorkPool(1, 0, apart=True)
     gate = tmp_path / "go"
