@@ -43,6 +43,9 @@ _IDF_FLOOR: Final = 1e-6
 _WORDS_KEPT: Final = 10_000
 # Applied one by one up to this many changed rows; past it the cache starts again.
 _MAX_CHANGES: Final = 512
+# A prefix covering at most this many words is ranked from those words' postings; one
+# covering more has postings of its own, read from FTS5 for the prefix as a whole.
+_PREFIX_WORDS_MAX: Final = 16
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -336,6 +339,10 @@ class PostingCache:
             f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{self.table}_probe_terms "
             f"USING fts5vocab(temp, {self.table}_probe, 'instance')"
         )
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{self.table}_words "
+            f"USING fts5vocab(main, {self.table}, 'row')"
+        )
         if self.content is None:
             return
         source, key = self.content
@@ -429,10 +436,45 @@ class PostingCache:
         if found is not None:
             self._postings.move_to_end(phrase)
             return found
+        if phrase.prefix:
+            words = self._covered(conn, phrase.word)
+            if words is not None:
+                return self._summed(conn, words)
         built = self._build(conn, self._table_stats(conn), phrase)
         if built is not None:
             self._keep(phrase, built)
         return built
+
+    def _covered(self, conn: Connection, token: str) -> list[str] | None:
+        """The words of the table that start with ``token``, when there are at most
+        ``_PREFIX_WORDS_MAX`` of them (None past that)."""
+        if not token or ord(token[-1]) >= 0x10FFFF:
+            return None
+        after = token[:-1] + chr(ord(token[-1]) + 1)  # the first text past the prefix
+        words = conn.execute(
+            f"SELECT term FROM temp.{self.table}_words WHERE term >= ? AND term < ? LIMIT ?",
+            (token, after, _PREFIX_WORDS_MAX + 1),
+        ).fetchall()
+        return [str(row[0]) for row in words] if len(words) <= _PREFIX_WORDS_MAX else None
+
+    def _summed(self, conn: Connection, words: list[str]) -> _RowValues | None:
+        """A prefix's postings from those of the ``words`` it covers: FTS5 counts each
+        token a prefix matches, so a row's weighted frequency for the prefix is the sum
+        of the covered words' (whole numbers, so exact), and the prefix matches the rows
+        holding any of them. Not kept apart from the words' own: a word's postings serve
+        it whole and as a prefix. None when a word's postings cannot be had."""
+        self._table_stats(conn)  # what ranking the rows needs, even when none match
+        parts = [self._posting(conn, Phrase(word)) for word in words]
+        held = [part for part in parts if part is not None]
+        if len(held) < len(parts):
+            return None
+        if len(held) == 1:  # the usual case: the word itself, which no other extends
+            return held[0]
+        rowids = _union([part.rowids for part in held])
+        values = np.zeros(len(rowids), dtype=np.float64)
+        for part in held:
+            values[np.searchsorted(rowids, part.rowids)] += part.values
+        return _RowValues(rowids, values.astype(np.float32))
 
     def _keep(self, phrase: Phrase, posting: _RowValues) -> None:
         """Cache ``posting``; drop the least recently used past the budget."""

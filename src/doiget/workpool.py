@@ -273,6 +273,13 @@ class WorkPool:
                     mp_context=multiprocessing.get_context("spawn"),
                     initializer=_start_apart,
                 )
+                # Start every worker now, each with a no-op job. Besides sparing later
+                # calls the start, their answers make the pool's watcher look again at
+                # which processes it has: it only notices the death of a worker it
+                # knew of when it last began waiting, and with spawn workers are added
+                # after it began.
+                for _ in range(self.workers):
+                    self._apart.submit(os.getpid)
             return self._apart
 
     def _retire(self, processes: ProcessPoolExecutor | None) -> None:

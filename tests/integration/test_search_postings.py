@@ -208,6 +208,57 @@ def test_any_word_queries_give_bm25_scores_to_the_bit(tmp_path: Path, spread: in
     conn.close()
 
 
+# Words sharing beginnings, so that a prefix covers one, several, or more than a
+# prefix is summed from (see fts5rank._PREFIX_WORDS_MAX), and none.
+STEMS = ("graph", "graphs", "graphene", "graphite", "grape", "gr", "polymer", "polymers")
+STEMS += tuple(f"grid{n}" for n in range(20))
+
+
+@pytest.mark.parametrize("columns", [1, 3])
+def test_prefixes_give_bm25_scores_to_the_bit(tmp_path: Path, columns: int) -> None:
+    """A prefix covering a few words is ranked from their postings summed: the scores
+    are FTS5's own to the bit, a word repeated in a row and across columns included."""
+    rng = random.Random(9)
+    names = [f"c{n}" for n in range(columns)]
+    conn = sqlite3.connect(tmp_path / "stems.sqlite3")
+    conn.execute(f"CREATE VIRTUAL TABLE t USING fts5({', '.join(names)}, tokenize='unicode61')")
+    conn.executemany(
+        f"INSERT INTO t({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})",
+        [
+            [" ".join(rng.choice(STEMS + RARE) for _ in range(rng.randint(0, 12))) for _ in names]
+            for _ in range(400)
+        ],
+    )
+    conn.commit()
+    weights = (4.0, 1.0, 2.0)[:columns]
+    cache = PostingCache("t", names, weights=weights, tokenize="unicode61")
+    ranked = f"bm25(t, {', '.join(map(str, weights))})"
+    for words in (
+        ["grap"],
+        ["graph"],
+        ["graphe"],
+        ["gr"],
+        ["g"],
+        ["grid"],
+        ["grid1"],
+        ["poly"],
+        ["absent"],
+        ["knot", "grap"],
+        ["graph", "poly"],
+        ["polymer", "graph"],
+        ["gauge", "gri"],
+    ):
+        phrases = [Phrase(word, prefix=at == len(words) - 1) for at, word in enumerate(words)]
+        expected = conn.execute(
+            f"SELECT rowid, {ranked} FROM t WHERE t MATCH ? ORDER BY {ranked}, rowid LIMIT 30",
+            (" ".join(phrase.expression() for phrase in phrases),),
+        ).fetchall()
+        found = cache.top(conn, phrases, 30, every=True)
+        assert found == [(int(rowid), float(score)) for rowid, score in expected], words
+        assert found or words == ["absent"], words
+    conn.close()
+
+
 def test_weights_whose_frequencies_cannot_be_recovered_are_left_to_fts5(tmp_path: Path) -> None:
     conn = bare_table(tmp_path / "bare.sqlite3", texts(50, 3))
     cache = PostingCache("t", ("body",), weights=(0.37,), tokenize="unicode61")

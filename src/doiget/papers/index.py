@@ -454,8 +454,8 @@ class PaperIndex:
         return [_result(row) for row in rows]
 
     def _warm(self) -> None:
-        """Cache the postings of the library's most frequent words (whole and as a
-        prefix) so the first search of a common word is as fast as the rest; read on a
+        """Cache the postings of the library's most frequent words so the first search
+        of a common word, whole or as a prefix, is as fast as the rest; read on a
         connection of this thread's own, taking the index's turn only to file each."""
         from doiget.fts5rank import Phrase, frequent_terms
 
@@ -474,8 +474,8 @@ class PaperIndex:
             ) as reader:
                 rows = int(reader.execute("SELECT count(*) FROM entries").fetchone()[0])
                 terms = frequent_terms(reader, "entries_fts", max(1_000, rows // 50))
-                phrases = (Phrase(term, prefix) for term in terms for prefix in (False, True))
-                cache.warm(reader, phrases, holding)
+                # A word's postings serve it as a prefix too (see PostingCache._summed).
+                cache.warm(reader, (Phrase(term) for term in terms), holding)
         except (sqlite3.Error, OSError) as exc:
             logger.info("the search cache was left to warm as searched: %s", exc)
 
