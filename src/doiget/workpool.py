@@ -33,6 +33,7 @@ clock is the machine's, the same in every process).
 from __future__ import annotations
 
 import contextvars
+import gc
 import math
 import os
 import signal
@@ -133,6 +134,9 @@ def own(make: Callable[[K], T], key: K) -> T:
         found = _own.get((make, key))
         if found is None:
             found = _own[make, key] = make(key)
+            # Kept for the process's life, with all it imported: the garbage collector
+            # need not scan it again and again (see doiget.server.toolset.LazyCore).
+            gc.freeze()
         return cast(T, found)
 
 
