@@ -203,6 +203,8 @@ class PostingCache:
         self._postings: OrderedDict[Phrase, _RowValues] = OrderedDict()
         self._held = 0
         self._terms: dict[str, str | None] = {}
+        # The words each prefix covers, as the table last read has them.
+        self._covering: dict[str, list[str] | None] = {}
         self._cold = True
         self._generation = 0
 
@@ -321,6 +323,7 @@ class PostingCache:
         _end_implicit_transaction(conn)
         self._state = (version, _total_changes(conn))
         self._generation += 1
+        self._covering.clear()
 
     def _reset(self) -> None:
         self._postings.clear()
@@ -441,7 +444,10 @@ class PostingCache:
         if phrase.prefix:
             words = self._covered(conn, phrase.word)
             if words is not None:
-                return self._summed(conn, words)
+                summed = self._summed(conn, words)
+                if summed is not None and len(words) > 1:  # a sum of its own: keep it
+                    self._keep(phrase, summed)
+                return summed
         built = self._build(conn, self._table_stats(conn), phrase)
         if built is not None:
             self._keep(phrase, built)
@@ -449,22 +455,29 @@ class PostingCache:
 
     def _covered(self, conn: Connection, token: str) -> list[str] | None:
         """The words of the table that start with ``token``, when there are at most
-        ``_PREFIX_WORDS_MAX`` of them (None past that)."""
+        ``_PREFIX_WORDS_MAX`` of them (None past that); remembered until the table
+        changes (reading them counts each word's rows: milliseconds for a common one)."""
+        if token in self._covering:
+            return self._covering[token]
         if not token or ord(token[-1]) >= 0x10FFFF:
             return None
         after = token[:-1] + chr(ord(token[-1]) + 1)  # the first text past the prefix
-        words = conn.execute(
+        rows = conn.execute(
             f"SELECT term FROM temp.{self.table}_words WHERE term >= ? AND term < ? LIMIT ?",
             (token, after, _PREFIX_WORDS_MAX + 1),
         ).fetchall()
-        return [str(row[0]) for row in words] if len(words) <= _PREFIX_WORDS_MAX else None
+        words = [str(row[0]) for row in rows] if len(rows) <= _PREFIX_WORDS_MAX else None
+        if len(self._covering) >= _WORDS_KEPT:
+            self._covering.clear()
+        self._covering[token] = words
+        return words
 
     def _summed(self, conn: Connection, words: list[str]) -> _RowValues | None:
         """A prefix's postings from those of the ``words`` it covers: FTS5 counts each
         token a prefix matches, so a row's weighted frequency for the prefix is the sum
         of the covered words' (whole numbers, so exact), and the prefix matches the rows
-        holding any of them. Not kept apart from the words' own: a word's postings serve
-        it whole and as a prefix. None when a word's postings cannot be had."""
+        holding any of them. A prefix covering one word is that word's postings, not a
+        copy. None when a word's postings cannot be had."""
         self._table_stats(conn)  # what ranking the rows needs, even when none match
         parts = [self._posting(conn, Phrase(word)) for word in words]
         held = [part for part in parts if part is not None]

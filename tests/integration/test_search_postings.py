@@ -256,6 +256,17 @@ def test_prefixes_give_bm25_scores_to_the_bit(tmp_path: Path, columns: int) -> N
         found = cache.top(conn, phrases, 30, every=True)
         assert found == [(int(rowid), float(score)) for rowid, score in expected], words
         assert found or words == ["absent"], words
+    # A word new to the table joins the prefixes that cover it.
+    assert cache.top(conn, [Phrase("graphol", prefix=True)], 5, every=True) == []
+    conn.execute(f"INSERT INTO t({names[0]}) VALUES ('graphology graphology grape')")
+    conn.commit()
+    expected = conn.execute(
+        f"SELECT rowid, {ranked} FROM t WHERE t MATCH ? ORDER BY {ranked}, rowid LIMIT 1000",
+        ('"graphol"*',),
+    ).fetchall()
+    found = cache.top(conn, [Phrase("graphol", prefix=True)], 1000, every=True)
+    assert found == [(int(rowid), float(score)) for rowid, score in expected]
+    assert [rowid for rowid, _ in found] == [401]
     conn.close()
 
 
