@@ -206,6 +206,9 @@ async def test_a_page_that_moves_itself_away_while_loading_is_read_as_it_stands(
         "<script>setTimeout(() => { location.href = '/files/moved.zip'; }, 0);</script>"
     )
     url = serve_app(upstream, HOST, "/moves-early", shell_page(extra_body=early_move))
+    # The page's own script comes late, so the move surely starts first (served at
+    # once, it could run first and write the article over the page on a quick machine).
+    upstream.route(HOST, "/static/app.js", Reply(200, APP_SCRIPT, JS, delay=3.0))
     _serve_files(upstream)
     env = {**doiget_env, "DOIGET_BROWSER_DEADLINE": "30", "DOIGET_WEB_CACHE": "0"}
     async with open_core(env) as web:
