@@ -60,7 +60,7 @@ sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from httputil import TOKEN, http_session  # noqa: E402
+from httputil import TOKEN, http_session, worker_pids  # noqa: E402
 from library_latency import COLLECTION, PROJECT_ID, build  # noqa: E402
 from local_search import populate  # noqa: E402
 
@@ -156,12 +156,7 @@ def rss_mib(pid: int) -> float:
 def memory(pid: int) -> str:
     """The server's resident memory, and its worker processes' (multiprocessing's
     resource tracker left out)."""
-    try:
-        children = [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except OSError:
-        children = []
-    workers = [c for c in children if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()]
-    sizes = [rss_mib(w) for w in workers]
+    sizes = [rss_mib(worker) for worker in worker_pids(pid)]
     return (
         f"server RSS after the load: {rss_mib(pid):.0f} MiB, and {len(sizes)} worker processes "
         f"{' + '.join(f'{size:.0f}' for size in sizes) or '0'} MiB"

@@ -51,13 +51,17 @@ class Runtime:
         if lane not in self._pools:
             from doiget.workpool import WorkPool
 
-            apart = self.settings.search_processes
             self._pools[lane] = WorkPool(
-                self.settings.workers,
-                self.settings.work_queue,
-                apart=self.http if apart is None else apart,
+                self.settings.workers, self.settings.work_queue, apart=self.searches_apart
             )
         return self._pools[lane]
+
+    @property
+    def searches_apart(self) -> bool:
+        """Whether searches run in worker processes: DOIGET_SEARCH_PROCESSES when set,
+        else over HTTP only."""
+        chosen = self.settings.search_processes
+        return self.http if chosen is None else chosen
 
     async def aclose(self) -> None:
         """Close the network's connection pools and the work pools, once; a later use

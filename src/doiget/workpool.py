@@ -23,9 +23,9 @@ caller gave up stops, never another job running beside it.
 A pool may also run the jobs that rank and search in worker processes (``apart``),
 as many as it has threads (:meth:`WorkPool.run_apart`): ranking done in Python holds
 the GIL, and while threads of the server's own process hold it, the event loop waits
-for its turn at every step of every call, cheap ones included. A job run apart is a module-level
-function whose arguments and result are pickled; it opens what it reads (an index
-file) once per process. It cannot be told that its caller gave up, so it carries its
+for its turn at every step of every call, cheap ones included. A job run apart is a
+module-level function whose arguments and result are pickled; it opens what it reads
+(an index file) once per process. It cannot be told that its caller gave up, so it carries its
 caller's deadline and :func:`abandoned` compares the clock with it (the monotonic
 clock is the machine's, the same in every process).
 """

@@ -119,3 +119,17 @@ async def http_session(url: str, token: str | None = TOKEN) -> AsyncIterator[Cli
     ):
         await session.initialize()
         yield session
+
+
+def worker_pids(pid: int) -> list[int]:
+    """The worker processes process ``pid`` spawned (multiprocessing's resource tracker
+    left out); none once it is gone."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
+    return [
+        int(child)
+        for child in children
+        if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes()
+    ]

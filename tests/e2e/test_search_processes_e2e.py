@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from httputil import http_server, http_session, token_file
+from httputil import http_server, http_session, token_file, worker_pids
 from mcp.client.session import ClientSession
 from mcputil import mcp_session
 
@@ -70,20 +70,6 @@ async def _answers(session: ClientSession) -> list[Any]:
     return answers
 
 
-def _children(pid: int) -> list[int]:
-    path = Path(f"/proc/{pid}/task/{pid}/children")
-    return [int(child) for child in path.read_text().split()]
-
-
-def _workers(pid: int) -> list[int]:
-    """The server's worker processes (multiprocessing's resource tracker left out)."""
-    return [
-        child
-        for child in _children(pid)
-        if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes()
-    ]
-
-
 def _niceness(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
 
@@ -106,7 +92,7 @@ async def test_http_searches_apart_answer_as_stdio_and_end_with_the_server(
         async with http_session(server.url, "t" * 24) as session:
             apart = await _answers(session)
             health = (await session.call_tool("doiget_health", {})).structured_content or {}
-            workers = _workers(server.process.pid)
+            workers = worker_pids(server.process.pid)
         assert apart == in_threads
         assert health["unreadable_entries"] == 1
         assert health["unreadable_files"][0].startswith("10.9999_broken.toml")
@@ -145,7 +131,7 @@ async def test_workers_end_when_the_server_is_killed(
         async with http_session(server.url, "t" * 24) as session:
             found = await session.call_tool("doiget_search_local", {"query": "collagen"})
             assert not found.is_error, found.content
-        workers = _workers(server.process.pid)
+        workers = worker_pids(server.process.pid)
         assert workers
         server.process.send_signal(signal.SIGKILL)
         server.process.wait()

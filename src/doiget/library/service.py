@@ -275,12 +275,11 @@ class Library:
             recorded,
         )
 
-    async def _warm_queries(self, model: str) -> Embedder:
-        """The query encoder of ``model``, loaded outside any time limit (a fraction of a
+    async def _warm_queries(self, model: str) -> None:
+        """Load the query encoder of ``model`` outside any time limit (a fraction of a
         second; documents are embedded by :meth:`document_embedder`)."""
         embedder = self.embedder(model)
         await anyio.to_thread.run_sync(functools.partial(embedder.warm, queries=True))
-        return embedder
 
     async def _found(self, tool: str, query: PassageQuery) -> Found:
         """The search's work, one job within the tool's time limit: in a worker process
@@ -289,7 +288,7 @@ class Library:
         process's index, the query encoder loaded first outside the limit."""
         from doiget.library import passage_search
 
-        index = self.index
+        index = self.index  # opened first: opening it is what sets _own_path
         if self.pool.apart and self._own_path is not None:
             with self._time_limit(tool) as limit:
                 return await self.pool.run_apart(

@@ -185,7 +185,7 @@ class PapersTools:
         # stat and a compare in Python per stored file would hold the server's GIL for
         # seconds at 100,000 papers): in one worker process of its own.
         root = self.runtime.settings.store_root
-        if not self.runtime.pool("papers").apart:
+        if not self.runtime.searches_apart:
             return await _off_the_loop(unreadable_entries, root)
         if self._scanner is None:
             from doiget.workpool import WorkPool
