@@ -25,6 +25,8 @@ from doiget.verify.readers import split_name
 FIRST_PAGES: Final = 2
 # The XMP packet is looked for in this many bytes at each end of the file.
 XMP_WINDOW: Final = 4 * 1024 * 1024
+# A packet longer than this is not read (real ones hold a few kilobytes).
+XMP_PACKET_MAX: Final = 256 * 1024
 TITLE_MAX_LINES: Final = 4
 AUTHOR_MAX_LINES: Final = 4
 AUTHORS_MAX: Final = 30
@@ -35,7 +37,8 @@ _ARXIV_STAMP: Final = re.compile(
     r"arXiv:\s*(\d{4}\.\d{4,5}(?:v\d+)?|[a-z]+(?:-[a-z]+)*(?:\.[A-Z]{2})?/\d{7}(?:v\d+)?)"
     r"\s*\[[A-Za-z.\-]+\]",
 )
-_XMP: Final = re.compile(rb"<x:xmpmeta.*?</x:xmpmeta>", re.DOTALL)
+_XMP_OPEN: Final = b"<x:xmpmeta"
+_XMP_CLOSE: Final = b"</x:xmpmeta>"
 _TRAILING: Final = ".,;:)]'"
 _NOT_NAME: Final = re.compile(
     r"@|\d{2,}|university|universit[éä]|institute|department|school|laborator|college|"
@@ -113,9 +116,27 @@ def _xmp_ids(data: bytes) -> list[str]:
     windows = [data] if len(data) <= 2 * XMP_WINDOW else [data[:XMP_WINDOW], data[-XMP_WINDOW:]]
     found: list[str] = []
     for window in windows:
-        for packet in _XMP.finditer(window):
-            found += _dois(packet.group(0).decode("utf-8", "replace"))
+        for packet in _xmp_packets(window):
+            found += _dois(packet.decode("utf-8", "replace"))
     return found
+
+
+def _xmp_packets(data: bytes) -> list[bytes]:
+    """Every packet in ``data``, each from the last opener before a closer to that
+    closer. Every search moves forward from where the last one ended, so the cost is
+    one pass over ``data`` however many openers go unclosed."""
+    packets: list[bytes] = []
+    position = 0
+    while (start := data.find(_XMP_OPEN, position)) != -1:
+        close = data.find(_XMP_CLOSE, start)
+        if close == -1:
+            break
+        start = data.rfind(_XMP_OPEN, start, close)
+        end = close + len(_XMP_CLOSE)
+        if end - start <= XMP_PACKET_MAX:
+            packets.append(data[start:end])
+        position = end
+    return packets
 
 
 def _dois(text: str) -> list[str]:
