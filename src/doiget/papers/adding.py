@@ -220,9 +220,14 @@ class PdfAdder:
         if local is not None:
             await self._record(read, local.ref, None, "already_present")
             return _result(read, local, "already_present", None, pdf_added=False)
+        from doiget.library.pdftext import UnusableDocument
         from doiget.papers.pdfclues import read_clues
 
-        clues = await pool.run(lambda: read_clues(read.data, path.name), admitted=True)
+        try:
+            clues = await pool.run(lambda: read_clues(read.data, path.name), admitted=True)
+        except UnusableDocument as exc:
+            # Stored, it would fail every read, quote and index of it: refused now.
+            raise DoigetError(ErrorCode.INVALID_REF, f"{exc.message}; nothing was added.") from None
         found = await identify(clues, self.verifier)
         if found.ref is None:
             return await self._unidentified(read, clues)

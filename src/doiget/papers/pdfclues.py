@@ -7,7 +7,8 @@ the first page (the largest type near the top, and the lines under it). Every cl
 is a claim to be checked: a DOI on a page may be a cited work's, so the caller
 accepts an identifier only when its record's title is the page's title.
 
-Reading is pure and synchronous (PDFium, under its lock): callers run it in a worker.
+Reading is synchronous (PDFium, in a child process under limits): callers run it in a
+worker.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
-from doiget.library.pdftext import Line, UnusableDocument, pdf_text
+from doiget.library.pdfchild import in_child
+from doiget.library.pdftext import Line, PdfText, UnusableDocument, extract
 from doiget.pdfium import PDFIUM_LOCK
 from doiget.verify.cited import CitedAuthor
 from doiget.verify.readers import split_name
@@ -66,16 +68,14 @@ class Clues:
 
 def read_clues(data: bytes, name: str) -> Clues:
     """The clues of the PDF ``data`` (called ``name``); a PDF with no text gives
-    metadata clues only, and says why in ``problems``."""
-    info = _info(data)
+    metadata clues only, and says why in ``problems``. PDFium reads it in a child
+    process under limits; a PDF it cannot read, or that is too large to read, raises
+    :class:`UnusableDocument`."""
+    info, text = in_child(read_in_child, name, data, name)
     metadata_ids = _dois(" ".join(info.values())) + _xmp_ids(data)
     info_title = _plausible_title(info.get("Title", ""))
-    try:
-        text = pdf_text(data, name, max_pages=FIRST_PAGES)
-    except UnusableDocument as exc:
-        return Clues(
-            metadata_ids=_unique(metadata_ids), info_title=info_title, problems=(exc.message,)
-        )
+    if not isinstance(text, PdfText):
+        return Clues(metadata_ids=_unique(metadata_ids), info_title=info_title, problems=(text[1],))
     joined = "\n".join(line.text for line in text.lines)
     title_lines, author_lines = _title_and_authors(text.lines)
     return Clues(
@@ -89,8 +89,20 @@ def read_clues(data: bytes, name: str) -> Clues:
     )
 
 
+def read_in_child(data: bytes, name: str) -> tuple[dict[str, str], PdfText | tuple[str, str]]:
+    """The Info dictionary and the first pages' text, or why there is no text (a
+    scan: its reason and message); the work :func:`read_clues` runs in a child."""
+    info = _info(data)
+    try:
+        return info, extract(data, name, FIRST_PAGES)
+    except UnusableDocument as exc:
+        if exc.reason != "no_text":
+            raise
+        return info, (exc.reason, exc.message)
+
+
 def _info(data: bytes) -> dict[str, str]:
-    """The Info dictionary's text entries (empty for a PDF PDFium cannot open)."""
+    """The Info dictionary's text entries (empty for a PDF PDFium cannot open or read)."""
     import pypdfium2 as pdfium
 
     with PDFIUM_LOCK:
@@ -104,6 +116,8 @@ def _info(data: bytes) -> dict[str, str]:
                 value = document.get_metadata_value(extra)
                 if value:
                     values[extra] = value
+        except pdfium.PdfiumError:
+            return {}
         finally:
             document.close()
     return {key: str(value) for key, value in values.items()}
