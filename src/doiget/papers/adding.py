@@ -318,14 +318,20 @@ class PdfAdder:
 
 
 def _temp_copy(root: Path, data: bytes) -> Path:
-    """``data`` in a fsynced temp file in the store (swept if this process dies)."""
+    """``data`` in a fsynced temp file in the store; removed again if writing it fails
+    (a full disk), swept if this process dies."""
+    temp = root / f".doiget-{os.getpid()}-{secrets.token_hex(6)}.part"
     try:
         root.mkdir(parents=True, exist_ok=True)
-        temp = root / f".doiget-{os.getpid()}-{secrets.token_hex(6)}.part"
-        with temp.open("xb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+        handle = temp.open("xb")  # ours from here on
+        try:
+            with handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
     except OSError as exc:
         from doiget.diskerror import write_error
 
