@@ -38,7 +38,7 @@ def in_child(job: Callable[..., T], name: str, *args: Any) -> T:
     """``job(*args)`` run in a fresh child process under the limits. Raises
     :class:`~doiget.library.pdftext.UnusableDocument` when the job refuses the PDF
     called ``name``, fails reading it, or the child is stopped by a limit."""
-    from doiget.library.pdftext import UnusableDocument
+    from doiget.library.pdftext import UnusableDocument, unreadable
 
     key = (job.__module__, job.__name__)
     if key not in JOBS:
@@ -59,9 +59,7 @@ def in_child(job: Callable[..., T], name: str, *args: Any) -> T:
     if outcome == "refused":
         raise UnusableDocument(*value)
     if outcome == "failed":
-        raise UnusableDocument(
-            "unreadable", f"{name} is not a readable PDF ({value}); fetch it again or replace it"
-        )
+        raise unreadable(name, value)
     return value  # type: ignore[no-any-return]
 
 
@@ -71,7 +69,7 @@ def _too_large(name: str, what: str) -> Exception:
     return UnusableDocument(
         "too_large",
         f"{name} {what} to read, more than doiget gives one PDF: it may be built to "
-        "exhaust a reader; if it is a real paper, print it to a new PDF and add that",
+        "exhaust a reader; if it is a real paper, print it to a new PDF and use that",
     )
 
 

@@ -157,10 +157,8 @@ def extract(data: bytes, name: str, max_pages: int | None = None) -> PdfText:
         with PDFIUM_LOCK:
             lines, pages = _lines_of(pdfium, data, name, max_pages)
     except pdfium.PdfiumError as exc:
-        # A page tree that loops, a page PDFium cannot load or read: the file's fault.
-        raise UnusableDocument(
-            "unreadable", f"{name} is not a readable PDF ({exc}); fetch it again or replace it"
-        ) from exc
+        # Cut short, a page tree that loops, a page PDFium cannot load: the file's fault.
+        raise unreadable(name, str(exc)) from exc
     if sum(len(line.text.replace(" ", "")) for line in lines) < MIN_TEXT_CHARS:
         raise UnusableDocument(
             "no_text",
@@ -173,13 +171,8 @@ def _lines_of(
     pdfium: Any, data: bytes, name: str, max_pages: int | None = None
 ) -> tuple[list[Line], int]:
     """Every line and the page count, within the text budget; the caller holds the
-    PDFium lock."""
-    try:
-        document = pdfium.PdfDocument(data)
-    except pdfium.PdfiumError as exc:
-        raise UnusableDocument(
-            "unreadable", f"{name} is not a readable PDF ({exc}); fetch it again"
-        ) from exc
+    PDFium lock and turns PDFium's errors into the file's refusal."""
+    document = pdfium.PdfDocument(data)
     try:
         pages = len(document)
         if pages == 0:
@@ -211,6 +204,13 @@ def _lines_of(
     finally:
         document.close()
     return lines, pages
+
+
+def unreadable(name: str, why: str) -> UnusableDocument:
+    """The refusal of a PDF PDFium fails to read, saying why."""
+    return UnusableDocument(
+        "unreadable", f"{name} is not a readable PDF ({why}); fetch it again or replace it"
+    )
 
 
 def _over_budget(name: str, what: str) -> UnusableDocument:
