@@ -158,3 +158,73 @@ def wide_table_html(columns: int, rows: int) -> bytes:
 def many_elements_html(count: int) -> bytes:
     """A page of ``count`` tiny paragraphs."""
     return b"<html><body>" + b"<p>word</p>" * count + b"</body></html>"
+
+
+# -- PDF -------------------------------------------------------------------------------
+
+
+def _deflated(chunks: Iterator[bytes]) -> bytes:
+    import zlib
+
+    packer = zlib.compressobj(9)
+    return b"".join(packer.compress(chunk) for chunk in chunks) + packer.flush()
+
+
+def pdf_flate_bomb(expanded: int) -> bytes:
+    """One page whose FlateDecode content stream inflates to about ``expanded`` bytes
+    (a line of text, then spaces)."""
+    from pdfmaker import one_page_pdf
+
+    head = b"BT /F1 12 Tf 72 700 Td (A page of text long enough to count) Tj ET\n"
+    body = _deflated(_paragraph_stream(head, b"", expanded, b" "))
+    return one_page_pdf(body, extra=b"/Filter /FlateDecode")
+
+
+def pdf_operators_bomb(count: int) -> bytes:
+    """One page drawing ``count`` one-letter text runs (deflated: a few kilobytes)."""
+    from pdfmaker import one_page_pdf
+
+    runs = _paragraph_stream(b"BT /F1 12 Tf 72 700 Td ", b"ET", count * 7, b"(a) Tj ")
+    return one_page_pdf(_deflated(runs), extra=b"/Filter /FlateDecode")
+
+
+def pdf_nested_forms(depth: int) -> bytes:
+    """One page drawing a form that draws the next form twice, ``depth`` deep: the last
+    form's text is drawn 2**depth times."""
+    from pdfmaker import one_page_pdf, pdf_stream
+
+    forms = []
+    first = 6
+    for level in range(depth):
+        number = first + level
+        if level == depth - 1:
+            body = b"BT /F1 12 Tf 72 700 Td (deep text) Tj ET"
+            resources = b"/Resources << /Font << /F1 4 0 R >> >>"
+        else:
+            body = b"/X0 Do /X0 Do"
+            resources = b"/Resources << /XObject << /X0 %d 0 R >> >>" % (number + 1)
+        forms.append(
+            pdf_stream(
+                body, extra=b"/Type /XObject /Subtype /Form /BBox [0 0 612 792] " + resources
+            )
+        )
+    return one_page_pdf(b"/X0 Do /X0 Do", more=forms)
+
+
+def pdf_many_pages(count: int) -> bytes:
+    """``count`` pages, each one line of text (all sharing one content stream)."""
+    from pdfmaker import pdf_page, pdf_stream, raw_pdf
+
+    kids = b" ".join(b"%d 0 R" % (5 + n) for n in range(count))
+    return raw_pdf(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [" + kids + b"] /Count %d >>" % count,
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+            pdf_stream(b"BT /F1 12 Tf 72 700 Td (A page of text long enough to count) Tj ET"),
+            *(
+                pdf_page(contents=b"4 0 R").replace(b"/F1 4 0 R", b"/F1 3 0 R")
+                for _ in range(count)
+            ),
+        ]
+    )

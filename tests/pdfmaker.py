@@ -572,3 +572,82 @@ def write_paper_pdf(
             pdf.multi_cell(0, 4.5, f"[{number}] {entry}", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
     pdf.output(str(path))
     return path
+
+
+# -- raw PDFs, written object by object ------------------------------------------------
+
+_FONT_OBJECT = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
+_PAGE_TEXT = b"BT /F1 12 Tf 72 700 Td (A page of text long enough to count as text) Tj ET"
+
+
+def raw_pdf(objects: list[bytes]) -> bytes:
+    """A PDF of ``objects`` (numbered from 1, the first the catalog) with a correct xref."""
+    out = bytearray(b"%PDF-1.7\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    start = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    for offset in offsets:
+        out += b"%010d 00000 n \n" % offset
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        start,
+    )
+    return bytes(out)
+
+
+def pdf_stream(body: bytes, *, extra: bytes = b"") -> bytes:
+    """A stream object holding ``body`` as it is (already encoded, per ``extra``)."""
+    return b"<< /Length %d %s >>\nstream\n" % (len(body), extra) + body + b"\nendstream"
+
+
+def pdf_page(contents: bytes = b"5 0 R", parent: bytes = b"2 0 R", xobjects: bytes = b"") -> bytes:
+    """A page dictionary: font F1 is object 4, its content stream object 5."""
+    return (
+        b"<< /Type /Page /Parent " + parent + b" /MediaBox [0 0 612 792] "
+        b"/Resources << /Font << /F1 4 0 R >> " + xobjects + b">> /Contents " + contents + b" >>"
+    )
+
+
+def one_page_pdf(contents: bytes, *, extra: bytes = b"", more: list[bytes] = ()) -> bytes:  # type: ignore[assignment]
+    """One page whose content stream (object 5) is ``contents``, then ``more`` objects."""
+    return raw_pdf(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            pdf_page(xobjects=b"/XObject << /X0 6 0 R >> " if more else b""),
+            _FONT_OBJECT,
+            pdf_stream(contents, extra=extra),
+            *more,
+        ]
+    )
+
+
+def broken_pdf(kind: str) -> bytes:
+    """A small PDF PDFium opens but cannot read, by ``kind``: ``kids-loop`` (the page
+    tree lists itself as a kid), ``parent-loop`` (a node's kid is its own parent),
+    ``count-lies`` (a million pages declared, one there), ``page-is-pages`` (a kid that
+    is a page tree node pointing back up), ``truncated`` (cut before its xref)."""
+    catalog = b"<< /Type /Catalog /Pages 2 0 R >>"
+    text = pdf_stream(_PAGE_TEXT)
+    trees = {
+        "kids-loop": [b"<< /Type /Pages /Kids [3 0 R 2 0 R] /Count 2 >>", pdf_page()],
+        "parent-loop": [
+            b"<< /Type /Pages /Kids [6 0 R] /Count 1 >>",
+            pdf_page(parent=b"6 0 R"),
+        ],
+        "count-lies": [b"<< /Type /Pages /Kids [3 0 R] /Count 1000 >>", pdf_page()],
+        "page-is-pages": [
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Pages /Kids [2 0 R] /Count 1 /Parent 2 0 R >>",
+        ],
+    }
+    if kind == "truncated":
+        whole = raw_pdf([catalog, *trees["kids-loop"], _FONT_OBJECT, text])
+        return whole[: len(whole) * 2 // 3]
+    more = [b"<< /Type /Pages /Kids [2 0 R 3 0 R] /Count 2 /Parent 2 0 R >>"]
+    return raw_pdf(
+        [catalog, *trees[kind], _FONT_OBJECT, text, *(more if kind == "parent-loop" else [])]
+    )

@@ -1,7 +1,8 @@
 """One lock for PDFium, which is not thread-safe.
 
-The library indexer and the web scraper both read PDFs in worker threads of the same
-process; every use of a pypdfium2 document, from opening to closing, holds this lock.
+The web scraper reads PDFs in worker threads of the server's process, and a child of
+:mod:`doiget.library.pdfchild` may run more than one reading; every use of a pypdfium2
+document, from opening to closing, holds this lock.
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from addpdfutil import route_sources
+
+from bombs import pdf_many_pages
 
 from cliutil import clean_env, command
 from papersutil import NATURE, route_nature
@@ -132,3 +135,30 @@ def test_a_full_log_disk_rolls_back_the_row_and_the_log_recovers(
     assert again[0] == 0, again[2]
     assert audit[0] == 0, audit[1] + audit[2]
     assert '"anchored": true' in audit[1]
+
+
+@needs_tmpfs
+def test_adds_that_fill_the_disk_each_fail_and_leave_no_temp_file(
+    upstream: ReplayUpstream, doiget_env: dict[str, str], tmp_path: Path
+) -> None:
+    route_sources(upstream)
+    disk = tmp_path / "small"
+    store = disk / "papers"
+    env = {**doiget_env, "DOIGET_STORE_ROOT": str(store)}
+    folder = tmp_path / "pdfs"
+    folder.mkdir()
+    # Three different PDFs of about 300 KB each: none fits in the disk.
+    for number in range(3):
+        (folder / f"p{number}.pdf").write_bytes(pdf_many_pages(2000 + number))
+    assert (folder / "p0.pdf").stat().st_size > 256 * 1024
+    listing = tmp_path / "listing.txt"
+    steps = [
+        f"doiget --json add {shlex.quote(str(folder))}",
+        f"doiget --json add {shlex.quote(str(folder / 'p0.pdf'))}",
+        f"find {shlex.quote(str(store))} -name '*.part' -o -name '*.tmp' "
+        f">{shlex.quote(str(listing))}",
+    ]
+    folder_run, one_run = in_small_disk(disk, "256k", steps, env, tmp_path / "out")
+    assert folder_run[1].count('"STORE_ERROR"') == 3, folder_run[1] + folder_run[2]
+    assert "STORE_ERROR" in one_run[1] and "INTERNAL_ERROR" not in one_run[1]
+    assert listing.read_text() == ""  # every failed add removed its temp file

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from bombs import pdf_operators_bomb
 from doiget.config import load_settings
 from doiget.contract import build, plain
 from doiget.errors import DoigetError, ErrorCode
@@ -22,6 +23,7 @@ from doiget.library.service import Library
 
 from pdfmaker import (
     SectionedPdf,
+    broken_pdf,
     write_blank_pdf,
     write_corrupt_pdf,
     write_scanned_pdf,
@@ -204,7 +206,10 @@ async def test_broken_empty_and_scanned_pdfs_are_reported_not_fatal(tmp_path: Pa
     write_blank_pdf(tmp_path / "blank.pdf")
     write_scanned_pdf(tmp_path / "scan.pdf")
     library = _library(tmp_path)
-    names = ["corrupt.pdf", "blank.pdf", "scan.pdf"]
+    (tmp_path / "loop.pdf").write_bytes(broken_pdf("kids-loop"))
+    (tmp_path / "parent.pdf").write_bytes(broken_pdf("parent-loop"))
+    (tmp_path / "bomb.pdf").write_bytes(pdf_operators_bomb(400_000))
+    names = ["corrupt.pdf", "loop.pdf", "blank.pdf", "parent.pdf", "scan.pdf", "bomb.pdf"]
     documents = [from_file(tmp_path / n) for n in names] + [from_file(REAL_PDFS["jose"])]
     try:
         report = plain(await library.index_documents("lab/ice", documents))
@@ -216,8 +221,12 @@ async def test_broken_empty_and_scanned_pdfs_are_reported_not_fatal(tmp_path: Pa
     assert by_name["blank.pdf"]["reason"] == "no_text"
     assert by_name["scan.pdf"]["reason"] == "no_text"
     assert "OCR" in by_name["scan.pdf"]["message"]
+    # A page tree that loops, a page over the text a page may hold: each skipped, the
+    # documents after them indexed.
+    assert by_name["loop.pdf"]["reason"] == by_name["parent.pdf"]["reason"] == "unreadable"
+    assert by_name["bomb.pdf"]["reason"] == "too_large"
     assert by_name["openquestion-jose-paper.pdf"]["status"] == "indexed"
-    assert report["indexed"] == 1 and report["skipped"] == 3
+    assert report["indexed"] == 1 and report["skipped"] == 6
 
 
 def _items(

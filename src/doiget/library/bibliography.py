@@ -14,6 +14,7 @@ that opens with an author's name after a line that closed an entry holding a yea
 
 from __future__ import annotations
 
+import bisect
 import re
 import statistics
 from collections.abc import Iterator, Sequence
@@ -40,8 +41,8 @@ _AUTHOR_START: Final = re.compile(
     r"[A-Z\u00c0-\u024f][\w\u00c0-\u024f'\u2019-]+"
     r"(?:,\s*[A-Z\u00c0-\u024f]|\s+[A-Z]\.|\s+[A-Z]{1,3}[,.\s]|\s+[A-Z][\w\u00c0-\u024f-]+[,\s])"
 )
-_BROKEN_LINK: Final = re.compile(r"(?:https?:|https?://\S*[/._-]|doi:?\S*[/._-])$", re.I)
-_CLOSED: Final = re.compile(r"(?:[.)\]]|\d|https?://\S+|doi:\S+)$")
+# How much of an entry's end is kept to tell a link broken at a line's end.
+_LINK_TAIL: Final = 2048
 # Differences in points that tell layout apart, whatever the font size.
 _SAME_X: Final = 2.5
 _INDENT_MIN: Final = 4.0
@@ -144,7 +145,8 @@ def _blocks(body: Sequence[Line]) -> Iterator[list[int]]:
                 columns.append(right)
 
         def column(i: int, columns: list[float] = columns) -> int:
-            return max(n for n, edge in enumerate(columns) if body[i].x >= edge - _SAME_X)
+            # The last column whose edge the line starts at or right of.
+            return bisect.bisect_right(columns, body[i].x + _SAME_X) - 1
 
         for _, in_column in groupby(indexes, key=column):
             yield list(in_column)
@@ -158,15 +160,18 @@ def _layout_starts(body: Sequence[Line]) -> set[int]:
     for block in _blocks(body):
         decided |= _block_starts(body, block)
     starts: set[int] = set()
-    current = ""
+    dated = False  # whether the entry so far holds a year
     for index, line in enumerate(body):
         opens = decided.get(index)
         if opens is None:
-            opens = index == 0 or _opens_entry(body[index - 1], line, current)
+            opens = index == 0 or _opens_entry(body[index - 1], line, dated)
         if opens:
             starts.add(index)
-            current = ""
-        current += " " + line.text
+            dated = False
+        # A year read across the line break ("n." then "d.") is found in the two lines
+        # joined; each line is searched twice at most, never the whole entry again.
+        joined = line.text if opens else f"{body[index - 1].text} {line.text}"
+        dated = dated or _YEAR.search(joined) is not None
     return starts
 
 
@@ -184,14 +189,37 @@ def _block_starts(body: Sequence[Line], block: list[int]) -> dict[int, bool]:
     return {}
 
 
-def _opens_entry(previous: Line, line: Line, current: str) -> bool:
+def _opens_entry(previous: Line, line: Line, dated: bool) -> bool:
     """Without layout to go by: ``line`` opens with an author's name, and the entry so
-    far holds a year and was closed by ``previous`` (a full stop, a closing bracket, a
-    number, a link)."""
-    return bool(
-        _YEAR.search(current)
-        and _CLOSED.search(previous.text.rstrip())
-        and _AUTHOR_START.match(line.text)
+    far holds a year (``dated``) and was closed by ``previous`` (a full stop, a closing
+    bracket, a number, a link)."""
+    return bool(dated and _closed(previous.text.rstrip()) and _AUTHOR_START.match(line.text))
+
+
+def _last_word(text: str) -> str:
+    """What follows the last white space of ``text``, read from its end only."""
+    words = text.rsplit(maxsplit=1)
+    return words[-1] if words else ""
+
+
+def _closed(text: str) -> bool:
+    """Whether ``text`` ends as an entry does: a full stop, a closing bracket, a digit,
+    or a link (``https://...``, ``doi:...``) in its last word."""
+    if text.endswith((".", ")", "]")) or text[-1:].isdecimal():
+        return True
+    body = _last_word(text)[:-1]
+    return "http://" in body or "https://" in body or "doi:" in body
+
+
+def _broken_link(text: str) -> bool:
+    """Whether ``text`` ends in a URL or DOI broken at the line's end: ``https:``, or a
+    last word holding a link that ends in ``/ . _ -``."""
+    word = _last_word(text).lower()
+    if word.endswith(("http:", "https:")):
+        return True
+    body = word[:-1]
+    return word.endswith(("/", ".", "_", "-")) and (
+        "http://" in body or "https://" in body or "doi" in body
     )
 
 
@@ -206,13 +234,16 @@ def _split(body: Sequence[Line], starts: set[int]) -> Iterator[list[Line]]:
 
 
 def _entry(group: list[Line], numbered: bool) -> ReferenceEntry:
-    text = ""
+    parts: list[str] = []
+    tail = ""  # the entry's last characters, where a broken link shows
     for line in group:
         piece = line.text.strip()
         # A URL or DOI broken at the line's end goes on without a space.
-        joined = _BROKEN_LINK.search(text)
-        text = f"{text}{piece}" if joined else f"{text} {piece}".strip()
-    text = re.sub(r"\s+", " ", text)
+        if parts and not _broken_link(tail):
+            piece = f" {piece}"
+        parts.append(piece)
+        tail = (tail + piece)[-_LINK_TAIL:]
+    text = re.sub(r"\s+", " ", "".join(parts))
     label = None
     if numbered and (found := _NUMBER.match(text)):
         label, text = found.group().strip(), text[found.end() :]

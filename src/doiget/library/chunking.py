@@ -10,6 +10,7 @@ boundary can still be found whole. Each chunk knows the pages its text is on.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -26,6 +27,9 @@ _ABBREVIATION: Final = re.compile(
     r"(?:\b(?:e\.g|i\.e|et al|etc|vs|cf|Fig|Figs|Eq|Eqs|Sec|Ref|Refs|No|Dr|Mr|Ms|Prof|al)"
     r"|\b[A-Z])\.$"
 )
+
+# Characters an abbreviation the pattern above knows may span ("et al.").
+_ABBREVIATION_SPAN: Final = 8
 
 TokenCounter = Callable[[str], int]
 
@@ -78,7 +82,11 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     start = 0
     for match in _SENTENCE_END.finditer(text):
-        if _ABBREVIATION.search(text[start : match.start()]):
+        # Only the words just before the stop can make it an abbreviation's: looking at
+        # those alone keeps a run of initials from being read again at every stop.
+        if _ABBREVIATION.search(
+            text, max(start, match.start() - _ABBREVIATION_SPAN), match.start()
+        ):
             continue
         spans.append((start, match.start()))
         start = match.end()
@@ -99,13 +107,13 @@ def sentences(lines: Sequence[SectionedLine]) -> list[Sentence]:
             starts.append((len(text), item.line.page))
             text += item.line.text
 
-        def page_at(offset: int, starts: list[tuple[int, int]] = starts) -> int:
-            page = starts[0][1]
-            for begin, line_page in starts:
-                if begin > offset:
-                    break
-                page = line_page
-            return page
+        begins = [begin for begin, _ in starts]
+
+        def page_at(
+            offset: int, starts: list[tuple[int, int]] = starts, begins: list[int] = begins
+        ) -> int:
+            # The page of the last line starting at or before ``offset``.
+            return starts[max(0, bisect.bisect_right(begins, offset) - 1)][1]
 
         for index, (begin, end) in enumerate(split_sentences(text)):
             out.append(

@@ -21,8 +21,10 @@ from doiget.library.sections import SectionedLine
 # A number as tables and axes print it: signs (also U+2212 minus, U+00B1 plus-minus),
 # brackets, decimals, thousands separators, percentages, ranges (hyphen or U+2013).
 _SIGNS: Final = "-+\u2212\u2013\u00b1"
+# The digits part is read in one way only (up to its first digit, then the rest), so a
+# long token that is not a number fails without trying every split of its digits.
 NUMBER: Final = re.compile(
-    rf"[(\[]?[{_SIGNS}]?[\d.,]*\d[\d.,]*(?:%|[-\u2013]\d[\d.,]*)?[)\]]?[,;*\u2020\u2021]?"
+    rf"[(\[]?[{_SIGNS}]?[.,]*\d[\d.,]*(?:%|[-\u2013]\d[\d.,]*)?[)\]]?[,;*\u2020\u2021]?"
 )
 _WORD: Final = re.compile(r"[^\W\d_]{2,}")
 _CAPTION: Final = re.compile(r"^\s*(?:fig(?:ure)?|tab(?:le)?|chart|plate)\.?\s*[A-Z]?\d", re.I)

@@ -2,7 +2,9 @@
 
 Soft hyphens at line ends are joined back into words and lines that are only a page
 number are dropped. A PDF that cannot be opened, has no pages, or has no text layer
-(a scan) raises :class:`UnusableDocument` with a reason a person can act on.
+(a scan), or holds more than a paper could (pages, characters), raises
+:class:`UnusableDocument` with a reason a person can act on. PDFium reads it in a child
+process under memory and CPU limits (:mod:`doiget.library.pdfchild`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
+from doiget.library.pdfchild import in_child
 from doiget.pdfium import PDFIUM_LOCK
 
 SOFT_HYPHENS: Final = ("\ufffe", "\u00ad", "\x02")
@@ -21,11 +24,16 @@ BOLD_WEIGHT: Final = 600
 FONT_NAME_BYTES: Final = 128
 # Fewer non-space characters than this in the whole document means "no text layer".
 MIN_TEXT_CHARS: Final = 20
+# What one PDF may hold, read before its text is taken out (a long book stays within).
+PAGES_MAX: Final = 5_000
+PAGE_CHARS_MAX: Final = 200_000
+TEXT_CHARS_MAX: Final = 10_000_000
 _PAGE_NUMBER: Final = re.compile(r"^\s*(?:page\s+)?\d{1,4}\s*$", re.IGNORECASE)
 
 
 class UnusableDocument(Exception):
-    """A PDF that yields no text; ``reason`` is one of unreadable, empty, no_text."""
+    """A PDF that yields no text; ``reason`` is one of unreadable, empty, no_text,
+    too_large."""
 
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
@@ -136,11 +144,21 @@ def read_pdf(path: Path) -> PdfText:
 
 def pdf_text(data: bytes, name: str, *, max_pages: int | None = None) -> PdfText:
     """Every line of the PDF ``data`` (the file called ``name``), already read; with
-    ``max_pages``, the lines of its first pages only (``pages`` still counts them all)."""
+    ``max_pages``, the lines of its first pages only (``pages`` still counts them all).
+    Read in a child process under memory and CPU limits (:mod:`doiget.library.pdfchild`)."""
+    return in_child(extract, name, data, name, max_pages)
+
+
+def extract(data: bytes, name: str, max_pages: int | None = None) -> PdfText:
+    """:func:`pdf_text`'s work, in this process: for a child under limits only."""
     import pypdfium2 as pdfium
 
-    with PDFIUM_LOCK:
-        lines, pages = _lines_of(pdfium, data, name, max_pages)
+    try:
+        with PDFIUM_LOCK:
+            lines, pages = _lines_of(pdfium, data, name, max_pages)
+    except pdfium.PdfiumError as exc:
+        # Cut short, a page tree that loops, a page PDFium cannot load: the file's fault.
+        raise unreadable(name, str(exc)) from exc
     if sum(len(line.text.replace(" ", "")) for line in lines) < MIN_TEXT_CHARS:
         raise UnusableDocument(
             "no_text",
@@ -152,26 +170,52 @@ def pdf_text(data: bytes, name: str, *, max_pages: int | None = None) -> PdfText
 def _lines_of(
     pdfium: Any, data: bytes, name: str, max_pages: int | None = None
 ) -> tuple[list[Line], int]:
-    """Every line and the page count; the caller holds the PDFium lock."""
+    """Every line and the page count, within the text budget; the caller holds the
+    PDFium lock and turns PDFium's errors into the file's refusal."""
+    document = pdfium.PdfDocument(data)
     try:
-        document = pdfium.PdfDocument(data)
-    except pdfium.PdfiumError as exc:
-        raise UnusableDocument(
-            "unreadable", f"{name} is not a readable PDF ({exc}); fetch it again"
-        ) from exc
-    try:
-        if len(document) == 0:
+        pages = len(document)
+        if pages == 0:
             raise UnusableDocument("empty", f"{name} has no pages")
+        if pages > PAGES_MAX:
+            raise _over_budget(name, f"{pages} pages (doiget reads at most {PAGES_MAX})")
         lines: list[Line] = []
-        for number in range(min(len(document), max_pages or len(document))):
+        budget = TEXT_CHARS_MAX
+        for number in range(min(pages, max_pages or pages)):
             page = document[number]
             textpage = page.get_textpage()
             try:
+                chars = textpage.count_chars()
+                if chars > PAGE_CHARS_MAX:
+                    raise _over_budget(
+                        name,
+                        f"{chars} characters on page {number + 1} (doiget reads at most "
+                        f"{PAGE_CHARS_MAX} a page)",
+                    )
+                budget -= chars
+                if budget < 0:
+                    raise _over_budget(
+                        name, f"more than {TEXT_CHARS_MAX} characters (doiget's most a PDF)"
+                    )
                 lines += _page_lines(textpage, number + 1)
             finally:
                 textpage.close()
                 page.close()
-        pages = len(document)
     finally:
         document.close()
     return lines, pages
+
+
+def unreadable(name: str, why: str) -> UnusableDocument:
+    """The refusal of a PDF PDFium fails to read, saying why."""
+    return UnusableDocument(
+        "unreadable", f"{name} is not a readable PDF ({why}); fetch it again or replace it"
+    )
+
+
+def _over_budget(name: str, what: str) -> UnusableDocument:
+    return UnusableDocument(
+        "too_large",
+        f"{name} holds {what}: more text than any paper; if it is a real document, "
+        "split it and add the parts",
+    )

@@ -19,6 +19,8 @@ from typing import Final, Literal
 from doiget.library.pdftext import Line
 
 MAX_HEADING_WORDS: Final = 12
+# The deepest a section nests, so a section's path stays short whatever the layout.
+MAX_LEVEL: Final = 6
 LARGER: Final = 1.15  # a font this much larger than the body counts as a layout cue
 NUMBERED_LARGER: Final = 1.05  # a numbered heading needs less to stand out
 SMALLER: Final = 0.9  # headings are never set smaller than this fraction of the body
@@ -190,6 +192,9 @@ def walk(lines: Sequence[Line]) -> Iterator[tuple[Line, tuple[str, ...], Role]]:
         {line.size for line, kind in zip(lines, kinds, strict=True) if kind in ("named", "layout")},
         reverse=True,
     )
+    # A size's level, looked up once per heading; a document setting headings in
+    # more sizes than that nests the smallest at the deepest level.
+    levels = {size: min(rank, MAX_LEVEL) for rank, size in enumerate(sizes, start=1)}
     stack: list[Heading] = []
     # A heading's lines wait until its name is whole (a wrapped line may follow).
     pending: list[tuple[Line, Role]] = []
@@ -213,7 +218,7 @@ def walk(lines: Sequence[Line]) -> Iterator[tuple[Line, tuple[str, ...], Role]]:
         elif numbered_document:
             level = 1
         else:
-            level = sizes.index(line.size) + 1
+            level = levels[line.size]
         heading = Heading(line.text.rstrip(":") if kind == "named" else line.text, level)
         while stack and stack[-1].level >= heading.level:
             stack.pop()

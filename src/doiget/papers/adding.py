@@ -220,9 +220,14 @@ class PdfAdder:
         if local is not None:
             await self._record(read, local.ref, None, "already_present")
             return _result(read, local, "already_present", None, pdf_added=False)
+        from doiget.library.pdftext import UnusableDocument
         from doiget.papers.pdfclues import read_clues
 
-        clues = await pool.run(lambda: read_clues(read.data, path.name), admitted=True)
+        try:
+            clues = await pool.run(lambda: read_clues(read.data, path.name), admitted=True)
+        except UnusableDocument as exc:
+            # Stored, it would fail every read, quote and index of it: refused now.
+            raise DoigetError(ErrorCode.INVALID_REF, f"{exc.message}; nothing was added.") from None
         found = await identify(clues, self.verifier)
         if found.ref is None:
             return await self._unidentified(read, clues)
@@ -313,14 +318,20 @@ class PdfAdder:
 
 
 def _temp_copy(root: Path, data: bytes) -> Path:
-    """``data`` in a fsynced temp file in the store (swept if this process dies)."""
+    """``data`` in a fsynced temp file in the store; removed again if writing it fails
+    (a full disk), swept if this process dies."""
+    temp = root / f".doiget-{os.getpid()}-{secrets.token_hex(6)}.part"
     try:
         root.mkdir(parents=True, exist_ok=True)
-        temp = root / f".doiget-{os.getpid()}-{secrets.token_hex(6)}.part"
-        with temp.open("xb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+        handle = temp.open("xb")  # ours from here on
+        try:
+            with handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
     except OSError as exc:
         from doiget.diskerror import write_error
 

@@ -7,7 +7,8 @@ the first page (the largest type near the top, and the lines under it). Every cl
 is a claim to be checked: a DOI on a page may be a cited work's, so the caller
 accepts an identifier only when its record's title is the page's title.
 
-Reading is pure and synchronous (PDFium, under its lock): callers run it in a worker.
+Reading is synchronous (PDFium, in a child process under limits): callers run it in a
+worker.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
-from doiget.library.pdftext import Line, UnusableDocument, pdf_text
+from doiget.library.pdfchild import in_child
+from doiget.library.pdftext import Line, PdfText, UnusableDocument, extract
 from doiget.pdfium import PDFIUM_LOCK
 from doiget.verify.cited import CitedAuthor
 from doiget.verify.readers import split_name
@@ -25,6 +27,8 @@ from doiget.verify.readers import split_name
 FIRST_PAGES: Final = 2
 # The XMP packet is looked for in this many bytes at each end of the file.
 XMP_WINDOW: Final = 4 * 1024 * 1024
+# A packet longer than this is not read (real ones hold a few kilobytes).
+XMP_PACKET_MAX: Final = 256 * 1024
 TITLE_MAX_LINES: Final = 4
 AUTHOR_MAX_LINES: Final = 4
 AUTHORS_MAX: Final = 30
@@ -35,7 +39,8 @@ _ARXIV_STAMP: Final = re.compile(
     r"arXiv:\s*(\d{4}\.\d{4,5}(?:v\d+)?|[a-z]+(?:-[a-z]+)*(?:\.[A-Z]{2})?/\d{7}(?:v\d+)?)"
     r"\s*\[[A-Za-z.\-]+\]",
 )
-_XMP: Final = re.compile(rb"<x:xmpmeta.*?</x:xmpmeta>", re.DOTALL)
+_XMP_OPEN: Final = b"<x:xmpmeta"
+_XMP_CLOSE: Final = b"</x:xmpmeta>"
 _TRAILING: Final = ".,;:)]'"
 _NOT_NAME: Final = re.compile(
     r"@|\d{2,}|university|universit[éä]|institute|department|school|laborator|college|"
@@ -63,16 +68,14 @@ class Clues:
 
 def read_clues(data: bytes, name: str) -> Clues:
     """The clues of the PDF ``data`` (called ``name``); a PDF with no text gives
-    metadata clues only, and says why in ``problems``."""
-    info = _info(data)
+    metadata clues only, and says why in ``problems``. PDFium reads it in a child
+    process under limits; a PDF it cannot read, or that is too large to read, raises
+    :class:`UnusableDocument`."""
+    info, text = in_child(read_in_child, name, data, name)
     metadata_ids = _dois(" ".join(info.values())) + _xmp_ids(data)
     info_title = _plausible_title(info.get("Title", ""))
-    try:
-        text = pdf_text(data, name, max_pages=FIRST_PAGES)
-    except UnusableDocument as exc:
-        return Clues(
-            metadata_ids=_unique(metadata_ids), info_title=info_title, problems=(exc.message,)
-        )
+    if not isinstance(text, PdfText):
+        return Clues(metadata_ids=_unique(metadata_ids), info_title=info_title, problems=(text[1],))
     joined = "\n".join(line.text for line in text.lines)
     title_lines, author_lines = _title_and_authors(text.lines)
     return Clues(
@@ -86,8 +89,20 @@ def read_clues(data: bytes, name: str) -> Clues:
     )
 
 
+def read_in_child(data: bytes, name: str) -> tuple[dict[str, str], PdfText | tuple[str, str]]:
+    """The Info dictionary and the first pages' text, or why there is no text (a
+    scan: its reason and message); the work :func:`read_clues` runs in a child."""
+    info = _info(data)
+    try:
+        return info, extract(data, name, FIRST_PAGES)
+    except UnusableDocument as exc:
+        if exc.reason != "no_text":
+            raise
+        return info, (exc.reason, exc.message)
+
+
 def _info(data: bytes) -> dict[str, str]:
-    """The Info dictionary's text entries (empty for a PDF PDFium cannot open)."""
+    """The Info dictionary's text entries (empty for a PDF PDFium cannot open or read)."""
     import pypdfium2 as pdfium
 
     with PDFIUM_LOCK:
@@ -101,6 +116,8 @@ def _info(data: bytes) -> dict[str, str]:
                 value = document.get_metadata_value(extra)
                 if value:
                     values[extra] = value
+        except pdfium.PdfiumError:
+            return {}
         finally:
             document.close()
     return {key: str(value) for key, value in values.items()}
@@ -113,9 +130,27 @@ def _xmp_ids(data: bytes) -> list[str]:
     windows = [data] if len(data) <= 2 * XMP_WINDOW else [data[:XMP_WINDOW], data[-XMP_WINDOW:]]
     found: list[str] = []
     for window in windows:
-        for packet in _XMP.finditer(window):
-            found += _dois(packet.group(0).decode("utf-8", "replace"))
+        for packet in _xmp_packets(window):
+            found += _dois(packet.decode("utf-8", "replace"))
     return found
+
+
+def _xmp_packets(data: bytes) -> list[bytes]:
+    """Every packet in ``data``, each from the last opener before a closer to that
+    closer. Every search moves forward from where the last one ended, so the cost is
+    one pass over ``data`` however many openers go unclosed."""
+    packets: list[bytes] = []
+    position = 0
+    while (start := data.find(_XMP_OPEN, position)) != -1:
+        close = data.find(_XMP_CLOSE, start)
+        if close == -1:
+            break
+        start = data.rfind(_XMP_OPEN, start, close)
+        end = close + len(_XMP_CLOSE)
+        if end - start <= XMP_PACKET_MAX:
+            packets.append(data[start:end])
+        position = end
+    return packets
 
 
 def _dois(text: str) -> list[str]:

@@ -105,8 +105,8 @@ class Papers:
     # -- helpers ----------------------------------------------------------------
 
     def _fresh_index(self) -> PaperIndex:
+        self.store.sweep_if_due()
         if not self._index_checked:
-            self.store.sweep_partials()
             self.index.ensure_fresh()
             self._index_checked = True
             left_out = [name for name, _ in self.index.unreadable()]
@@ -165,6 +165,7 @@ class Papers:
         """
 
         def write() -> None:
+            self.store.sweep_if_due()
             new = not self.store.metadata_path(ref).exists()
             target = None if pdf is None else self.store.place_pdf(ref, pdf)
             try:

@@ -18,6 +18,8 @@ import hashlib
 import json
 import logging
 import os
+import stat
+import time
 import tomllib
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -42,6 +44,9 @@ logger = logging.getLogger("doiget.papers")
 
 SCHEMA_VERSION: Final = "1.0"
 LOCK_TIMEOUT_S: Final = 5.0
+# A temp file this old is no write in progress; stale ones are swept this often.
+STALE_TEMP_SECONDS: Final = 6 * 3600
+SWEEP_EVERY_SECONDS: Final = 3600
 PDF_MAGIC: Final = b"%PDF-"
 # A metadata file is a few kilobytes; one larger than this is not read at all.
 METADATA_MAX_BYTES: Final = 8 * 1024 * 1024
@@ -309,6 +314,7 @@ class Store:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.metadata_dir = root / ".metadata"
+        self._next_sweep = 0.0  # monotonic time of the next sweep of stale temp files
 
     # -- paths ------------------------------------------------------------------
 
@@ -603,23 +609,52 @@ class Store:
         return removed
 
     def sweep_partials(self) -> list[Path]:
-        """Remove temp downloads left by doiget processes that no longer run.
+        """Remove the temp files no write will finish.
 
-        A download is written to ``.doiget-<pid>-*.part`` beside its destination and
-        renamed into place only when complete; a process killed mid-download leaves
-        that file behind, and the next doiget start removes it.
+        A download or a copied PDF is written to ``.doiget-<pid>-*.part`` in the store,
+        a TOML to ``.<name>.*.tmp`` beside it, each renamed into place only when
+        complete. A write that fails removes its own; a process killed mid-write leaves
+        it behind. A ``.part`` of a process that no longer runs goes at once; any of
+        these older than :data:`STALE_TEMP_SECONDS` (no write takes that long, and the
+        pid may have been reused) goes too. Only regular files are removed: never a link
+        or what it points to, a folder or a FIFO.
         """
+        now = time.time()
         removed: list[Path] = []
-        for path in self.root.glob(".doiget-*-*.part") if self.root.is_dir() else ():
-            pid_text = path.name.split("-")[1]
-            if pid_text.isdigit() and not _process_alive(int(pid_text)):
-                path.unlink(missing_ok=True)
-                removed.append(path)
+        for folder, pattern in ((self.root, ".doiget-*-*.part"), (self.metadata_dir, ".*.tmp")):
+            for path in folder.glob(pattern) if folder.is_dir() else ():
+                if _stale_temp(path, now):
+                    with contextlib.suppress(FileNotFoundError):
+                        path.unlink()
+                        removed.append(path)
+        self._next_sweep = time.monotonic() + SWEEP_EVERY_SECONDS
         return removed
+
+    def sweep_if_due(self) -> None:
+        """:meth:`sweep_partials`, if it has not run in this process for an hour: a
+        long-running server sweeps as it goes. Blocks: call it from a worker thread."""
+        if time.monotonic() >= self._next_sweep:
+            with contextlib.suppress(OSError):  # a store it cannot list is reported elsewhere
+                self.sweep_partials()
 
     @staticmethod
     def _io_error(action: str, path: Path, exc: OSError) -> DoigetError:
         return write_error(ErrorCode.STORE_ERROR, action, path, exc, "DOIGET_STORE_ROOT")
+
+
+def _stale_temp(path: Path, now: float) -> bool:
+    """Whether the temp file at ``path`` is one no write will finish (see
+    :meth:`Store.sweep_partials`)."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return False
+    if not stat.S_ISREG(info.st_mode):
+        return False
+    if now - info.st_mtime > STALE_TEMP_SECONDS:
+        return True
+    pid = path.name.split("-")[1] if path.suffix == ".part" else ""
+    return pid.isdigit() and not _process_alive(int(pid))
 
 
 def _process_alive(pid: int) -> bool:
