@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Final, Literal
-from urllib.parse import quote
 
 from doiget.models import Author, UpdateNotice, Work
 from doiget.net.client import SourceClient
+from doiget.refs import url_path
 from doiget.sources.markup import plain_text
 from doiget.sources.shape import (
     bare_doi,
@@ -52,8 +52,8 @@ _VERSION_RANK: Final = {"vor": 0, "am": 1, "unspecified": 2}
 
 
 def doi_path(doi: str) -> str:
-    """A DOI escaped for a URL path ('/' and ':' kept, as the APIs expect)."""
-    return quote(doi, safe="/:;()")
+    """A DOI escaped for a URL path (see :func:`doiget.refs.url_path`)."""
+    return url_path(doi)
 
 
 def date_parts(value: Any) -> tuple[int | None, str | None]:

@@ -130,7 +130,7 @@ def author_problems(cited: CitedWork, work: Work, comparison: AuthorComparison) 
         extra = len(comparison.pairs) == len(work.authors)
         kind = "authors_extra" if extra else "authors_replaced"
         problems.append(Problem(field="authors", kind=kind, cited=_names(unmatched), actual=actual))
-    if comparison.missing and not cited.more_authors and not unmatched:
+    if comparison.missing and not (cited.more_authors or comparison.partial or unmatched):
         missing = _names([work.authors[i] for i in comparison.missing])
         problems.append(
             Problem(field="authors", kind="authors_missing", cited=cited_names, actual=missing)

@@ -25,19 +25,20 @@ matched and a source failed, the verdict is ``uncertain``, never ``not_found``.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from typing import Final
+from dataclasses import dataclass, field
+from typing import Final, Protocol, TypeVar
 
 import anyio
 
 from doiget.cite.bibtex import to_bibtex
 from doiget.cite.citekey import citekey
 from doiget.cite.csl import to_csl
+from doiget.errors import DoigetError
 from doiget.integrity import notices
 from doiget.models import Work
 from doiget.net.network import Network
 from doiget.progress import report
-from doiget.refs import fetchable_ref
+from doiget.refs import fetchable_ref, parse_ref
 from doiget.runtime import Runtime
 from doiget.sources.pubmed import EutilsIdentity
 from doiget.verify import match as m
@@ -48,6 +49,7 @@ from doiget.verify.contracts import (
     Match,
     Problem,
     Row,
+    RowError,
     Verification,
     Version,
 )
@@ -63,23 +65,38 @@ CONCURRENT: Final = 16
 INDEXES: Final = ("openalex", "semantic_scholar")
 
 Progress = Callable[[int, int, Row], Awaitable[None] | None]
+T = TypeVar("T")
+
+
+class Offload(Protocol):
+    """Where matching runs: ``work()``'s result, computed off the event loop (a lane of
+    the server's work pool) or right here (the command line has no other caller)."""
+
+    def __call__(self, work: Callable[[], T], /) -> Awaitable[T]: ...
+
+
+async def _here(work: Callable[[], T]) -> T:
+    return work()
 
 
 @dataclass
 class _Found:
-    """What the lookups turned up for one reference."""
+    """What the lookups turned up for one reference; ``offload`` runs the matching."""
 
+    offload: Offload = field(default=_here)
     doi_work: Work | None = None
     doi_unresolved: bool = False
     candidates: list[m.Candidate] | None = None
     records: int = 0
 
-    def add(self, cited: CitedWork, works: Sequence[Work]) -> None:
+    async def add(self, cited: CitedWork, works: Sequence[Work]) -> None:
         self.records += len(works)
-        for work in works:
-            found = m.candidate(cited, work)
-            if found is not None:
-                self.candidates = [*(self.candidates or []), found]
+        if not works:
+            return
+        found = await self.offload(lambda: [m.candidate(cited, work) for work in works])
+        kept = [one for one in found if one is not None]
+        if kept:
+            self.candidates = [*(self.candidates or []), *kept]
 
     @property
     def best(self) -> m.Candidate | None:
@@ -122,7 +139,9 @@ class Verifier:
         indexes: Sequence[str] = (),
         identity: EutilsIdentity | None = None,
         s2_key: str | None = None,
+        offload: Offload = _here,
     ) -> None:
+        self._offload = offload
         self._network = network
         self._store = store
         self._mailto = mailto
@@ -131,9 +150,10 @@ class Verifier:
         self._s2_key = s2_key
 
     @classmethod
-    def of(cls, runtime: Runtime) -> Verifier:
+    def of(cls, runtime: Runtime, offload: Offload = _here) -> Verifier:
         """The verifier of a process: its network, answers kept under the data directory,
-        and the opt-in indexes (OpenAlex, Semantic Scholar) its capability profile enables."""
+        and the opt-in indexes (OpenAlex, Semantic Scholar) its capability profile
+        enables; matching runs through ``offload``."""
         from doiget.sources.semantic_scholar import api_key_of
 
         settings = runtime.settings
@@ -145,6 +165,7 @@ class Verifier:
             indexes=indexes,
             identity=EutilsIdentity.from_settings(settings),
             s2_key=api_key_of(settings),
+            offload=offload,
         )
 
     async def aclose(self) -> None:
@@ -178,7 +199,9 @@ class Verifier:
         """The record the cited DOI or arXiv id names, when it is the cited work: its
         title is the cited one (or that title without its subtitle), or a near miss by
         the cited authors. None when the identifier names another work or nothing."""
-        found = _Found()
+        if _refusal(cited) is not None:
+            return None
+        found = _Found(self._offload)
         await _by_identifier(cited, self._lookups(), found)
         best = found.best
         if best is None or (best.relation == "near" and not best.authors.pairs):
@@ -188,14 +211,31 @@ class Verifier:
     async def verify(self, cited: CitedWork) -> Row:
         """The verdict on one cited work."""
         lookups = self._lookups()
+        refusal = _refusal(cited)
+        if refusal is not None:
+            return Row(key=cited.key, verdict="uncertain", confidence=0.0,
+                       note=refusal.message, error=refusal)  # fmt: skip
         if cited.empty:
-            note = "nothing to look up: the reference has no title, DOI or arXiv id"
+            note = "nothing to look up: the reference has no title, DOI, arXiv id or PMID"
             return calibrated(Row(key=cited.key, verdict="uncertain", confidence=0.5, note=note))
-        found = _Found()
+        found = _Found(self._offload)
         await _by_identifier(cited, lookups, found)
         if cited.title:
             await _by_title(cited, lookups, found, self._indexes)
         return calibrated(await _decide(cited, lookups, found))
+
+
+def _refusal(cited: CitedWork) -> RowError | None:
+    """Why ``cited`` is not checked: it could not be read, or its DOI is not one doiget
+    sends upstream (a '.' or '..' part would move the request to another path)."""
+    if cited.unread is not None:
+        return RowError(code=cited.unread.code, message=cited.unread.message)
+    if cited.doi:
+        try:
+            parse_ref(cited.doi)
+        except DoigetError as error:
+            return RowError(code=error.code.value, message=error.message)
+    return None
 
 
 async def _by_identifier(cited: CitedWork, lookups: Lookups, found: _Found) -> None:
@@ -205,14 +245,22 @@ async def _by_identifier(cited: CitedWork, lookups: Lookups, found: _Found) -> N
     elif cited.doi:
         ok, work = await lookups.crossref_doi(cited.doi)
     elif cited.pmid:
-        found.add(cited, await lookups.pubmed_records([cited.pmid]))
-        return
+        works = await lookups.pubmed_records([cited.pmid])
+        work = works[0] if works else None
+        ok = "pubmed" not in lookups.failures
+        if cited.title:
+            await found.add(cited, works)
+            return
     else:
         return
     found.doi_work = work
     found.doi_unresolved = ok and work is None
-    if work is not None:
-        found.add(cited, [work])
+    if work is not None and not cited.title:
+        # Cited by its identifier alone: the record it names is the work meant.
+        comparison = await found.offload(lambda: compare_authors(cited.authors, work.authors))
+        found.candidates = [m.Candidate(work, "same", 1.0, comparison)]
+    elif work is not None:
+        await found.add(cited, [work])
 
 
 async def _by_title(
@@ -221,28 +269,28 @@ async def _by_title(
     title = cited.title or ""
     doi_settles = found.settled() and found.doi_work is not None
     if not (doi_settles and found.doi_work is not None and found.doi_work.source == "crossref"):
-        found.add(cited, await lookups.dblp_search(" ".join(words(title))))
+        await found.add(cited, await lookups.dblp_search(" ".join(words(title))))
     if found.settled():
         return
     first = cited.authors[0].family if cited.authors else None
-    found.add(cited, await lookups.crossref_search(title, first))
+    await found.add(cited, await lookups.crossref_search(title, first))
     if found.settled():
         return
     families = [author.family for author in cited.authors[:2] if author.family]
     if families:
-        found.add(cited, await lookups.dblp_search(" ".join(words(" ".join(families)))))
+        await found.add(cited, await lookups.dblp_search(" ".join(words(" ".join(families)))))
         if found.settled():
             return
     for index in indexes:
-        found.add(cited, await lookups.index_search(index, title))
+        await found.add(cited, await lookups.index_search(index, title))
         if found.settled():
             return
     if found.best is not None:
         return
     if _may_be_preprint(cited):
-        found.add(cited, await lookups.arxiv_title(title))
+        await found.add(cited, await lookups.arxiv_title(title))
     elif _may_be_biomedical(cited):
-        found.add(cited, await lookups.pubmed_title(title))
+        await found.add(cited, await lookups.pubmed_title(title))
 
 
 def _may_be_preprint(cited: CitedWork) -> bool:
@@ -284,6 +332,24 @@ def _pick(cited: CitedWork, versions: list[Work]) -> tuple[Work, Work | None]:
     if wants_preprint and preprints:
         return preprints[0], (published[0] if published else None)
     return (published or versions)[0], None
+
+
+def _detail_problems(
+    cited: CitedWork, best: m.Candidate, work: Work, versions: Sequence[Work]
+) -> list[Problem]:
+    """What the cited authors, year and venue contradict in the work's versions (the
+    authors against the version whose list they fit best)."""
+    comparison = min(
+        (compare_authors(cited.authors, v.authors) for v in versions if v.authors),
+        key=lambda c: (len(c.unmatched), len(c.missing)),
+        default=best.authors,
+    )
+    author_work = next((v for v in versions if v.authors), work)
+    return [
+        *m.author_problems(cited, author_work, comparison),
+        *m.year_problems(cited, versions),
+        *m.venue_problems(cited, versions),
+    ]
 
 
 def _doi_problems(cited: CitedWork, found: _Found, work: Work) -> list[Problem]:
@@ -372,14 +438,14 @@ async def _decide(cited: CitedWork, lookups: Lookups, found: _Found) -> Row:
             )
         note = "no real work matches the title, authors and identifiers cited"
         return Row(key=cited.key, verdict="not_found", confidence=0.5, problems=problems, note=note)
-    rival = found.rival(cited)
+    rival = await found.offload(lambda: found.rival(cited))
     if rival is not None:
         note = (
             f"two works are equally close: {_describe(best.work)} and {_describe(rival.work)}; "
             "cite the DOI or arXiv id of the one meant"
         )
         return Row(key=cited.key, verdict="uncertain", confidence=0.5, note=note)
-    versions = _versions(best.work, found.candidates or [])
+    versions = await found.offload(lambda: _versions(best.work, found.candidates or []))
     work, newer = _pick(cited, versions)
     work = await _integrity(work, lookups)
     versions = [work, *(v for v in versions if v is not work)]
@@ -388,16 +454,8 @@ async def _decide(cited: CitedWork, lookups: Lookups, found: _Found) -> Row:
         problems.append(
             Problem(field="title", kind="title_differs", cited=cited.title, actual=work.title)
         )
-    comparison = min(
-        (compare_authors(cited.authors, v.authors) for v in versions if v.authors),
-        key=lambda c: (len(c.unmatched), len(c.missing)),
-        default=best.authors,
-    )
-    author_work = next((v for v in versions if v.authors), work)
-    problems += m.author_problems(cited, author_work, comparison)
-    problems += m.year_problems(cited, versions)
-    problems += m.venue_problems(cited, versions)
-    problems += _doi_problems(cited, found, work)
+    problems += await found.offload(lambda: _detail_problems(cited, best, work, versions))
+    problems += await found.offload(lambda: _doi_problems(cited, found, work))
     if work.retracted:
         retraction = next((n for n in work.integrity if n.is_retraction), None)
         problems.append(Problem(field="integrity", kind="retracted", cited=cited.title,
