@@ -106,7 +106,7 @@ def read_free_text(text: str, key: str | None = None) -> CitedWork:
     pmid = bare_pmid or _PMID.search(plain)
     body = "" if bare_pmid else _PMID.sub(" ", _URL.sub(" ", plain))
     if doi:
-        body = re.sub(re.escape(doi), " ", body, flags=re.IGNORECASE)
+        body = re.sub(rf"(?:\bdoi\s?:\s?)?{re.escape(doi)}", " ", body, flags=re.IGNORECASE)
     body = re.sub(r"\barXiv(?: preprint)?\s*(?:arXiv)?:?\s*[\w./-]*\d", " arXiv ", body)
     body = " ".join(body.split())
     year = _year(body)
