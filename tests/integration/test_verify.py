@@ -13,7 +13,6 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
@@ -23,6 +22,7 @@ from verifyutil import (
     TITLE,
     WAKEFIELD,
     bib,
+    check,
     route_chain_of_thought,
     route_dblp_fixture,
 )
@@ -36,20 +36,6 @@ from doiget.verify.service import Verifier
 
 from netutil import FAST_RETRY
 from replay import ReplayUpstream, Reply
-
-
-def _check(env: dict[str, str], *references: str | dict[str, Any]) -> list[Row]:
-    async def run() -> list[Row]:
-        runtime = load_runtime(env)
-        network = Network(runtime.settings, retry=FAST_RETRY)
-        verifier = Verifier(network, AnswerStore(None))
-        try:
-            result = await verifier.verify_many([read_item(item) for item in references])
-        finally:
-            await network.aclose()
-        return result.results
-
-    return anyio.run(run)
 
 
 def _kinds(row: Row) -> list[str]:
@@ -88,7 +74,7 @@ def test_benign_differences_are_verified(
     name: str, upstream: ReplayUpstream, doiget_env: dict[str, str]
 ) -> None:
     route_chain_of_thought(upstream)
-    [row] = _check(doiget_env, BENIGN[name])
+    [row] = check(doiget_env, BENIGN[name])
     assert (row.verdict, row.problems) == ("verified", []), row
     assert row.match is not None and row.match.venue == "NeurIPS"
     assert row.corrected is not None and "Chain-of-Thought" in row.corrected.bibtex
@@ -98,7 +84,7 @@ def test_a_preprint_cited_as_arxiv_is_verified_and_names_the_published_version(
     upstream: ReplayUpstream, doiget_env: dict[str, str]
 ) -> None:
     route_chain_of_thought(upstream)
-    [row] = _check(doiget_env, bib(booktitle="", journal="arXiv preprint", year="2022"))
+    [row] = check(doiget_env, bib(booktitle="", journal="arXiv preprint", year="2022"))
     assert row.verdict == "verified", row
     assert row.match is not None and row.match.ref == "arXiv:2201.11903"
     assert row.match.newer_version is not None and row.match.newer_version.venue == "NeurIPS"
@@ -108,7 +94,7 @@ def test_a_record_without_an_identifier_is_reached_by_its_preprints(
     upstream: ReplayUpstream, doiget_env: dict[str, str]
 ) -> None:
     route_chain_of_thought(upstream)  # DBLP's NeurIPS record has no DOI; its CoRR one an arXiv id
-    [row] = _check(doiget_env, bib())
+    [row] = check(doiget_env, bib())
     assert row.match is not None and row.match.venue == "NeurIPS"
     assert row.match.ref == "arXiv:2201.11903"
 
@@ -138,7 +124,7 @@ def test_each_wrong_detail_is_named(
     kind: str, upstream: ReplayUpstream, doiget_env: dict[str, str]
 ) -> None:
     route_chain_of_thought(upstream)
-    [row] = _check(doiget_env, PROBLEMS[kind])
+    [row] = check(doiget_env, PROBLEMS[kind])
     assert row.verdict == "miscited", row
     assert kind in _kinds(row), row
 
@@ -150,7 +136,7 @@ def test_a_preprint_cited_as_published_is_named(
     corr = (
         "Jason Wei and Xuezhi Wang and Dale Schuurmans and Maarten Bosma and Ed H. Chi and others"
     )
-    [row] = _check(doiget_env, bib(booktitle="CVPR", author=corr))
+    [row] = check(doiget_env, bib(booktitle="CVPR", author=corr))
     assert _kinds(row) == ["preprint_as_published"], row
 
 
@@ -164,7 +150,7 @@ def test_a_retracted_work_is_named_with_its_notices(
     )
     entry = bib(title=title, author="Wakefield, A. J. and others", year="1998",
                 booktitle="", journal="The Lancet", doi=WAKEFIELD)  # fmt: skip
-    [row] = _check(doiget_env, entry)
+    [row] = check(doiget_env, entry)
     assert "retracted" in _kinds(row), row
     assert row.integrity is not None
     assert {notice.kind for notice in row.integrity} >= {"retraction", "correction"}
@@ -174,7 +160,7 @@ def test_a_fabricated_reference_is_not_found(
     upstream: ReplayUpstream, doiget_env: dict[str, str]
 ) -> None:
     route_chain_of_thought(upstream)
-    [row] = _check(
+    [row] = check(
         doiget_env,
         bib(
             title="Quantum Gravity Priors for Sparse Transformers",
@@ -196,7 +182,7 @@ def test_every_source_down_gives_uncertain_rows_naming_them(
     )
     for host, path in routes:
         upstream.route(host, path, down)
-    rows = _check(
+    rows = check(
         doiget_env, bib(), bib(doi="10.1371/notarealdoi"), "Someone. A title of a paper. 2020."
     )
     assert [row.verdict for row in rows] == ["uncertain"] * 3
@@ -208,7 +194,7 @@ def test_a_rate_limited_source_is_named_as_such(
 ) -> None:
     route_chain_of_thought(upstream)
     upstream.route("dblp.org", "/search/publ/api", Reply(429, b"", {"Retry-After": "0"}))
-    [row] = _check(doiget_env, bib())
+    [row] = check(doiget_env, bib())
     assert row.verdict == "uncertain" and row.note is not None
     assert "RATE_LIMITED" in row.note and "dblp" in row.note
 
@@ -285,7 +271,7 @@ def test_a_proceedings_venue_with_the_preprint_year_is_a_version_mismatch(
     route_dblp_fixture(upstream, RESNET)  # CVPR 2016 and its CoRR 2015 preprint
     resnet = bib(title="Deep Residual Learning for Image Recognition", booktitle="CVPR",
                  author="Kaiming He and Xiangyu Zhang and Shaoqing Ren and Jian Sun")  # fmt: skip
-    mixed, right, wrong = _check(
+    mixed, right, wrong = check(
         doiget_env, resnet.replace("2022", "2015"), resnet.replace("2022", "2016"),
         resnet.replace("2022", "2012"),
     )  # fmt: skip
@@ -301,7 +287,7 @@ def test_a_name_cut_inside_a_latex_group_is_not_a_replaced_author(
     garbled: str, upstream: ReplayUpstream, doiget_env: dict[str, str]
 ) -> None:
     route_chain_of_thought(upstream)
-    [row] = _check(doiget_env, bib(author=garbled))
+    [row] = check(doiget_env, bib(author=garbled))
     assert row.verdict == "verified", row
 
 
@@ -314,7 +300,7 @@ def test_a_pmid_is_looked_up_at_pubmed(
                      "pubmed/efetch-pubmed-29106400.xml")  # fmt: skip
     text = ("Bao Y, Prescott J, Yuan C, et al. Leucocyte telomere length, genetic variants at "
             "the TERT gene region and risk of pancreatic cancer. Gut. PMID: 29106400")  # fmt: skip
-    [row] = _check(doiget_env, text)
+    [row] = check(doiget_env, text)
     assert row.verdict == "verified", row
     assert row.match is not None and row.match.sources == ["pubmed"]
     fetched = upstream.requests_to("eutils.ncbi.nlm.nih.gov")

@@ -49,8 +49,13 @@ def _year(value: Any) -> int | None:
 
 
 def _doi(value: Any) -> str | None:
+    """The first DOI in ``value``, without the punctuation of the sentence around it; a
+    '.' or '..' part at its end stays (the DOI is then refused, never cut short)."""
     found = _DOI.search(str(value)) if value else None
-    return found.group(0).rstrip(".,;)").lower() if found else None
+    if not found:
+        return None
+    doi = found.group(0).rstrip(".,;)")
+    return (found.group(0).rstrip(",;)") if doi.endswith("/") else doi).lower()
 
 
 def _arxiv(*values: Any) -> str | None:
