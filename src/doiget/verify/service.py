@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Final, Protocol, TypeVar
+from typing import Final
 
 import anyio
 
@@ -53,7 +53,7 @@ from doiget.verify.contracts import (
     Verification,
     Version,
 )
-from doiget.verify.lookup import AnswerStore, Lookups
+from doiget.verify.lookup import AnswerStore, Lookups, Offload, here
 from doiget.verify.names import compare_authors
 from doiget.verify.text import words
 
@@ -65,25 +65,13 @@ CONCURRENT: Final = 16
 INDEXES: Final = ("openalex", "semantic_scholar")
 
 Progress = Callable[[int, int, Row], Awaitable[None] | None]
-T = TypeVar("T")
-
-
-class Offload(Protocol):
-    """Where matching runs: ``work()``'s result, computed off the event loop (a lane of
-    the server's work pool) or right here (the command line has no other caller)."""
-
-    def __call__(self, work: Callable[[], T], /) -> Awaitable[T]: ...
-
-
-async def _here(work: Callable[[], T]) -> T:
-    return work()
 
 
 @dataclass
 class _Found:
     """What the lookups turned up for one reference; ``offload`` runs the matching."""
 
-    offload: Offload = field(default=_here)
+    offload: Offload = field(default=here)
     doi_work: Work | None = None
     doi_unresolved: bool = False
     candidates: list[m.Candidate] | None = None
@@ -139,7 +127,7 @@ class Verifier:
         indexes: Sequence[str] = (),
         identity: EutilsIdentity | None = None,
         s2_key: str | None = None,
-        offload: Offload = _here,
+        offload: Offload = here,
     ) -> None:
         self._offload = offload
         self._network = network
@@ -150,7 +138,7 @@ class Verifier:
         self._s2_key = s2_key
 
     @classmethod
-    def of(cls, runtime: Runtime, offload: Offload = _here) -> Verifier:
+    def of(cls, runtime: Runtime, offload: Offload = here) -> Verifier:
         """The verifier of a process: its network, answers kept under the data directory,
         and the opt-in indexes (OpenAlex, Semantic Scholar) its capability profile
         enables; matching runs through ``offload``."""
@@ -193,7 +181,9 @@ class Verifier:
         return Verification(ok=True, results=[row for row in rows if row is not None])
 
     def _lookups(self) -> Lookups:
-        return Lookups(self._network, self._store, self._mailto, self._identity, self._s2_key)
+        return Lookups(
+            self._network, self._store, self._mailto, self._identity, self._s2_key, self._offload
+        )
 
     async def record_of(self, cited: CitedWork) -> Work | None:
         """The record the cited DOI or arXiv id names, when it is the cited work: its
@@ -222,7 +212,8 @@ class Verifier:
         await _by_identifier(cited, lookups, found)
         if cited.title:
             await _by_title(cited, lookups, found, self._indexes)
-        return calibrated(await _decide(cited, lookups, found))
+        decided = await _decide(cited, lookups, found)
+        return await self._offload(lambda: calibrated(decided))
 
 
 def _refusal(cited: CitedWork) -> RowError | None:
@@ -449,25 +440,29 @@ async def _decide(cited: CitedWork, lookups: Lookups, found: _Found) -> Row:
     work, newer = _pick(cited, versions)
     work = await _integrity(work, lookups)
     versions = [work, *(v for v in versions if v is not work)]
-    problems = []
-    if best.relation == "near":
-        problems.append(
-            Problem(field="title", kind="title_differs", cited=cited.title, actual=work.title)
+    failed = _failed(lookups) or None
+
+    def row() -> Row:  # a record of thousands of authors: matched and written off the loop
+        problems = []
+        if best.relation == "near":
+            problems.append(
+                Problem(field="title", kind="title_differs", cited=cited.title, actual=work.title)
+            )
+        problems += _detail_problems(cited, best, work, versions)
+        problems += _doi_problems(cited, found, work)
+        if work.retracted:
+            retraction = next((n for n in work.integrity if n.is_retraction), None)
+            problems.append(Problem(field="integrity", kind="retracted", cited=cited.title,
+                                    actual=retraction.doi if retraction else None))  # fmt: skip
+        return Row(
+            key=cited.key,
+            verdict="miscited" if problems else "verified",
+            confidence=0.5,
+            problems=problems,
+            match=_match(work, versions, newer),
+            integrity=notices(work),
+            corrected=_corrected(cited, work),
+            note=failed,
         )
-    problems += await found.offload(lambda: _detail_problems(cited, best, work, versions))
-    problems += await found.offload(lambda: _doi_problems(cited, found, work))
-    if work.retracted:
-        retraction = next((n for n in work.integrity if n.is_retraction), None)
-        problems.append(Problem(field="integrity", kind="retracted", cited=cited.title,
-                                actual=retraction.doi if retraction else None))  # fmt: skip
-    verdict = "miscited" if problems else "verified"
-    return Row(
-        key=cited.key,
-        verdict=verdict,
-        confidence=0.5,
-        problems=problems,
-        match=_match(work, versions, newer),
-        integrity=notices(work),
-        corrected=_corrected(cited, work),
-        note=f"{_failed(lookups)}" if lookups.failures else None,
-    )
+
+    return await found.offload(row)
