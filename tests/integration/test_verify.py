@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -395,3 +396,76 @@ def test_a_pdf_manuscripts_reference_list_is_checked_entry_by_entry(
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)["results"]
     assert [row["verdict"] for row in rows] == ["verified", "not_found"], rows
+
+
+RETITLED = "Prompting Chains of Thought for Reasoning in Language Models"
+
+
+def _retitled_preprint() -> list[dict[str, Any]]:
+    """DBLP's records with the CoRR preprint under an earlier title than the NeurIPS paper."""
+    hits = json.loads(json.dumps(HITS))
+    hits[1]["info"]["title"] = RETITLED + "."
+    return hits
+
+
+@pytest.mark.parametrize("year", ["2022", "2021"])
+def test_a_paper_cited_under_its_preprints_earlier_title_differs_in_title_only(
+    year: str, upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    route_chain_of_thought(upstream, _retitled_preprint())
+    [row] = check(doiget_env, bib(title=RETITLED, year=year))
+    assert [p.kind for p in row.problems if p.field != "year"] == ["title_differs"], row
+    assert row.problems[0].actual == TITLE and row.match is not None
+    assert row.match.venue == "NeurIPS" and row.match.ref == "arXiv:2201.11903"
+
+
+def test_a_preprint_cited_at_another_venue_under_its_title_is_still_named(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    route_chain_of_thought(upstream, _retitled_preprint())
+    [row] = check(doiget_env, bib(title=RETITLED, booktitle="ICML"))
+    assert "title_differs" not in _kinds(row)
+    assert any(p.field == "venue" for p in row.problems), row
+
+
+BENIGN_NAMES = {
+    "et al. in the last name": AUTHORS.split(" and Xuezhi")[0] + " and Xuezhi Wang et al.",
+    "et al without its dot": "Jason Wei and Xuezhi Wang et al",
+    "et. al. after a comma": "Wei, Jason and Wang, Xuezhi, et. al.",
+    "DBLP numbers": AUTHORS.replace("Xuezhi Wang", "Xuezhi Wang 0002").replace(
+        "Denny Zhou", "Denny Zhou 0001"
+    ),
+    "DBLP number, family first": "Wei, Jason and Wang 0002, Xuezhi and others",
+}
+
+
+@pytest.mark.parametrize("authors", BENIGN_NAMES.values(), ids=BENIGN_NAMES.keys())
+def test_a_list_cut_short_inside_a_name_or_numbered_names_are_benign(
+    authors: str, upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    route_chain_of_thought(upstream)
+    [row] = check(doiget_env, bib(author=authors))
+    assert row.verdict == "verified", row
+
+
+def test_csl_and_ris_lists_cut_short_inside_a_name_are_benign(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    route_chain_of_thought(upstream)
+    authors = [{"family": "Wei", "given": "Jason"}, {"literal": "Xuezhi Wang et al."}]
+    csl = {"id": "c", "title": TITLE, "issued": {"date-parts": [[2022]]}, "author": authors}
+    names = "AU  - Wei, Jason\nAU  - Wang, Xuezhi, et al\n"
+    ris = f"TY  - CONF\nTI  - {TITLE}\n{names}PY  - 2022\nER  - \n"
+    rows = check(doiget_env, csl, ris)
+    assert [row.verdict for row in rows] == ["verified", "verified"], rows
+
+
+def test_a_work_confirmed_through_dblp_carries_the_doi_of_its_edition(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    hits = json.loads(json.dumps(HITS[:1]))  # the NeurIPS record alone, no preprint
+    hits[0]["info"]["ee"] = ["https://doi.org/10.5555/3600270.3602070", hits[0]["info"]["ee"]]
+    route_chain_of_thought(upstream, hits)
+    [row] = check(doiget_env, bib())
+    assert row.verdict == "verified" and row.match is not None, row
+    assert row.match.ref == "10.5555/3600270.3602070"

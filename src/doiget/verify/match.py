@@ -185,6 +185,23 @@ def _venue_fits(cited: Venue | None, cited_name: str, work: Work) -> bool:
     return fuzz.token_set_ratio(key(cited_name), key(work.venue or "")) >= 80
 
 
+# How much of its words a published version's new title shares with its preprint's.
+RENAMED_WORDS: Final = 50
+
+
+def renamed_from(cited: CitedWork, work: Work) -> bool:
+    """Whether ``work`` may be the published version of the cited preprint under a new
+    title: at the cited venue, by every cited author, the titles sharing words."""
+    if not cited.venue or not cited.title or not work.title:
+        return False
+    if not _venue_fits(identify(cited.venue), cited.venue, work):
+        return False
+    authors = compare_authors(cited.authors, work.authors)
+    if authors.unmatched or not authors.pairs:
+        return False
+    return fuzz.token_set_ratio(key(cited.title), key(work.title)) >= RENAMED_WORDS
+
+
 def venue_problems(cited: CitedWork, versions: Sequence[Work]) -> list[Problem]:
     """A cited venue that no version was published in (a preprint cited as published)."""
     if not cited.venue:

@@ -24,6 +24,12 @@ _ARXIV: Final = re.compile(
 _YEAR: Final = re.compile(r"(?<![\d.])(1[89]\d\d|2\d\d\d)(?!\d|\.\d)")
 _PMID: Final = re.compile(r"\bPMID:?\s*(\d{1,9})\b", re.IGNORECASE)
 _MORE: Final = re.compile(r"^(?:others|et\.?\s*al\.?)$", re.IGNORECASE)
+# "et al." or "and others" written into the last name of a list ("N. Shazeer et al.",
+# "Wang, X., et al"), and DBLP's disambiguation number ("Wei Wang 0001"): not names.
+_MORE_IN_NAME: Final = re.compile(
+    r"[\s,;]{0,4}\b(?:et(?:\.\s?|\s)al\b\.?|and\s{1,4}others\b)", re.IGNORECASE
+)
+_NUMBERED: Final = re.compile(r"\s\d{4}(?=[\s,]|$)")
 _BIB_FIELD: Final = re.compile(r"\s*(\w[\w-]{0,63})\s*=[ \t]*")
 _BIB_HEAD: Final = re.compile(r"@(\w{1,32})\s{0,64}[{(]\s{0,64}([^,\s]{0,256})\s{0,64},")
 _VENUE_FIELDS: Final = ("booktitle", "journal", "journaltitle", "eventtitle", "series", "publisher")
@@ -87,7 +93,7 @@ def split_name(name: str, initials_after: bool = False) -> CitedAuthor | None:
     if name.count("{") != name.count("}"):
         return None
     name = delatex(html.unescape(name)).replace("{", "").replace("}", "")
-    name = " ".join(name.split()).strip(" ,;")
+    name = _NUMBERED.sub("", " ".join(name.split())).strip(" ,;")
     if not name or _MORE.match(name):
         return None
     if "," in name:
@@ -104,7 +110,9 @@ def split_name(name: str, initials_after: bool = False) -> CitedAuthor | None:
 
 def _authors(names: Sequence[str]) -> tuple[tuple[CitedAuthor, ...], bool]:
     authors, more = [], False
-    for name in names:
+    for written in names:
+        name, cut = _MORE_IN_NAME.subn("", written)
+        more = more or bool(cut)
         author = split_name(name)
         if author is None:
             more = more or bool(name.strip())

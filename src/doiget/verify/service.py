@@ -75,10 +75,10 @@ class _Found:
     doi_work: Work | None = None
     doi_unresolved: bool = False
     candidates: list[m.Candidate] | None = None
-    records: int = 0
+    seen: list[Work] = field(default_factory=list)  # every record any lookup returned
 
     async def add(self, cited: CitedWork, works: Sequence[Work]) -> None:
-        self.records += len(works)
+        self.seen.extend(works)
         if not works:
             return
         found = await self.offload(lambda: [m.candidate(cited, work) for work in works])
@@ -109,10 +109,14 @@ class _Found:
             None,
         )
 
-    def settled(self) -> bool:
-        """Whether a candidate is the cited title with the cited authors."""
+    def settled(self, cited: CitedWork) -> bool:
+        """Whether a candidate is the cited title with the cited authors, and not only a
+        preprint of a work cited at a published venue (its published version may carry
+        another title: the searches by author go on to find it)."""
         best = self.best
-        return best is not None and best.relation != "near" and not best.authors.unmatched
+        if best is None or best.relation == "near" or best.authors.unmatched:
+            return False
+        return not (m.is_preprint(best.work) and _cited_as_published(cited))
 
 
 class Verifier:
@@ -258,23 +262,23 @@ async def _by_title(
     cited: CitedWork, lookups: Lookups, found: _Found, indexes: Sequence[str]
 ) -> None:
     title = cited.title or ""
-    doi_settles = found.settled() and found.doi_work is not None
+    doi_settles = found.settled(cited) and found.doi_work is not None
     if not (doi_settles and found.doi_work is not None and found.doi_work.source == "crossref"):
         await found.add(cited, await lookups.dblp_search(" ".join(words(title))))
-    if found.settled():
+    if found.settled(cited):
         return
     first = cited.authors[0].family if cited.authors else None
     await found.add(cited, await lookups.crossref_search(title, first))
-    if found.settled():
+    if found.settled(cited):
         return
     families = [author.family for author in cited.authors[:2] if author.family]
     if families:
         await found.add(cited, await lookups.dblp_search(" ".join(words(" ".join(families)))))
-        if found.settled():
+        if found.settled(cited):
             return
     for index in indexes:
         await found.add(cited, await lookups.index_search(index, title))
-        if found.settled():
+        if found.settled(cited):
             return
     if found.best is not None:
         return
@@ -282,6 +286,32 @@ async def _by_title(
         await found.add(cited, await lookups.arxiv_title(title))
     elif _may_be_biomedical(cited):
         await found.add(cited, await lookups.pubmed_title(title))
+
+
+def _cited_as_published(cited: CitedWork) -> bool:
+    """Whether the cited venue is one that publishes (not a preprint server)."""
+    from doiget.verify.venues import identify
+
+    venue = identify(cited.venue)
+    return bool(cited.venue) and (venue is None or venue.kind != "preprint")
+
+
+def _renamed(cited: CitedWork, versions: Sequence[Work], seen: Sequence[Work]) -> Work | None:
+    """The published version of a cited preprint that took another title: when every
+    version found is a preprint and the reference cites a published venue, a record at
+    that venue, by every cited author, no older than the preprint, whose title shares
+    words with the cited one. None when there is none."""
+    if not cited.authors or not _cited_as_published(cited):
+        return None
+    if any(not m.is_preprint(version) for version in versions):
+        return None
+    earliest = min((version.year for version in versions if version.year), default=0)
+    for work in seen:
+        if m.is_preprint(work) or not work.title or (work.year or earliest) < earliest:
+            continue
+        if m.renamed_from(cited, work):
+            return work
+    return None
 
 
 def _may_be_preprint(cited: CitedWork) -> bool:
@@ -437,14 +467,18 @@ async def _decide(cited: CitedWork, lookups: Lookups, found: _Found) -> Row:
         )
         return Row(key=cited.key, verdict="uncertain", confidence=0.5, note=note)
     versions = await found.offload(lambda: _versions(best.work, found.candidates or []))
+    renamed = await found.offload(lambda: _renamed(cited, versions, found.seen))
+    if renamed is not None:  # cited under its preprint's title: the title is what differs
+        versions = [renamed, *versions]
     work, newer = _pick(cited, versions)
+    retitled = renamed is not None and work is renamed
     work = await _integrity(work, lookups)
     versions = [work, *(v for v in versions if v is not work)]
     failed = _failed(lookups) or None
 
     def row() -> Row:  # a record of thousands of authors: matched and written off the loop
         problems = []
-        if best.relation == "near":
+        if best.relation == "near" or retitled:
             problems.append(
                 Problem(field="title", kind="title_differs", cited=cited.title, actual=work.title)
             )
