@@ -1,7 +1,9 @@
 """Checking cited works against the record: lookups, the matched work, the verdict.
 
 Per reference, at most :data:`MAX_REQUESTS` upstream requests, in this order, each
-only when the earlier ones have not settled the question:
+only when the earlier ones have not settled the question (a record with the cited title
+and authors settles it, unless it is a preprint of a work cited at a published venue,
+whose published version may have taken another title):
 
 1. the cited identifier: arXiv id or arXiv DOI at arXiv, any other DOI at Crossref, a
    PMID (with neither) at PubMed;
