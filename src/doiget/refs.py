@@ -16,7 +16,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Final, Literal
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from doiget.errors import DoigetError, ErrorCode, quoted
 
@@ -122,6 +122,33 @@ def _strip_prefix(text: str, prefixes: tuple[str, ...]) -> str | None:
     return None
 
 
+_DOTS: Final = "a DOI has no '.' or '..' path parts"
+# Deeper than this, percent-encoding is no id's own but a disguise.
+_DECODINGS: Final = 3
+
+
+def has_dot_segment(value: str) -> bool:
+    """Whether ``value`` holds a '.' or '..' path part, as written or percent-decoded
+    once or more ('%2e%2e'): in a URL path it would be resolved and move the id."""
+    for _ in range(_DECODINGS):
+        if DOT_SEGMENT.search(value):
+            return True
+        decoded = unquote(value)
+        if decoded == value:
+            return False
+        value = decoded
+    return True
+
+
+def url_path(value: str) -> str:
+    """An id (a DOI, a ``DOI:``-prefixed paper id) as it goes into an upstream's URL path:
+    percent-encoded, its '/' and ':' kept as the APIs expect, and INVALID_REF when it
+    holds a '.' or '..' part, which would send the request to another path."""
+    if has_dot_segment(value):
+        raise _invalid(value, _DOTS)
+    return quote(value, safe="/:;()")
+
+
 def _parse_doi(text: str, raw: str) -> Ref:
     # Resolver URLs may percent-encode the suffix; the bare forms are taken as typed.
     candidate = unquote(text) if "%" in text else text
@@ -129,8 +156,8 @@ def _parse_doi(text: str, raw: str) -> Ref:
         raise _invalid(raw, _INVISIBLE)
     if not _DOI.fullmatch(candidate):
         raise _invalid(raw, "a DOI is '10.' + 4-9 digits + '/' + a suffix without spaces")
-    if DOT_SEGMENT.search(candidate):
-        raise _invalid(raw, "a DOI has no '.' or '..' path parts")
+    if has_dot_segment(candidate):
+        raise _invalid(raw, _DOTS)
     return Ref("doi", candidate.lower())
 
 

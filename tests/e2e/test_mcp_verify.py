@@ -62,10 +62,40 @@ async def test_items_no_reference_can_be_are_refused_and_the_server_goes_on(
         braces = "@article{k, title={" + "{" * 5000 + "x" + "}" * 5000 + "}}"
         odd = await call(session, "doiget_verify_references", {"references": [braces]})
         after = await call(session, "doiget_verify_references", {"references": [BIB]})
-    assert deep["error"]["code"] == long["error"]["code"] == "INVALID_REF"
+    for refused_item in (deep, long):  # the call answers; the item's row says why
+        [row] = refused_item["results"]
+        assert row["error"]["code"] == "INVALID_REF" and row["verdict"] == "uncertain"
     assert "malformed" in str(refused.value)
     assert odd["ok"] is True and len(odd["results"]) == 1
     assert after["results"][0]["verdict"] == "verified"
+
+
+async def test_bare_identifiers_and_unreadable_items_each_get_their_row(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    route_chain_of_thought(upstream)
+    references = [
+        "10.1073/pnas.1414271111",
+        "https://doi.org/10.1073/PNAS.1414271111",
+        "",
+        "x" * 20_001,
+        "doi:10.1234/x/../../members/311",
+        "https://example.com/a-paper",
+        BIB,
+    ]
+    async with mcp_session(doiget_env) as session:
+        result = await call(session, "doiget_verify_references", {"references": references})
+    rows = result["results"]
+    assert result["ok"] is True and len(rows) == len(references)
+    for row in rows[:2]:
+        assert row["verdict"] == "verified", row
+        assert row["match"]["ref"] == "10.1073/pnas.1414271111"
+    assert [row["verdict"] for row in rows[2:]] == ["uncertain"] * 4 + ["verified"]
+    assert [row.get("error", {}).get("code") for row in rows[2:]] == [
+        None, "INVALID_REF", "INVALID_REF", None, None,
+    ]  # fmt: skip
+    paths = [request.path for request in upstream.requests_to("api.crossref.org")]
+    assert not any("members" in path for path in paths), paths
 
 
 def test_what_the_model_reads_stays_small() -> None:

@@ -6,6 +6,16 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import anyio
+
+from doiget.net.network import Network
+from doiget.runtime import load_runtime
+from doiget.verify.contracts import Row
+from doiget.verify.inputs import read_items
+from doiget.verify.lookup import AnswerStore
+from doiget.verify.service import Verifier
+
+from netutil import FAST_RETRY
 from replay import FIXTURES, ReplayUpstream, Reply
 
 HITS = json.loads(
@@ -71,3 +81,19 @@ def bib(**fields: str) -> str:
 
 
 BIB = bib()
+
+
+def check(env: dict[str, str], *references: str | dict[str, Any]) -> list[Row]:
+    """The rows of ``references`` verified through ``env``'s upstreams, no answer kept."""
+
+    async def run() -> list[Row]:
+        runtime = load_runtime(env)
+        network = Network(runtime.settings, retry=FAST_RETRY)
+        verifier = Verifier(network, AnswerStore(None))
+        try:
+            result = await verifier.verify_many(read_items(references))
+        finally:
+            await network.aclose()
+        return result.results
+
+    return anyio.run(run)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from importlib import resources
 
+import anyio
 import pytest
 
 from doiget.models import Author
@@ -125,7 +126,7 @@ def test_two_works_equally_close_are_a_tie_and_one_named_by_its_doi_is_not() -> 
     review = Work(source="dblp", title="Deep learning.", year=2016, doi="10.1/review",
                   authors=(Author(family="LeCun", given="Yann"),))  # fmt: skip
     found = _Found()
-    found.add(cited, [book, review])
+    anyio.run(found.add, cited, [book, review])
     rival = found.rival(cited)
     assert rival is not None and {rival.work.doi, found.best.work.doi} == {
         "10.1/book",
@@ -135,7 +136,7 @@ def test_two_works_equally_close_are_a_tie_and_one_named_by_its_doi_is_not() -> 
     assert found.rival(cited) is None
     by_author = CitedWork(title="Deep Learning", year=2016, authors=(CitedAuthor("LeCun", "Y."),))
     decided = _Found()
-    decided.add(by_author, [book, review])
+    anyio.run(decided.add, by_author, [book, review])
     assert decided.rival(by_author) is None and decided.best.work is review  # type: ignore[union-attr]
 
 

@@ -89,7 +89,12 @@ class PapersTools:
     def _build_verifier(self) -> Verifier:
         from doiget.verify.service import Verifier
 
-        return Verifier.of(self.runtime)
+        return Verifier.of(self.runtime, offload=self._matched)
+
+    async def _matched(self, work: Callable[[], T]) -> T:
+        """Matching of a call the papers lane took (comparing titles and author lists
+        of records with thousands of authors): off the event loop, never refused half-way."""
+        return await self.runtime.pool("papers").run(work, admitted=True)
 
     def _build(self) -> Papers:
         from doiget.papers.service import Papers
@@ -103,9 +108,16 @@ class PapersTools:
     # -- handlers ---------------------------------------------------------------
 
     async def verify(self, request: vc.VerifyReferences, call: ToolCall) -> vc.Verification:
-        from doiget.verify.inputs import read_item
+        from doiget.verify.inputs import read_items
 
-        cited = [read_item(item) for item in request.references]
+        # Reading up to 100 references of 20,000 characters (LaTeX decoded, names split)
+        # is pure Python: in a worker process where searches run apart, so it never
+        # holds this process's interpreter lock; else in a thread of the papers lane.
+        pool = self.runtime.pool("papers")
+        if pool.apart:
+            cited = await pool.run_apart(read_items, request.references)
+        else:
+            cited = await pool.run(functools.partial(read_items, request.references))
 
         async def report(done: int, total: int, row: vc.Row) -> None:
             await call.progress(done, total, f"{row.key or done}: {row.verdict}")

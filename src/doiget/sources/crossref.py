@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Final, Literal
-from urllib.parse import quote
 
 from doiget.models import Author, UpdateNotice, Work
 from doiget.net.client import SourceClient
+from doiget.refs import url_path
 from doiget.sources.markup import plain_text
 from doiget.sources.shape import (
     bare_doi,
@@ -48,12 +49,27 @@ CSL_TYPES: Final = {
 }
 
 
+_WORD: Final = re.compile(r"\w+")
 _VERSION_RANK: Final = {"vor": 0, "am": 1, "unspecified": 2}
 
 
 def doi_path(doi: str) -> str:
-    """A DOI escaped for a URL path ('/' and ':' kept, as the APIs expect)."""
-    return quote(doi, safe="/:;()")
+    """A DOI escaped for a URL path (see :func:`doiget.refs.url_path`)."""
+    return url_path(doi)
+
+
+def _title(message: dict[str, Any]) -> str | None:
+    """The record's title with its subtitle, which Crossref keeps apart (ACM's and
+    Springer's records: "Main" and "Subtitle" for "Main: Subtitle"); a subtitle whose
+    words the title already has (a notice restating it) is left out."""
+    title, subtitle = first_text(message.get("title")), first_text(message.get("subtitle"))
+    if (
+        title
+        and subtitle
+        and not set(_WORD.findall(subtitle.lower())) <= set(_WORD.findall(title.lower()))
+    ):
+        return f"{title}: {subtitle}"
+    return title
 
 
 def date_parts(value: Any) -> tuple[int | None, str | None]:
@@ -150,7 +166,7 @@ def parse_work(data: Any) -> Work:
     abstract = message.get("abstract")
     return Work(
         source="crossref",
-        title=first_text(message.get("title")),
+        title=_title(message),
         authors=authors,
         year=year,
         issued=issued,

@@ -28,6 +28,7 @@ from doiget.sources.shape import (
 API_URL: Final = "https://dblp.org/search/publ/api"
 MAX_HITS: Final = 1000
 _DISAMBIGUATION: Final = re.compile(r"\s+\d{4}$")
+_DOI_EE: Final = re.compile(r"https?://(?:dx\.)?doi\.org/10\.", re.IGNORECASE)
 _ARXIV_EE: Final = re.compile(r"arxiv\.org/abs/([^\s?#]+)", re.IGNORECASE)
 _CORR_VOLUME: Final = re.compile(r"abs/(\d{4}\.\d{4,5}|[a-z-]+/\d{7})$")
 
@@ -61,11 +62,26 @@ def _authors(info: dict[str, Any]) -> list[str]:
     return names
 
 
+def _links(info: dict[str, Any]) -> list[str]:
+    """The record's electronic editions (``ee``: one link, or a list of them)."""
+    links = info.get("ee")
+    return [
+        link for item in (links if isinstance(links, list) else [links]) if (link := text(item))
+    ]
+
+
+def _doi(info: dict[str, Any]) -> str | None:
+    """The record's DOI: its ``doi`` field, else a doi.org link among its editions (DBLP
+    leaves the field out of many records whose edition is the publisher's DOI)."""
+    return bare_doi(info.get("doi")) or next(
+        (doi for link in _links(info) if _DOI_EE.match(link) and (doi := bare_doi(link))), None
+    )
+
+
 def _arxiv_id(info: dict[str, Any]) -> str | None:
     """The arXiv id of a CoRR record (its ``ee`` link or its ``abs/...`` volume)."""
-    links = info.get("ee")
-    for link in links if isinstance(links, list) else [links]:
-        found = _ARXIV_EE.search(text(link) or "")
+    for link in _links(info):
+        found = _ARXIV_EE.search(link)
         if found:
             return found.group(1)
     if text(info.get("venue")) == "CoRR":
@@ -93,7 +109,7 @@ def hit_work(hit: dict[str, Any]) -> Work | None:
         authors=tuple(author_from_name(name) for name in _authors(info)),
         year=year,
         issued=f"{year:04d}" if year else None,
-        doi=bare_doi(info.get("doi")),
+        doi=_doi(info),
         arxiv_id=_arxiv_id(info),
         venue=text(venue[0] if isinstance(venue, list) and venue else venue),
         volume=text(info.get("volume")),

@@ -11,14 +11,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
-from urllib.parse import quote
 
 from doiget.config import Settings
 from doiget.errors import DoigetError, ErrorCode, quoted
 from doiget.jsontext import parse_json
 from doiget.models import Work
 from doiget.net.client import Fetched, SourceClient
-from doiget.refs import DOT_SEGMENT, arxiv_ref_for, parse_ref
+from doiget.refs import arxiv_ref_for, has_dot_segment, parse_ref, url_path
 from doiget.secret import revealed
 from doiget.sources.names import author_from_name
 from doiget.sources.shape import (
@@ -73,7 +72,7 @@ def api_paper_id(identifier: str) -> str:
     Raises INVALID_REF naming the accepted forms for anything else.
     """
     value = identifier.strip()
-    if DOT_SEGMENT.search(value):
+    if has_dot_segment(value):
         # The id becomes part of the URL path, where "." and ".." segments would move it.
         raise DoigetError(ErrorCode.INVALID_REF, f"{quoted(value)} has a '.' or '..' path part.")
     if _S2_ID.fullmatch(value):
@@ -259,8 +258,8 @@ def _api_message(fetched: Fetched) -> str:
 
 
 def paper_path(paper_id: str) -> str:
-    """The URL path of one paper (the id quoted, its ``:`` and ``/`` kept)."""
-    return "paper/" + quote(paper_id, safe="/:;()")
+    """The URL path of one paper (see :func:`doiget.refs.url_path`)."""
+    return "paper/" + url_path(paper_id)
 
 
 async def get_paper(client: SourceClient, paper_id: str, api_key: str | None) -> S2Paper:

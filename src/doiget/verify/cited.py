@@ -24,10 +24,20 @@ class CitedAuthor:
 
 
 @dataclass(frozen=True, slots=True)
+class Unread:
+    """Why a reference could not be read: a coded error's code and message."""
+
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class CitedWork:
     """A reference as written: ``key`` is its BibTeX key or CSL id, ``text`` the free
     text it came from (when it came as free text), ``files`` the local files a citation
-    manager attached to it (paths or ``file:`` URLs, as exported)."""
+    manager attached to it (paths or ``file:`` URLs, as exported); ``unread`` why the
+    reference could not be read, when it could not (its row says so, the others are
+    checked)."""
 
     key: str | None = None
     title: str | None = None
@@ -41,6 +51,7 @@ class CitedWork:
     kind: str | None = None
     text: str | None = None
     files: tuple[str, ...] = ()
+    unread: Unread | None = None
 
     @property
     def empty(self) -> bool:

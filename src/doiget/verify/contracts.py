@@ -95,6 +95,13 @@ class Corrected(VerifyModel):
     csl: dict[str, Any]
 
 
+class RowError(VerifyModel):
+    """Why one reference was not checked (the others were), and what to do."""
+
+    code: str
+    message: str
+
+
 class Row(VerifyModel):
     """The verdict on one reference."""
 
@@ -106,6 +113,7 @@ class Row(VerifyModel):
     integrity: list[Notice] | None = None
     corrected: Corrected | None = None
     note: str | None = None
+    error: RowError | None = None
 
 
 class Verification(Reply):

@@ -15,9 +15,16 @@ from doiget.verify.cited import CitedAuthor, CitedWork
 from doiget.verify.readers import _arxiv, _doi, _year, split_name
 from doiget.verify.text import delatex
 
-_URL: Final = re.compile(r"(?:https?://|doi:|arxiv:)\S+", re.IGNORECASE)
+_URL: Final = re.compile(
+    r"(?:https?://|www\.|doi:|arxiv:|(?:dx\.)?doi\.org/|arxiv\.org/)\S+", re.IGNORECASE
+)
 _QUOTED: Final = re.compile(r"[\"“”«]([^\"“”«»]{8,}?)[\"“”»]")
-_APA_YEAR: Final = re.compile(r"\((?:1[89]\d\d|2\d\d\d)[a-z]?(?:,[^)]*)?\)\.?")
+# Bounded repeats throughout: a pattern that may scan to the end of the text at every
+# place it starts would take time quadratic in the text's length.
+_APA_YEAR: Final = re.compile(r"\((?:1[89]\d\d|2\d\d\d)[a-z]?(?:,[^)]{0,40})?\)\.?")
+_PMID: Final = re.compile(r"\bPMID:?\s?(\d{1,9})\b", re.IGNORECASE)
+# A reference that is a number and nothing else: a PubMed id.
+_BARE_PMID: Final = re.compile(r"(\d{1,9})")
 _STOP: Final = re.compile(r"[.?!]\s+")
 _MORE: Final = re.compile(r",?\s*(?:et\.?\s*al\.?|and\s+others|&\s*others)", re.IGNORECASE)
 _INITIALS: Final = re.compile(r"^(?:[A-Z]\.?\s*-?){1,4}$")
@@ -46,13 +53,26 @@ def _names(segment: str) -> tuple[tuple[CitedAuthor, ...], bool]:
     return authors, more
 
 
+def _word_before(text: str, end: int, longest: int) -> tuple[int, str]:
+    """Where the word ending at ``end`` starts, and its last ``longest`` characters at
+    most (a longer word is cut: the callers only ask about short ones)."""
+    floor = max(0, end - longest)
+    space = text.rfind(" ", floor, end)
+    start = space + 1 if space >= 0 else floor
+    return start, text[start:end]
+
+
 def _closes_initial(text: str, stop: int) -> bool:
     """Whether the full stop at ``stop`` closes a given-name initial inside a name
-    ("A. Vaswani", "Vaswani, A., Shazeer") rather than a sentence ("Sun J. Deep ...")."""
-    before = text[:stop].split(" ")
-    if not re.fullmatch(r"[A-Z]", before[-1]):
+    ("A. Vaswani", "Vaswani, A., Shazeer") rather than a sentence ("Sun J. Deep ...").
+    Only the ends of the two words before the stop are read, so cutting a text at all
+    its stops takes time linear in its length."""
+    start, last = _word_before(text, stop, 2)
+    if not re.fullmatch(r"[A-Z]", last):
         return False
-    previous = before[-2] if len(before) > 1 else ""
+    if start == 0:
+        return True
+    previous = _word_before(text, start - 1, 3)[1]
     return previous == "" or previous.endswith(",") or bool(re.fullmatch(r"[A-Z]\.", previous))
 
 
@@ -70,7 +90,7 @@ def sentences(text: str) -> list[str]:
 
 def _venue(segments: list[str]) -> str | None:
     joined = " ".join(segments)
-    cleaned = re.sub(r"\((?:pp?\.?|pages?)[^)]*\)", " ", joined, flags=re.IGNORECASE)
+    cleaned = re.sub(r"\((?:pp?\.?|pages?)[^)]{0,40}\)", " ", joined, flags=re.IGNORECASE)
     cleaned = re.sub(r"\b(?:pp?|pages?)\.?\s*\d.*$", " ", cleaned, flags=re.IGNORECASE)
     cleaned = re.sub(r"^\s*in:?\s+", "", cleaned, flags=re.IGNORECASE)
     cleaned = re.sub(r"\(?\b(?:1[89]|2\d)\d\d\)?", " ", cleaned)
@@ -82,10 +102,11 @@ def read_free_text(text: str, key: str | None = None) -> CitedWork:
     """The cited work one free-text reference describes (fields it lacks stay empty)."""
     plain = " ".join(delatex(text).split())
     doi, arxiv_id = _doi(plain), _arxiv(plain)
-    pmid = re.search(r"\bPMID:?\s*(\d{1,9})\b", plain, re.IGNORECASE)
-    body = _URL.sub(" ", plain)
+    bare_pmid = _BARE_PMID.fullmatch(plain)
+    pmid = bare_pmid or _PMID.search(plain)
+    body = "" if bare_pmid else _PMID.sub(" ", _URL.sub(" ", plain))
     if doi:
-        body = body.replace(doi, " ")
+        body = re.sub(rf"(?:\bdoi\s?:\s?)?{re.escape(doi)}", " ", body, flags=re.IGNORECASE)
     body = re.sub(r"\barXiv(?: preprint)?\s*(?:arXiv)?:?\s*[\w./-]*\d", " arXiv ", body)
     body = " ".join(body.split())
     year = _year(body)
@@ -100,8 +121,8 @@ def read_free_text(text: str, key: str | None = None) -> CitedWork:
             segments = [body[: apa.start()].strip(" .,"), *sentences(body[apa.end() :].strip())]
         else:
             segments = sentences(body)
-        if len(segments) == 1:
-            authors, more, title, venue = (), False, segments[0], None
+        if len(segments) <= 1:  # a title alone, or nothing but identifiers
+            authors, more, title, venue = (), False, "".join(segments), None
         else:
             authors, more = _names(segments[0])
             title = segments[1]

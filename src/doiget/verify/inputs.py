@@ -4,14 +4,15 @@ RIS, free text one reference per paragraph, or a PDF manuscript's reference list
 from __future__ import annotations
 
 import json
+import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from doiget.contract import invalid
-from doiget.errors import DoigetError
-from doiget.verify.cited import CitedWork
+from doiget.errors import DoigetError, ErrorCode
+from doiget.verify.cited import CitedWork, Unread
 from doiget.verify.contracts import MAX_REFERENCE_CHARS, MAX_REFERENCES
 from doiget.verify.freetext import read_free_text
 from doiget.verify.readers import read_bibtex, read_csl, read_ris
@@ -22,6 +23,9 @@ _PARAGRAPH: Final = re.compile(r"\n\s*\n")
 MAX_TEXT_CHARS: Final = MAX_REFERENCES * MAX_REFERENCE_CHARS
 # CSL-JSON is a few levels deep (item, author list, name, date parts); deeper is not CSL.
 MAX_JSON_DEPTH: Final = 16
+
+logger = logging.getLogger("doiget.verify")
+A = TypeVar("A")
 
 
 def _depth(value: Any) -> int:
@@ -77,6 +81,37 @@ def bounded(works: list[CitedWork], what: str) -> list[CitedWork]:
     return works
 
 
+def _guarded(read: Callable[[A], CitedWork], source: A) -> CitedWork:
+    """``read(source)``, or a cited work saying why it could not be read: one reference
+    a reader cannot take never costs the others their rows."""
+    try:
+        return read(source)
+    except DoigetError as error:
+        return CitedWork(unread=Unread(error.code.value, error.message))
+    except Exception:  # a reader's fault on odd input; the other references go on
+        logger.exception("a reference could not be read")
+        message = (
+            "doiget could not read this reference; pass it as a BibTeX entry or a CSL-JSON "
+            "item, or as its DOI or arXiv id alone."
+        )
+        return CitedWork(unread=Unread(ErrorCode.INTERNAL_ERROR.value, message))
+
+
+def read_items(items: Sequence[str | Mapping[str, Any]]) -> list[CitedWork]:
+    """One cited work per tool input item, in order (see :func:`read_item`)."""
+    return [_guarded(read_item, item) for item in items]
+
+
+def _free_text(paragraph: str) -> CitedWork:
+    """One free-text reference, refused when longer than any reference is."""
+    if len(paragraph) > MAX_REFERENCE_CHARS:
+        raise invalid(
+            f"a reference of {len(paragraph):,} characters is longer than "
+            f"{MAX_REFERENCE_CHARS:,}; put an empty line between references."
+        )
+    return read_free_text(paragraph)
+
+
 def read_item(item: str | Mapping[str, Any]) -> CitedWork:
     """One reference of a tool call: a CSL-JSON object, or a string holding a BibTeX
     entry, an RIS record, a CSL-JSON object or free text."""
@@ -100,7 +135,7 @@ def read_item(item: str | Mapping[str, Any]) -> CitedWork:
             data = None
         if isinstance(data, dict):
             return read_csl(data)
-    return works[0] if works else read_free_text(text)
+    return works[0] if works else _free_text(text)
 
 
 def read_text(text: str, name: str = "") -> list[CitedWork]:
@@ -125,7 +160,7 @@ def _read_text(text: str, name: str, what: str) -> list[CitedWork]:
             raise invalid(f"{what} is not valid CSL-JSON: {exc}.") from None
         items = data if isinstance(data, list) else [data]
         return [read_csl(item) for item in items if isinstance(item, Mapping)]
-    return [read_free_text(part) for part in _PARAGRAPH.split(text) if part.strip()]
+    return [_guarded(_free_text, part) for part in _PARAGRAPH.split(text) if part.strip()]
 
 
 def read_path(path: Path) -> list[CitedWork]:
@@ -133,7 +168,7 @@ def read_path(path: Path) -> list[CitedWork]:
     if path.suffix.lower() == ".pdf":
         from doiget.verify.manuscript import reference_list
 
-        return bounded([read_free_text(entry) for entry in reference_list(path)], path.name)
+        return bounded([_guarded(_free_text, entry) for entry in reference_list(path)], path.name)
     if path.stat().st_size > 4 * MAX_TEXT_CHARS:  # UTF-8 is at most 4 bytes a character
         raise _too_long(path.name)
     return read_text(path.read_text(encoding="utf-8"), path.name)

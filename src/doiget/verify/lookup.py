@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol, TypeVar
 
 from doiget.atomicfile import write_atomic
 from doiget.errors import DoigetError, ErrorCode
@@ -35,6 +35,22 @@ INDEX_RESULTS: Final = 5
 PUBMED_RESULTS: Final = 3
 # arXiv's search treats these as syntax; they never help find a title.
 _ARXIV_SYNTAX: Final = re.compile(r"\b(?:and|or|andnot)\b", re.IGNORECASE)
+
+T = TypeVar("T")
+
+
+class Offload(Protocol):
+    """Where the work of a check that is not waiting on an upstream runs (reading kept
+    answers, parsing records of thousands of authors, matching): ``work()``'s result,
+    computed in a lane of the server's work pool, or right here (the command line has
+    no other caller to keep answering)."""
+
+    def __call__(self, work: Callable[[], T], /) -> Awaitable[T]: ...
+
+
+async def here(work: Callable[[], T]) -> T:
+    """``work()`` on the caller's own thread."""
+    return work()
 
 
 class AnswerStore:
@@ -85,6 +101,7 @@ class Lookups:
     mailto: str | None = None
     pubmed_identity: pubmed.EutilsIdentity | None = None
     s2_key: str | None = field(default=None, repr=False)
+    offload: Offload = field(default=here, repr=False)
     requests: int = 0
     failures: dict[str, str] = field(default_factory=dict)
 
@@ -99,7 +116,7 @@ class Lookups:
         answered in a shape it does not have (recorded). Only an answer that parses
         is kept, so a malformed one is asked again next time."""
         key = (source, *question)
-        known, answer = self.store.get(key)
+        known, answer = await self.offload(lambda: self.store.get(key))
         if not known:
             self.requests += 1
             try:
@@ -110,12 +127,12 @@ class Lookups:
                     return False, None
                 answer = None
         try:
-            parsed = None if answer is None else parse(answer)
+            parsed = None if answer is None else await self.offload(lambda: parse(answer))
         except ShapeError as error:
             self.failures[source] = f"NETWORK_ERROR: {source} answered {error}"
             return False, None
         if not known:
-            self.store.put(key, answer)
+            await self.offload(lambda: self.store.put(key, answer))
         return True, parsed
 
     async def crossref_doi(self, doi: str) -> tuple[bool, Work | None]:

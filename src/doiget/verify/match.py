@@ -2,7 +2,8 @@
 
 Titles are compared after :func:`doiget.verify.text.key` (LaTeX, accents, case,
 punctuation, spelling): equal keys are the same title; a title equal to the other's
-part before a colon is the same title without its subtitle; a character similarity
+part before a colon is the same title without its subtitle, one equal to the part
+after it the same title without the name it starts with; a character similarity
 of at least :data:`NEAR_TITLE` is a near miss, accepted as the cited work only when
 at least half of the cited authors are its authors. Everything else is another work.
 """
@@ -31,8 +32,20 @@ NEAR_AUTHORS: Final = 0.5
 _RANK: Final = {"same": 0, "subtitle": 1, "near": 2}
 
 
-def _main(title: str) -> str:
-    return key(title.split(":", 1)[0]) if ":" in title else ""
+def _parts(title: str) -> tuple[str, str]:
+    """The comparison forms of a title's parts before and after its first colon (empty
+    when it has none): "BERT4Rec: Sequential Recommendation with ..." as ACM prints it."""
+    if ":" not in title:
+        return "", ""
+    main, _, subtitle = title.partition(":")
+    return key(main), key(subtitle)
+
+
+def _one_part(whole: str, title: str) -> bool:
+    """Whether ``whole`` (a comparison form) is ``title`` without its subtitle (a part of
+    two words or more), or its subtitle without the name before it (three or more)."""
+    main, subtitle = _parts(title)
+    return (whole == main and " " in whole) or (whole == subtitle and whole.count(" ") >= 2)
 
 
 _NOTICE_PREFIX: Final = re.compile(r"^\s*(?:retracted|withdrawn|retraction)\s*:\s*", re.I)
@@ -48,8 +61,7 @@ def title_relation(cited: str, real: str) -> tuple[TitleRelation | None, float]:
     if a == b:
         return "same", 1.0
     similarity = fuzz.ratio(a, b) / 100
-    mains = (_main(cited), _main(real))
-    if (mains[1] and a == mains[1] and " " in a) or (mains[0] and b == mains[0] and " " in b):
+    if _one_part(a, real) or _one_part(b, cited):
         return "subtitle", similarity
     return ("near" if similarity >= NEAR_TITLE else None), similarity
 
@@ -130,7 +142,7 @@ def author_problems(cited: CitedWork, work: Work, comparison: AuthorComparison) 
         extra = len(comparison.pairs) == len(work.authors)
         kind = "authors_extra" if extra else "authors_replaced"
         problems.append(Problem(field="authors", kind=kind, cited=_names(unmatched), actual=actual))
-    if comparison.missing and not cited.more_authors and not unmatched:
+    if comparison.missing and not (cited.more_authors or comparison.partial or unmatched):
         missing = _names([work.authors[i] for i in comparison.missing])
         problems.append(
             Problem(field="authors", kind="authors_missing", cited=cited_names, actual=missing)
@@ -183,6 +195,23 @@ def _venue_fits(cited: Venue | None, cited_name: str, work: Work) -> bool:
     if real is not None and real.kind == "series":
         return True
     return fuzz.token_set_ratio(key(cited_name), key(work.venue or "")) >= 80
+
+
+# How much of its words a published version's new title shares with its preprint's.
+RENAMED_WORDS: Final = 50
+
+
+def renamed_from(cited: CitedWork, work: Work) -> bool:
+    """Whether ``work`` may be the published version of the cited preprint under a new
+    title: at the cited venue, by every cited author, the titles sharing words."""
+    if not cited.venue or not cited.title or not work.title:
+        return False
+    if not _venue_fits(identify(cited.venue), cited.venue, work):
+        return False
+    authors = compare_authors(cited.authors, work.authors)
+    if authors.unmatched or not authors.pairs:
+        return False
+    return fuzz.token_set_ratio(key(cited.title), key(work.title)) >= RENAMED_WORDS
 
 
 def venue_problems(cited: CitedWork, versions: Sequence[Work]) -> list[Problem]:

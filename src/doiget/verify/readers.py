@@ -14,16 +14,24 @@ from doiget.verify.cited import CitedAuthor, CitedWork
 from doiget.verify.text import delatex
 
 _DOI: Final = re.compile(r"\b10\.\d{4,9}/[^\s\"<>{}]+", re.IGNORECASE)
+# Every repeat bounded: over untrusted text, a pattern that may scan to the end of the
+# text at each place it starts takes time quadratic in the text's length.
 _ARXIV: Final = re.compile(
-    r"(?:arxiv[:\s./]*(?:abs/|pdf/)?|arxiv\.org/(?:abs|pdf)/)"
-    r"(\d{4}\.\d{4,5}(?:v\d+)?|[a-z-]+(?:\.[a-z]{2})?/\d{7}(?:v\d+)?)",
+    r"(?:arxiv[:\s./]{0,8}(?:abs/|pdf/)?|arxiv\.org/(?:abs|pdf)/)"
+    r"(\d{4}\.\d{4,5}(?:v\d+)?|[a-z-]{1,32}(?:\.[a-z]{2})?/\d{7}(?:v\d+)?)",
     re.IGNORECASE,
 )
 _YEAR: Final = re.compile(r"(?<![\d.])(1[89]\d\d|2\d\d\d)(?!\d|\.\d)")
 _PMID: Final = re.compile(r"\bPMID:?\s*(\d{1,9})\b", re.IGNORECASE)
 _MORE: Final = re.compile(r"^(?:others|et\.?\s*al\.?)$", re.IGNORECASE)
-_BIB_FIELD: Final = re.compile(r"^\s*(\w[\w-]*)\s*=\s*[{\"]?(.*?)[}\"]?\s*,?\s*$")
-_BIB_HEAD: Final = re.compile(r"@(\w+)\s*[{(]\s*([^,\s]*)\s*,")
+# "et al." or "and others" written into the last name of a list ("N. Shazeer et al.",
+# "Wang, X., et al"), and DBLP's disambiguation number ("Wei Wang 0001"): not names.
+_MORE_IN_NAME: Final = re.compile(
+    r"[\s,;]{0,4}\b(?:et(?:\.\s?|\s)al\b\.?|and\s{1,4}others\b)", re.IGNORECASE
+)
+_NUMBERED: Final = re.compile(r"\s\d{4}(?=[\s,]|$)")
+_BIB_FIELD: Final = re.compile(r"\s*(\w[\w-]{0,63})\s*=[ \t]*")
+_BIB_HEAD: Final = re.compile(r"@(\w{1,32})\s{0,64}[{(]\s{0,64}([^,\s]{0,256})\s{0,64},")
 _VENUE_FIELDS: Final = ("booktitle", "journal", "journaltitle", "eventtitle", "series", "publisher")
 # The separators of a file field's attachments and of an attachment's parts, where no
 # backslash escapes them.
@@ -47,8 +55,13 @@ def _year(value: Any) -> int | None:
 
 
 def _doi(value: Any) -> str | None:
+    """The first DOI in ``value``, without the punctuation of the sentence around it; a
+    '.' or '..' part at its end stays (the DOI is then refused, never cut short)."""
     found = _DOI.search(str(value)) if value else None
-    return found.group(0).rstrip(".,;)").lower() if found else None
+    if not found:
+        return None
+    doi = found.group(0).rstrip(".,;)")
+    return (found.group(0).rstrip(",;)") if doi.endswith("/") else doi).lower()
 
 
 def _arxiv(*values: Any) -> str | None:
@@ -80,7 +93,7 @@ def split_name(name: str, initials_after: bool = False) -> CitedAuthor | None:
     if name.count("{") != name.count("}"):
         return None
     name = delatex(html.unescape(name)).replace("{", "").replace("}", "")
-    name = " ".join(name.split()).strip(" ,;")
+    name = _NUMBERED.sub("", " ".join(name.split())).strip(" ,;")
     if not name or _MORE.match(name):
         return None
     if "," in name:
@@ -97,7 +110,9 @@ def split_name(name: str, initials_after: bool = False) -> CitedAuthor | None:
 
 def _authors(names: Sequence[str]) -> tuple[tuple[CitedAuthor, ...], bool]:
     authors, more = [], False
-    for name in names:
+    for written in names:
+        name, cut = _MORE_IN_NAME.subn("", written)
+        more = more or bool(cut)
         author = split_name(name)
         if author is None:
             more = more or bool(name.strip())
@@ -176,6 +191,15 @@ def from_fields(key: str | None, kind: str | None, fields: Mapping[str, Any]) ->
     )
 
 
+def _field_value(rest: str) -> str:
+    """The value of a ``name = {value},`` line after its '=': its braces or quotes and
+    its trailing comma taken off (string methods: no pattern to backtrack)."""
+    value = rest.rstrip().removesuffix(",").rstrip()
+    if value[:1] in ("{", '"'):
+        value = value[1:]
+    return value[:-1] if value[-1:] in ("}", '"') else value
+
+
 def _lenient_bibtex(block: str) -> list[CitedWork]:
     """Field lines of an entry bibtexparser refused (unbalanced braces, one field a line)."""
     head = _BIB_HEAD.search(block)
@@ -183,7 +207,7 @@ def _lenient_bibtex(block: str) -> list[CitedWork]:
     for line in block.splitlines()[1:]:
         found = _BIB_FIELD.match(line)
         if found:
-            fields[found.group(1).lower()] = found.group(2)
+            fields[found.group(1).lower()] = _field_value(line[found.end() :])
     if not head or not fields:
         return []
     return [from_fields(head.group(2), head.group(1).lower(), fields)]

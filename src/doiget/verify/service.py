@@ -1,7 +1,9 @@
 """Checking cited works against the record: lookups, the matched work, the verdict.
 
 Per reference, at most :data:`MAX_REQUESTS` upstream requests, in this order, each
-only when the earlier ones have not settled the question:
+only when the earlier ones have not settled the question (a record with the cited title
+and authors settles it, unless it is a preprint of a work cited at a published venue,
+whose published version may have taken another title):
 
 1. the cited identifier: arXiv id or arXiv DOI at arXiv, any other DOI at Crossref, a
    PMID (with neither) at PubMed;
@@ -25,7 +27,7 @@ matched and a source failed, the verdict is ``uncertain``, never ``not_found``.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 import anyio
@@ -33,11 +35,12 @@ import anyio
 from doiget.cite.bibtex import to_bibtex
 from doiget.cite.citekey import citekey
 from doiget.cite.csl import to_csl
+from doiget.errors import DoigetError
 from doiget.integrity import notices
 from doiget.models import Work
 from doiget.net.network import Network
 from doiget.progress import report
-from doiget.refs import fetchable_ref
+from doiget.refs import fetchable_ref, parse_ref
 from doiget.runtime import Runtime
 from doiget.sources.pubmed import EutilsIdentity
 from doiget.verify import match as m
@@ -48,10 +51,11 @@ from doiget.verify.contracts import (
     Match,
     Problem,
     Row,
+    RowError,
     Verification,
     Version,
 )
-from doiget.verify.lookup import AnswerStore, Lookups
+from doiget.verify.lookup import AnswerStore, Lookups, Offload, here
 from doiget.verify.names import compare_authors
 from doiget.verify.text import words
 
@@ -67,19 +71,22 @@ Progress = Callable[[int, int, Row], Awaitable[None] | None]
 
 @dataclass
 class _Found:
-    """What the lookups turned up for one reference."""
+    """What the lookups turned up for one reference; ``offload`` runs the matching."""
 
+    offload: Offload = field(default=here)
     doi_work: Work | None = None
     doi_unresolved: bool = False
     candidates: list[m.Candidate] | None = None
-    records: int = 0
+    seen: list[Work] = field(default_factory=list)  # every record any lookup returned
 
-    def add(self, cited: CitedWork, works: Sequence[Work]) -> None:
-        self.records += len(works)
-        for work in works:
-            found = m.candidate(cited, work)
-            if found is not None:
-                self.candidates = [*(self.candidates or []), found]
+    async def add(self, cited: CitedWork, works: Sequence[Work]) -> None:
+        self.seen.extend(works)
+        if not works:
+            return
+        found = await self.offload(lambda: [m.candidate(cited, work) for work in works])
+        kept = [one for one in found if one is not None]
+        if kept:
+            self.candidates = [*(self.candidates or []), *kept]
 
     @property
     def best(self) -> m.Candidate | None:
@@ -104,10 +111,14 @@ class _Found:
             None,
         )
 
-    def settled(self) -> bool:
-        """Whether a candidate is the cited title with the cited authors."""
+    def settled(self, cited: CitedWork) -> bool:
+        """Whether a candidate is the cited title with the cited authors, and not only a
+        preprint of a work cited at a published venue (its published version may carry
+        another title: the searches by author go on to find it)."""
         best = self.best
-        return best is not None and best.relation != "near" and not best.authors.unmatched
+        if best is None or best.relation == "near" or best.authors.unmatched:
+            return False
+        return not (m.is_preprint(best.work) and _cited_as_published(cited))
 
 
 class Verifier:
@@ -122,7 +133,9 @@ class Verifier:
         indexes: Sequence[str] = (),
         identity: EutilsIdentity | None = None,
         s2_key: str | None = None,
+        offload: Offload = here,
     ) -> None:
+        self._offload = offload
         self._network = network
         self._store = store
         self._mailto = mailto
@@ -131,9 +144,10 @@ class Verifier:
         self._s2_key = s2_key
 
     @classmethod
-    def of(cls, runtime: Runtime) -> Verifier:
+    def of(cls, runtime: Runtime, offload: Offload = here) -> Verifier:
         """The verifier of a process: its network, answers kept under the data directory,
-        and the opt-in indexes (OpenAlex, Semantic Scholar) its capability profile enables."""
+        and the opt-in indexes (OpenAlex, Semantic Scholar) its capability profile
+        enables; matching runs through ``offload``."""
         from doiget.sources.semantic_scholar import api_key_of
 
         settings = runtime.settings
@@ -145,6 +159,7 @@ class Verifier:
             indexes=indexes,
             identity=EutilsIdentity.from_settings(settings),
             s2_key=api_key_of(settings),
+            offload=offload,
         )
 
     async def aclose(self) -> None:
@@ -172,13 +187,17 @@ class Verifier:
         return Verification(ok=True, results=[row for row in rows if row is not None])
 
     def _lookups(self) -> Lookups:
-        return Lookups(self._network, self._store, self._mailto, self._identity, self._s2_key)
+        return Lookups(
+            self._network, self._store, self._mailto, self._identity, self._s2_key, self._offload
+        )
 
     async def record_of(self, cited: CitedWork) -> Work | None:
         """The record the cited DOI or arXiv id names, when it is the cited work: its
         title is the cited one (or that title without its subtitle), or a near miss by
         the cited authors. None when the identifier names another work or nothing."""
-        found = _Found()
+        if _refusal(cited) is not None:
+            return None
+        found = _Found(self._offload)
         await _by_identifier(cited, self._lookups(), found)
         best = found.best
         if best is None or (best.relation == "near" and not best.authors.pairs):
@@ -188,14 +207,32 @@ class Verifier:
     async def verify(self, cited: CitedWork) -> Row:
         """The verdict on one cited work."""
         lookups = self._lookups()
+        refusal = _refusal(cited)
+        if refusal is not None:
+            return Row(key=cited.key, verdict="uncertain", confidence=0.0,
+                       note=refusal.message, error=refusal)  # fmt: skip
         if cited.empty:
-            note = "nothing to look up: the reference has no title, DOI or arXiv id"
+            note = "nothing to look up: the reference has no title, DOI, arXiv id or PMID"
             return calibrated(Row(key=cited.key, verdict="uncertain", confidence=0.5, note=note))
-        found = _Found()
+        found = _Found(self._offload)
         await _by_identifier(cited, lookups, found)
         if cited.title:
             await _by_title(cited, lookups, found, self._indexes)
-        return calibrated(await _decide(cited, lookups, found))
+        decided = await _decide(cited, lookups, found)
+        return await self._offload(lambda: calibrated(decided))
+
+
+def _refusal(cited: CitedWork) -> RowError | None:
+    """Why ``cited`` is not checked: it could not be read, or its DOI is not one doiget
+    sends upstream (a '.' or '..' part would move the request to another path)."""
+    if cited.unread is not None:
+        return RowError(code=cited.unread.code, message=cited.unread.message)
+    if cited.doi:
+        try:
+            parse_ref(cited.doi)
+        except DoigetError as error:
+            return RowError(code=error.code.value, message=error.message)
+    return None
 
 
 async def _by_identifier(cited: CitedWork, lookups: Lookups, found: _Found) -> None:
@@ -205,44 +242,78 @@ async def _by_identifier(cited: CitedWork, lookups: Lookups, found: _Found) -> N
     elif cited.doi:
         ok, work = await lookups.crossref_doi(cited.doi)
     elif cited.pmid:
-        found.add(cited, await lookups.pubmed_records([cited.pmid]))
-        return
+        works = await lookups.pubmed_records([cited.pmid])
+        work = works[0] if works else None
+        ok = "pubmed" not in lookups.failures
+        if cited.title:
+            await found.add(cited, works)
+            return
     else:
         return
     found.doi_work = work
     found.doi_unresolved = ok and work is None
-    if work is not None:
-        found.add(cited, [work])
+    if work is not None and not cited.title:
+        # Cited by its identifier alone: the record it names is the work meant.
+        comparison = await found.offload(lambda: compare_authors(cited.authors, work.authors))
+        found.candidates = [m.Candidate(work, "same", 1.0, comparison)]
+    elif work is not None:
+        await found.add(cited, [work])
 
 
 async def _by_title(
     cited: CitedWork, lookups: Lookups, found: _Found, indexes: Sequence[str]
 ) -> None:
     title = cited.title or ""
-    doi_settles = found.settled() and found.doi_work is not None
+    doi_settles = found.settled(cited) and found.doi_work is not None
     if not (doi_settles and found.doi_work is not None and found.doi_work.source == "crossref"):
-        found.add(cited, await lookups.dblp_search(" ".join(words(title))))
-    if found.settled():
+        await found.add(cited, await lookups.dblp_search(" ".join(words(title))))
+    if found.settled(cited):
         return
     first = cited.authors[0].family if cited.authors else None
-    found.add(cited, await lookups.crossref_search(title, first))
-    if found.settled():
+    await found.add(cited, await lookups.crossref_search(title, first))
+    if found.settled(cited):
         return
     families = [author.family for author in cited.authors[:2] if author.family]
     if families:
-        found.add(cited, await lookups.dblp_search(" ".join(words(" ".join(families)))))
-        if found.settled():
+        await found.add(cited, await lookups.dblp_search(" ".join(words(" ".join(families)))))
+        if found.settled(cited):
             return
     for index in indexes:
-        found.add(cited, await lookups.index_search(index, title))
-        if found.settled():
+        await found.add(cited, await lookups.index_search(index, title))
+        if found.settled(cited):
             return
     if found.best is not None:
         return
     if _may_be_preprint(cited):
-        found.add(cited, await lookups.arxiv_title(title))
+        await found.add(cited, await lookups.arxiv_title(title))
     elif _may_be_biomedical(cited):
-        found.add(cited, await lookups.pubmed_title(title))
+        await found.add(cited, await lookups.pubmed_title(title))
+
+
+def _cited_as_published(cited: CitedWork) -> bool:
+    """Whether the cited venue is one that publishes (not a preprint server)."""
+    from doiget.verify.venues import identify
+
+    venue = identify(cited.venue)
+    return bool(cited.venue) and (venue is None or venue.kind != "preprint")
+
+
+def _renamed(cited: CitedWork, versions: Sequence[Work], seen: Sequence[Work]) -> Work | None:
+    """The published version of a cited preprint that took another title: when every
+    version found is a preprint and the reference cites a published venue, a record at
+    that venue, by every cited author, no older than the preprint, whose title shares
+    words with the cited one. None when there is none."""
+    if not cited.authors or not _cited_as_published(cited):
+        return None
+    if any(not m.is_preprint(version) for version in versions):
+        return None
+    earliest = min((version.year for version in versions if version.year), default=0)
+    for work in seen:
+        if m.is_preprint(work) or not work.title or (work.year or earliest) < earliest:
+            continue
+        if m.renamed_from(cited, work):
+            return work
+    return None
 
 
 def _may_be_preprint(cited: CitedWork) -> bool:
@@ -284,6 +355,24 @@ def _pick(cited: CitedWork, versions: list[Work]) -> tuple[Work, Work | None]:
     if wants_preprint and preprints:
         return preprints[0], (published[0] if published else None)
     return (published or versions)[0], None
+
+
+def _detail_problems(
+    cited: CitedWork, best: m.Candidate, work: Work, versions: Sequence[Work]
+) -> list[Problem]:
+    """What the cited authors, year and venue contradict in the work's versions (the
+    authors against the version whose list they fit best)."""
+    comparison = min(
+        (compare_authors(cited.authors, v.authors) for v in versions if v.authors),
+        key=lambda c: (len(c.unmatched), len(c.missing)),
+        default=best.authors,
+    )
+    author_work = next((v for v in versions if v.authors), work)
+    return [
+        *m.author_problems(cited, author_work, comparison),
+        *m.year_problems(cited, versions),
+        *m.venue_problems(cited, versions),
+    ]
 
 
 def _doi_problems(cited: CitedWork, found: _Found, work: Work) -> list[Problem]:
@@ -372,44 +461,44 @@ async def _decide(cited: CitedWork, lookups: Lookups, found: _Found) -> Row:
             )
         note = "no real work matches the title, authors and identifiers cited"
         return Row(key=cited.key, verdict="not_found", confidence=0.5, problems=problems, note=note)
-    rival = found.rival(cited)
+    rival = await found.offload(lambda: found.rival(cited))
     if rival is not None:
         note = (
             f"two works are equally close: {_describe(best.work)} and {_describe(rival.work)}; "
             "cite the DOI or arXiv id of the one meant"
         )
         return Row(key=cited.key, verdict="uncertain", confidence=0.5, note=note)
-    versions = _versions(best.work, found.candidates or [])
+    versions = await found.offload(lambda: _versions(best.work, found.candidates or []))
+    renamed = await found.offload(lambda: _renamed(cited, versions, found.seen))
+    if renamed is not None:  # cited under its preprint's title: the title is what differs
+        versions = [renamed, *versions]
     work, newer = _pick(cited, versions)
+    retitled = renamed is not None and work is renamed
     work = await _integrity(work, lookups)
     versions = [work, *(v for v in versions if v is not work)]
-    problems = []
-    if best.relation == "near":
-        problems.append(
-            Problem(field="title", kind="title_differs", cited=cited.title, actual=work.title)
+    failed = _failed(lookups) or None
+
+    def row() -> Row:  # a record of thousands of authors: matched and written off the loop
+        problems = []
+        if best.relation == "near" or retitled:
+            problems.append(
+                Problem(field="title", kind="title_differs", cited=cited.title, actual=work.title)
+            )
+        problems += _detail_problems(cited, best, work, versions)
+        problems += _doi_problems(cited, found, work)
+        if work.retracted:
+            retraction = next((n for n in work.integrity if n.is_retraction), None)
+            problems.append(Problem(field="integrity", kind="retracted", cited=cited.title,
+                                    actual=retraction.doi if retraction else None))  # fmt: skip
+        return Row(
+            key=cited.key,
+            verdict="miscited" if problems else "verified",
+            confidence=0.5,
+            problems=problems,
+            match=_match(work, versions, newer),
+            integrity=notices(work),
+            corrected=_corrected(cited, work),
+            note=failed,
         )
-    comparison = min(
-        (compare_authors(cited.authors, v.authors) for v in versions if v.authors),
-        key=lambda c: (len(c.unmatched), len(c.missing)),
-        default=best.authors,
-    )
-    author_work = next((v for v in versions if v.authors), work)
-    problems += m.author_problems(cited, author_work, comparison)
-    problems += m.year_problems(cited, versions)
-    problems += m.venue_problems(cited, versions)
-    problems += _doi_problems(cited, found, work)
-    if work.retracted:
-        retraction = next((n for n in work.integrity if n.is_retraction), None)
-        problems.append(Problem(field="integrity", kind="retracted", cited=cited.title,
-                                actual=retraction.doi if retraction else None))  # fmt: skip
-    verdict = "miscited" if problems else "verified"
-    return Row(
-        key=cited.key,
-        verdict=verdict,
-        confidence=0.5,
-        problems=problems,
-        match=_match(work, versions, newer),
-        integrity=notices(work),
-        corrected=_corrected(cited, work),
-        note=f"{_failed(lookups)}" if lookups.failures else None,
-    )
+
+    return await found.offload(row)
