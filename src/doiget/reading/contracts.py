@@ -6,7 +6,7 @@ is wrong with one it cannot find. Replies render only the fields that apply.
 """
 
 # Annotations are evaluated as the classes are made (see doiget.papers.contracts).
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -73,6 +73,24 @@ class CheckQuoteArgs(CheckQuote):
 # -- replies ---------------------------------------------------------------------------
 
 
+class PdfOrigin(PapersModel):
+    """Where the PDF whose text an answer is built from came from: ``fetched`` (from
+    ``host``, by ``source``: oa-publisher, arxiv or a publisher's TDM API) or
+    ``local_file`` (added from a file on this machine: its text is the file's, whatever
+    title and DOI it prints, not a copy from the publisher or a repository)."""
+
+    kind: Literal["fetched", "local_file"]
+    source: str | None = None
+    host: str | None = None
+
+    def said(self) -> str:
+        """The origin for people: 'fetched from www.nature.com (oa-publisher)'."""
+        if self.kind == "local_file":
+            return "added from a local file (not a publisher's or repository's copy)"
+        where = f" from {self.host}" if self.host else ""
+        return f"fetched{where}" + (f" ({self.source})" if self.source else "")
+
+
 class SectionRef(PapersModel):
     """A section by its outline number (none for a passage index's section) and title."""
 
@@ -104,6 +122,8 @@ class PaperReading(PapersReply):
     key: str
     title: Annotated[str | None, NULLABLE] = None
     page_count: int
+    # Where the PDF read came from.
+    pdf_origin: PdfOrigin | None = None
     # The outline.
     sections: list[OutlineSection] | None = None
     figures: list[CaptionRef] | None = None
@@ -131,6 +151,8 @@ class QuoteCheck(PapersReply):
     page: Annotated[int | None, NULLABLE] = None
     pages: Annotated[list[int] | None, NULLABLE] = None
     section: Annotated[SectionRef | None, NULLABLE] = None
+    # Where the PDF checked came from (a stored paper's; absent for an indexed file).
+    pdf_origin: PdfOrigin | None = None
     project: str | None = None
     doc_id: str | None = None
     title: str | None = None
