@@ -201,6 +201,7 @@ def render(
         entry = finish(text)
         notice = joined_notes(integrity_notice(works[index]), _bracketed(works[index]))
         if notice:
+            notice = one_line(notice)
             entry += " " + (html.escape(notice) if text_format == "html" else notice)
         entries.append((index, entry))
     return Rendered(entries, [finish(text) for text in singles], finish(together))
