@@ -185,7 +185,7 @@ def pdf_origin(entry: Entry) -> c.PdfOrigin:
     from doiget.papers.adding import SOURCE as LOCAL_FILE
 
     fields = entry.document.get("doiget") or {}
-    source = fields.get("pdf_source") or fields.get("source")
+    source = fields.get("pdf_source")
     if source == LOCAL_FILE:
         return c.PdfOrigin(kind="local_file", source=LOCAL_FILE)
     host = fields.get("pdf_host")
