@@ -17,7 +17,7 @@ from doiget.refs import parse_ref
 
 from cliutil import doiget
 from papersutil import NATURE, route_nature
-from pdfmaker import write_paper_pdf
+from pdfmaker import write_lines_pdf, write_paper_pdf
 from replay import ReplayUpstream
 
 INVENTED = "Our trial proved that the compound cures every known disease within a week."
@@ -38,7 +38,16 @@ async def test_a_planted_pdf_is_read_as_a_local_file(
     )
     added = json.loads(doiget("--json", "add", str(planted), env=doiget_env).stdout)
     assert added["results"][0]["ref"] == PNAS, added
-    async with mcp_session(doiget_env) as session:
+    outside = write_lines_pdf(tmp_path / "notes.pdf", [["Abstract", "Notes on sea ice."]])
+    for indexed in (PNAS, str(outside)):
+        assert doiget("index", indexed, env=doiget_env).returncode == 0
+    async with mcp_session(doiget_env, toolsets="papers,library") as session:
+        passages = await call(
+            session, "find_chunks", {"project": "doiget/papers", "query": "compound disease"}
+        )
+        from_file = await call(
+            session, "find_chunks", {"project": "doiget/papers", "query": "sea ice notes"}
+        )
         quoted = await call(session, "doiget_check_quote", {"ref": PNAS, "quote": INVENTED})
         outline = await call(session, "doiget_read_paper", {"ref": PNAS})
         piece = await call(session, "doiget_read_paper", {"ref": PNAS, "pages": "1"})
@@ -47,6 +56,11 @@ async def test_a_planted_pdf_is_read_as_a_local_file(
     assert quoted["found"] and quoted["pdf_origin"] == local
     assert outline["pdf_origin"] == local and piece["pdf_origin"] == local
     assert not missed["found"] and missed["pdf_origin"] == local
+    assert passages["items"] and all(
+        item["pdf_origin"]["kind"] == "local_file" for item in passages["items"]
+    )
+    titles = {item["title"]: item["pdf_origin"] for item in from_file["items"]}
+    assert titles["notes"] == {"kind": "local_file"}
     shown = doiget("quote", PNAS, INVENTED, env=doiget_env)
     assert "added from a local file" in shown.stderr
 
@@ -64,15 +78,21 @@ async def test_a_fetched_copy_replaces_a_local_one_and_says_its_host(
     shutil.copyfile(local, target)
     fields = {"pdf_source": "local-file", "identified_by": "doi"}
     store.write_metadata(ref, Work(source="crossref", title="T"), doiget_fields=fields, pdf=target)
-    async with mcp_session(doiget_env) as session:
+    async with mcp_session(doiget_env, toolsets="papers,library") as session:
         before = await call(session, "doiget_check_quote", {"ref": NATURE, "quote": INVENTED})
         fetched = await call(session, "doiget_fetch_paper", {"ref": NATURE})
         after = await call(session, "doiget_check_quote", {"ref": NATURE, "quote": ON_PAGE_3})
         gone = await call(session, "doiget_check_quote", {"ref": NATURE, "quote": INVENTED})
     assert before["found"] and before["pdf_origin"]["kind"] == "local_file"
     assert fetched["ok"], fetched
+    assert doiget("index", NATURE, env=doiget_env).returncode == 0
+    async with mcp_session(doiget_env, toolsets="papers,library") as session:
+        passages = await call(
+            session, "find_chunks", {"project": "doiget/papers", "query": "interactive charts"}
+        )
     origin = {"kind": "fetched", "source": "oa-publisher", "host": "europepmc.org"}
     assert after["found"] and after["pdf_origin"] == origin
     assert not gone["found"] and gone["pdf_origin"] == origin
+    assert passages["items"] and all(item["pdf_origin"] == origin for item in passages["items"])
     shown = doiget("read", NATURE, env=doiget_env)
     assert "fetched from europepmc.org (oa-publisher)" in shown.stderr

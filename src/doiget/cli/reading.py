@@ -24,6 +24,7 @@ from doiget.contract import build, invalid, plain
 from doiget.reading import contracts as c
 
 if TYPE_CHECKING:
+    from doiget.papers.origin import PdfOrigin
     from doiget.reading.service import Reader
 
 T = TypeVar("T")
@@ -51,7 +52,7 @@ def _show_outline(result: c.PaperReading) -> None:
     _show_origin(result.pdf_origin)
 
 
-def _show_origin(origin: c.PdfOrigin | None) -> None:
+def _show_origin(origin: PdfOrigin | None) -> None:
     if origin is not None:
         err.print(f"text of the PDF {origin.said()}", style="dim")
 

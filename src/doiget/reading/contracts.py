@@ -6,13 +6,14 @@ is wrong with one it cannot find. Replies render only the fields that apply.
 """
 
 # Annotations are evaluated as the classes are made (see doiget.papers.contracts).
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import Field
 
 from doiget.contract import NULLABLE, Hint, Request
 from doiget.integrity import Notice
 from doiget.papers.contracts import PapersModel, PapersReply
+from doiget.papers.origin import PdfOrigin
 
 DEFAULT_MAX_CHARS = 8000
 MIN_MAX_CHARS = 500
@@ -71,24 +72,6 @@ class CheckQuoteArgs(CheckQuote):
 
 
 # -- replies ---------------------------------------------------------------------------
-
-
-class PdfOrigin(PapersModel):
-    """Where the PDF whose text an answer is built from came from: ``fetched`` (from
-    ``host``, by ``source``: oa-publisher, arxiv or a publisher's TDM API) or
-    ``local_file`` (added from a file on this machine: its text is the file's, whatever
-    title and DOI it prints, not a copy from the publisher or a repository)."""
-
-    kind: Literal["fetched", "local_file"]
-    source: str | None = None
-    host: str | None = None
-
-    def said(self) -> str:
-        """The origin for people: 'fetched from www.nature.com (oa-publisher)'."""
-        if self.kind == "local_file":
-            return "added from a local file (not a publisher's or repository's copy)"
-        where = f" from {self.host}" if self.host else ""
-        return f"fetched{where}" + (f" ({self.source})" if self.source else "")
 
 
 class SectionRef(PapersModel):

@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import Any, Final
 
 from doiget.contract import invalid
+from doiget.papers.origin import PdfOrigin
 from doiget.reading import contracts as c
 from doiget.reading.document import Document, Section
 from doiget.reading.pieces import piece
@@ -31,7 +32,7 @@ class Paper:
     ref: str
     key: str
     title: str | None
-    origin: c.PdfOrigin | None = None
+    origin: PdfOrigin | None = None
 
 
 def _pages(document: Document, start: int, end: int) -> list[int]:

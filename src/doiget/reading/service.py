@@ -19,6 +19,7 @@ import anyio
 
 from doiget.errors import DoigetError, ErrorCode
 from doiget.integrity import notices
+from doiget.papers.origin import passage_origin, pdf_origin
 from doiget.papers.store import Entry, Store
 from doiget.reading import contracts as c
 from doiget.reading import jobs
@@ -180,22 +181,6 @@ class Reader:
 Reply = TypeVar("Reply", c.PaperReading, c.QuoteCheck)
 
 
-def pdf_origin(entry: Entry) -> c.PdfOrigin:
-    """Where the stored PDF of ``entry`` came from, as its ``[doiget]`` table records."""
-    from doiget.papers.adding import SOURCE as LOCAL_FILE
-
-    fields = entry.document.get("doiget") or {}
-    source = fields.get("pdf_source")
-    if source == LOCAL_FILE:
-        return c.PdfOrigin(kind="local_file", source=LOCAL_FILE)
-    host = fields.get("pdf_host")
-    return c.PdfOrigin(
-        kind="fetched",
-        source=str(source) if source else None,
-        host=host if isinstance(host, str) else None,
-    )
-
-
 def _noted(entry: Entry, reply: Reply) -> Reply:
     """``reply`` with the work's retraction, correction and concern notices, if any."""
     found = notices(entry.work)
@@ -241,4 +226,5 @@ def best_passage(project: str, chunks: list[StoredChunk], quote: str) -> c.Quote
         title=source.get("title"),
         doi=source.get("doi"),
         citekey=(payload.get("zotero") or {}).get("citekey"),
+        **({"pdf_origin": origin} if (origin := passage_origin(source)) else {}),
     )
