@@ -55,6 +55,10 @@ async def test_costly_quotes_leave_health_and_other_tokens_answered(
         async with http_session(server.url) as session, http_session(server.url, OTHER) as other:
             warm = await call(session, "doiget_check_quote", {"ref": NATURE, "quote": "code"})
             assert warm["found"]
+            piece = await call(session, "doiget_read_paper", {"ref": NATURE, "pages": "3"})
+            assert "interactivity" in piece["text"] and piece["pdf_origin"]["kind"] == "fetched"
+            # The other token's first call builds its core: not what is measured.
+            assert (await call(other, "doiget_info", {"ref": NATURE}))["ok"]
             running = True
 
             async def check(quote: str) -> None:
