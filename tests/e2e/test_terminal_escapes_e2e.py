@@ -9,9 +9,11 @@ import json
 import re
 from pathlib import Path
 
+from webpages import BRAVE
+
 from cliutil import doiget
 from pdfmaker import write_blank_pdf, write_lines_pdf
-from replay import ReplayUpstream
+from replay import ReplayUpstream, Reply
 
 # Clipboard write (OSC 52), clear screen, a planted link (OSC 8), a colour (CSI), the
 # one-byte CSI (C1), a right-to-left override, rich markup, a forged RIS record (a
@@ -97,3 +99,38 @@ def test_reference_lists_reach_the_terminal_escaped(
 def _code(command: str, path: Path, env: dict[str, str]) -> int:
     """The exit status the command gives ``path`` (the test is about what it prints)."""
     return doiget(command, str(path), env=env).returncode
+
+
+def test_web_results_and_pages_reach_the_terminal_escaped(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    env = {**doiget_env, "BRAVE_API_KEY": "brave-e2e-key"}
+    hostile = (
+        "\x1b]52;c;aGk=\x07\x1b[2J \u202eevil\u202c \x9b31m [link=https://evil.example]x[/link]"
+    )
+    upstream.json(
+        *BRAVE,
+        {
+            "web": {
+                "results": [
+                    {
+                        "title": f"Graphene {hostile}",
+                        "url": "https://www.nature.com/articles/graphene",
+                        "description": f"Graphene conducts {hostile} well.",
+                    }
+                ]
+            }
+        },
+    )
+    page = (
+        f"<html><head><title>Essay {hostile}</title></head><body><article><h1>An essay</h1>"
+        + f"<p>A paragraph of the essay about measurement {hostile} and more words.</p>" * 20
+        + "</article></body></html>"
+    )
+    upstream.route(
+        "blog.example.org", "/essay", Reply(200, page.encode(), {"Content-Type": "text/html"})
+    )
+    searched = _human("web", "search", "graphene", env=env)
+    assert "\\x1b]52" in searched and "[link=https://evil.example]x[/link]" in searched
+    # The page's text comes through extraction (which drops some controls already).
+    _human("web", "scrape", "https://blog.example.org/essay", env=env)
