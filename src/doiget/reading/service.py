@@ -39,7 +39,7 @@ CANDIDATES: Final = 20  # passages of a project compared with a quotation
 
 
 class Reader:
-    """Reads stored papers; one per process (its cache is shared by its calls)."""
+    """Reads stored papers (parsed documents are kept per process: doiget.reading.jobs)."""
 
     def __init__(self, settings: Settings, pool: WorkPool | None = None) -> None:
         self.settings = settings
