@@ -46,9 +46,8 @@ class ReadingTools:
                     when="Read a stored paper: outline, then a section or pages.",
                     inputs="ref; section (outline number or title) or pages ('3-5'); "
                     "max_chars; cursor.",
-                    outputs="Alone: sections, figures, tables, references (count). Else "
-                    "text, pages, covers, cursor for the next piece (null at the end). "
-                    "pdf_origin: fetched (host) or local_file.",
+                    outputs="Alone: sections, figures, tables, reference count. Else text, "
+                    "pages, covers, cursor (next piece; null at end). Each: pdf_origin.",
                     costs="Local; under 1 s.",
                     side_effects="None.",
                     limits="Stored PDFs with a text layer.",
