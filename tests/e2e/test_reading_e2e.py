@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from mcputil import call, mcp_session
 
 from cliutil import doiget
@@ -126,17 +127,23 @@ async def test_the_same_answers_over_both_faces(
             assert json.loads(printed.stdout) == over_mcp
 
 
+@pytest.mark.parametrize("apart", ["0", "1"], ids=["threads", "worker processes"])
 async def test_a_quote_is_checked_in_a_project_without_a_ref(
-    upstream: ReplayUpstream, doiget_env: dict[str, str]
+    upstream: ReplayUpstream, doiget_env: dict[str, str], apart: str
 ) -> None:
     _stock(upstream, doiget_env)
     indexed = doiget("index", NATURE, env=doiget_env)
     assert indexed.returncode == 0, indexed.stderr
-    async with mcp_session(doiget_env) as session:
+    async with mcp_session({**doiget_env, "DOIGET_SEARCH_PROCESSES": apart}) as session:
         found = await call(session, "doiget_check_quote", {"quote": ON_PAGE_3})
         near = await call(session, "doiget_check_quote", {"quote": CHANGED})
         unknown = await call(session, "doiget_check_quote", {"quote": "x", "project": "no/such"})
     assert found["found"] and found["project"] == "doiget/papers"
     assert found["doc_id"] == NATURE and found["page"] == 3 and found["ref"] == NATURE
+    assert found["pdf_origin"] == {
+        "kind": "fetched",
+        "source": "oa-publisher",
+        "host": "europepmc.org",
+    }
     assert not near["found"] and near["similarity"] > 0.85 and near["doc_id"] == NATURE
     assert unknown["error"]["code"] == "INVALID_PROJECT"

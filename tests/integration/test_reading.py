@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -230,3 +231,62 @@ def test_a_parsed_document_is_kept_until_its_file_changes(tmp_path: Path) -> Non
     assert cache.load(path) is first
     write_lines_pdf(path, BUILT_PAGES)
     assert cache.load(path) is not first and cache.load(path).pages == 2
+
+
+@pytest.mark.parametrize(
+    ("quote", "refused"),
+    [
+        ("\ufdfa" * 112, True),  # one character, 18 once normalised: 2,016
+        ("\ufdfa" * 600, True),
+        ("\u3300" * 501, True),  # squared katakana, 4 each: 2,004
+        ("\ufb03" * 667, True),  # the ffi ligature: 2,001
+        ("\u2474" * 667, True),  # parenthesised digit one: 2,001
+        ("\u00bd" * 700, True),  # one half: 1, the fraction slash, 2
+        ("\u3300" * 500, False),  # exactly 2,000
+        ("\uff21" * 2000, False),  # full-width letters: one each
+        ("e\u0301" * 1000, False),  # a letter and its combining accent compose: 1,000
+        ("a\u20dd" * 1000, False),  # a combining mark that composes with nothing: 2,000
+    ],
+)
+def test_the_quote_limit_holds_for_the_normalised_text(quote: str, refused: bool) -> None:
+    document = DocumentCache().load(FIXTURES / "openquestion-jose-paper.pdf")
+    if not refused:
+        assert not check_quote(PAPER, Searchable(document), quote).found
+        return
+    with pytest.raises(DoigetError) as failed:
+        check_quote(PAPER, Searchable(document), quote)
+    assert failed.value.code is ErrorCode.INVALID_REF
+    assert "normalised" in failed.value.message and "2000" in failed.value.message
+
+
+def test_a_long_quote_is_aligned_with_bounded_work_and_found_where_it_nearly_is() -> None:
+    """A quotation longer than the stretch-by-stretch limit, one word changed and a
+    clause dropped, is placed where it stands with the score every stretch would give;
+    one like nothing in the paper costs a bounded number of comparisons."""
+    from rapidfuzz import fuzz
+    from rapidfuzz.distance import Indel
+
+    from doiget.reading import quote as q
+
+    searchable = Searchable(DocumentCache().load(FIXTURES / "acl-2023.eacl-main.121-longeval.pdf"))
+    key = searchable.normal.key
+    for size, start in ((400, 1500), (1000, 30_000), (2000, key.rfind(" ", 0, 60_000) + 1)):
+        near = key[start : start + size]
+        near = near[:100] + near[130 : size // 2] + "lorem" + near[size // 2 + 5 :]
+        score, found, _ = q.closest(near, key)
+        assert abs(found - start) <= 2
+        assert score == pytest.approx(fuzz.partial_ratio(near, key) / 100)
+    compared = 0
+    similarity = Indel.normalized_similarity
+
+    def counted(*args: Any, **kwargs: Any) -> float:
+        nonlocal compared
+        compared += 1
+        return similarity(*args, **kwargs)
+
+    unlike = ("zq xv " * 400)[:2000]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Indel, "normalized_similarity", counted)
+        q.closest(unlike, key)
+    step = 2 * (2000 // 4) // q.COARSE_STEPS  # between coarse places; then walked
+    assert 0 < compared <= q.PLACES * (q.COARSE_STEPS + 2 + 2 * step)

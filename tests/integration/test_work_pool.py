@@ -9,6 +9,7 @@ ever run together. The server, store, index and envelopes are the real ones.
 
 from __future__ import annotations
 
+import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -22,11 +23,15 @@ import pytest
 
 from doiget.envelopes import LIBRARY_ENVELOPE, PAPERS_ENVELOPE, WEB_ENVELOPE
 from doiget.errors import DoigetError, ErrorCode
+from doiget.models import Work
+from doiget.papers.store import Store
+from doiget.refs import parse_ref
 from doiget.runtime import Lane, load_runtime
 from doiget.server.app import DoigetServer
 from doiget.workpool import WorkPool
 
 PROJECT = "lab/notes"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pdf"
 # Upper bound on any wait in these tests, never a measurement.
 PATIENCE = 30.0
 
@@ -312,3 +317,38 @@ async def test_only_the_job_whose_caller_gave_up_is_told_so() -> None:
         await anyio.sleep(0.01)
     assert seen == {0: True, 1: False}
     assert not abandoned()  # outside any job
+
+
+async def test_reading_and_quote_checks_wait_in_the_papers_lane(
+    tmp_path: Path, gate: threading.Event
+) -> None:
+    """Reading a stored paper and checking a quotation (in a paper or a project) are jobs
+    of the papers lane: refused at once while its line is full, served once it is not."""
+    server = _server(tmp_path, workers=1, queue=1)
+    ref = parse_ref("10.1234/jose")
+    store = Store(tmp_path / "papers")
+    pdf = store.pdf_path(ref)
+    pdf.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(FIXTURES / "openquestion-jose-paper.pdf", pdf)
+    store.write_metadata(ref, Work(source="crossref", title="A paper"), doiget_fields={}, pdf=pdf)
+    quote = "All code blocks are removed and the interactivity of the charts is maintained."
+    calls: tuple[tuple[str, dict[str, Any]], ...] = (
+        ("doiget_read_paper", {"ref": "10.1234/jose"}),
+        ("doiget_read_paper", {"ref": "10.1234/jose", "pages": "3"}),
+        ("doiget_check_quote", {"ref": "10.1234/jose", "quote": quote}),
+        ("doiget_check_quote", {"quote": quote}),
+    )
+    pool = server.runtime.pool("papers")
+    async with anyio.create_task_group() as tasks:
+        await _fill(tasks, pool, gate)
+        refused = [await _call(server, tool, **arguments) for tool, arguments in calls]
+        assert pool.pending == 2  # the refused never joined
+        gate.set()
+    for answer in refused:
+        assert answer.is_error
+        error = (answer.structured_content or {})["error"]
+        assert error["code"] == "RATE_LIMITED" and error["denial_context"]["actual"] >= 1
+    served = [await _call(server, tool, **arguments) for tool, arguments in calls[:3]]
+    assert not any(answer.is_error for answer in served), [a.content for a in served]
+    assert (served[2].structured_content or {})["found"] is True
+    await server.close()

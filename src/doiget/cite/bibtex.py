@@ -1,4 +1,6 @@
 """BibTeX export. Values are plain text with BibTeX/LaTeX specials escaped; UTF-8 is kept.
+Each value is on one line (BibTeX reads a line end as a space), so no text from outside
+puts an ``@`` at the start of a line, where line-based readers begin an entry.
 
 Entries are assembled with bibtexparser's model and written by its writer, so the
 output is what bibtexparser (and BibTeX) read back.
@@ -16,6 +18,7 @@ from bibtexparser.model import Entry, Field
 from doiget.cite import ACCESSED_KEY
 from doiget.cite.caveats import joined_notes, unidentified_note
 from doiget.cite.citekey import citekey, unique_citekeys
+from doiget.controls import one_line
 from doiget.integrity import describe
 from doiget.models import Author, Work
 
@@ -111,7 +114,8 @@ def bibtex_fields(work: Work, *, with_abstract: bool = False) -> list[tuple[str,
 
 def _entry(work: Work, key: str, *, with_abstract: bool = False) -> Entry:
     fields = [
-        Field(name, value) for name, value in bibtex_fields(work, with_abstract=with_abstract)
+        Field(name, one_line(value))
+        for name, value in bibtex_fields(work, with_abstract=with_abstract)
     ]
     return Entry(_entry_type(work), key, fields)
 

@@ -21,6 +21,7 @@ from typing import Any, Final, Literal
 from doiget.cite.caveats import joined_notes, unidentified_note
 from doiget.cite.csl import to_csl
 from doiget.cite.styles import Style, locale_path
+from doiget.controls import one_line
 from doiget.errors import DoigetError, ErrorCode
 from doiget.integrity import describe
 from doiget.models import Work
@@ -127,7 +128,9 @@ def _typographic(text: str, outer: tuple[str, str], inner: tuple[str, str]) -> s
 
 
 def _finish(marked: str, text_format: TextFormat) -> str:
-    """Marked text as plain text, HTML or Markdown."""
+    """Marked text as plain text, HTML or Markdown, on one line (a line break in a title
+    would start a Markdown heading or list of its own)."""
+    marked = one_line(marked)
     if text_format == "html":
         table = _HTML
         escaped = html.escape(marked, quote=False)
@@ -198,6 +201,7 @@ def render(
         entry = finish(text)
         notice = joined_notes(integrity_notice(works[index]), _bracketed(works[index]))
         if notice:
+            notice = one_line(notice)
             entry += " " + (html.escape(notice) if text_format == "html" else notice)
         entries.append((index, entry))
     return Rendered(entries, [finish(text) for text in singles], finish(together))

@@ -1,7 +1,9 @@
 """RIS export (EndNote, Zotero, Mendeley, reference managers), written by rispy.
 
 Each CSL item type has its RIS type; a retracted work carries the integrity notice in
-a note (N1), as BibTeX carries it in ``note``.
+a note (N1), as BibTeX carries it in ``note``. A RIS value ends at its line's end, so
+every value is folded onto one line (:func:`doiget.controls.one_line`): a line break in
+a title (an unidentified PDF's file name) cannot start a tag line or a record of its own.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any, Final
 from doiget.cite.caveats import unidentified_note
 from doiget.cite.citekey import unique_citekeys
 from doiget.cite.formatted import integrity_notice
+from doiget.controls import one_line
 from doiget.models import Work
 
 # CSL item type -> RIS reference type.
@@ -57,7 +60,17 @@ def ris_record(work: Work, key: str) -> dict[str, Any]:
     }
     if work.arxiv_id:
         record["notes"] = [f"arXiv:{work.arxiv_id}", *record["notes"]]
-    return {name: value for name, value in record.items() if value not in (None, "", [])}
+    folded = {name: _folded(value) for name, value in record.items()}
+    return {name: value for name, value in folded.items() if value not in (None, "", [])}
+
+
+def _folded(value: Any) -> Any:
+    """A record's value (a string or a list of them) with each string on one line."""
+    if isinstance(value, str):
+        return one_line(value)
+    if isinstance(value, list):
+        return [folded for folded in map(one_line, value) if folded]
+    return value
 
 
 def to_ris_many(works: Sequence[Work]) -> str:

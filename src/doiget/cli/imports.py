@@ -72,8 +72,9 @@ def _import(
 
     async def work() -> ImportReport:
         papers, verifier = Papers(shared), Verifier.of(shared)
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn())  # fmt: skip
+        # A description holds a reference's text: shown as it is, never read as markup.
+        columns = (TextColumn("{task.description}", markup=False), BarColumn(),
+                   MofNCompleteColumn(), TimeElapsedColumn())  # fmt: skip
         try:
             with Progress(*columns, console=console(stderr=True), transient=as_json) as bar:
                 task = bar.add_task("importing", total=None)

@@ -223,7 +223,7 @@ def index(
     )
     as_json = wants_json(ctx, json_output)
     columns = (
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),

@@ -1,4 +1,11 @@
-"""How the CLI speaks: JSON or rich text on stdout, errors on stderr, exit codes."""
+"""How the CLI speaks: JSON or rich text on stdout, errors on stderr, exit codes.
+
+Human output carries text from outside (a PDF's title and body, its file name, an
+upstream's metadata), so everything it prints goes through :func:`console` or
+:func:`echo`, which show control characters as escapes (:func:`doiget.controls.visible`):
+a PDF cannot clear the screen, write the clipboard or plant links. ``--json`` prints
+exact JSON.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +14,7 @@ import json
 import os
 import sys
 import traceback
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ParamSpec, TypeVar
 
@@ -15,10 +22,12 @@ import anyio
 import typer
 from pydantic import BaseModel
 from rich.console import Console
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
 from doiget.contract import Closable, RequestT, build
+from doiget.controls import visible
 from doiget.envelopes import PAPERS_ENVELOPE, Envelope
 from doiget.errors import DoigetError, ErrorCode
 from doiget.redaction import redact_known
@@ -140,11 +149,28 @@ def _said_here(error: DoigetError, options: Mapping[str, str]) -> DoigetError:
     )
 
 
+class _Terminal(Console):
+    """A console whose text shows its control characters escaped; the escape codes of
+    its own styles, made after the text is, are untouched."""
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return super()._render_buffer(
+            segment if segment.control else Segment(visible(segment.text), segment.style)
+            for segment in buffer
+        )
+
+
 def console(*, stderr: bool = False) -> Console:
     """The command line's console. Markup is off: a ref, a page's title or an install
     hint such as ``'.[browser]'`` is printed as it is, never read as rich markup;
-    styles are given as ``style=`` or :class:`rich.text.Text` spans."""
-    return Console(stderr=stderr, markup=False, highlight=False)
+    styles are given as ``style=`` or :class:`rich.text.Text` spans. Control
+    characters are shown escaped."""
+    return _Terminal(stderr=stderr, markup=False, highlight=False)
+
+
+def echo(text: str | None, *, err: bool = False, nl: bool = True) -> None:
+    """``text`` as it is, but for its control characters, shown escaped."""
+    typer.echo(visible(text or ""), err=err, nl=nl)
 
 
 def table(*headers: str, show_header: bool = True, title: str | None = None) -> Table:
@@ -179,7 +205,7 @@ def report_error(
         if hasattr(ctx, "find_root"):
             error = _said_here(error, state(ctx).options)
         line = f"doiget: {envelope.line(error)}"
-        typer.echo(redact_known(for_command_line(line)), err=True)
+        echo(redact_known(for_command_line(line)), err=True)
 
 
 def handles_errors_as(envelope: Envelope) -> Callable[[Callable[P, R]], Callable[P, R]]:

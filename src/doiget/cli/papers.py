@@ -21,6 +21,7 @@ from doiget.cli.output import (
     JsonFlag,
     cli_build,
     console,
+    echo,
     emit_json,
     handles_errors,
     notices_text,
@@ -240,7 +241,7 @@ def pdf_path(ctx: typer.Context, ref: RefArg, json_output: JsonFlag = False) -> 
     """Print the local path of a stored PDF."""
     request = cli_build(ctx, c.PaperLookup, ref=ref)
     result = _sync(ctx, lambda p: p.pdf_path(request))
-    emit_json(plain(result)) if wants_json(ctx, json_output) else typer.echo(result.path)
+    emit_json(plain(result)) if wants_json(ctx, json_output) else echo(result.path)
 
 
 @handles_errors
@@ -248,7 +249,7 @@ def bib(ctx: typer.Context, refs: RefsArg, json_output: JsonFlag = False) -> Non
     """BibTeX for stored entries."""
     request = cli_build(ctx, c.PaperExport, refs=refs)
     result = _sync(ctx, lambda p: p.bibtex(request))
-    emit_json(plain(result)) if wants_json(ctx, json_output) else typer.echo(result.bibtex)
+    emit_json(plain(result)) if wants_json(ctx, json_output) else echo(result.bibtex)
 
 
 @handles_errors
@@ -286,7 +287,7 @@ def cite(
         if wants_json(ctx, json_output):
             emit_json(plain(listed))
         else:
-            typer.echo("\n".join(listed.styles))
+            echo("\n".join(listed.styles))
         return
     request = cli_build(
         ctx,
@@ -303,10 +304,10 @@ def cite(
     elif result.items is not None:
         out.print_json(data=result.items)
     elif result.references is None:
-        typer.echo(result.text)
+        echo(result.text)
     else:
-        typer.echo(result.text)
-        typer.echo(f"\nIn-text: {result.citation}")
+        echo(result.text)
+        echo(f"\nIn-text: {result.citation}")
 
 
 @handles_errors
@@ -314,7 +315,7 @@ def ris(ctx: typer.Context, refs: RefsArg, json_output: JsonFlag = False) -> Non
     """RIS for stored entries."""
     request = cli_build(ctx, c.PaperExport, refs=refs)
     result = _sync(ctx, lambda p: p.ris(request))
-    emit_json(plain(result)) if wants_json(ctx, json_output) else typer.echo(result.ris)
+    emit_json(plain(result)) if wants_json(ctx, json_output) else echo(result.ris)
 
 
 @handles_errors

@@ -8,20 +8,29 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
-from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
-from doiget.cli.output import JsonFlag, emit_json, handles_errors, run_closing, runtime, wants_json
+from doiget.cli.output import (
+    JsonFlag,
+    console,
+    echo,
+    emit_json,
+    handles_errors,
+    run_closing,
+    runtime,
+    wants_json,
+)
 from doiget.contract import build, invalid, plain
 from doiget.reading import contracts as c
 
 if TYPE_CHECKING:
+    from doiget.papers.origin import PdfOrigin
     from doiget.reading.service import Reader
 
 T = TypeVar("T")
 
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+out = console()
+err = console(stderr=True)
 
 
 def _run(ctx: typer.Context, work: Callable[[Reader], Awaitable[T]]) -> T:
@@ -31,15 +40,21 @@ def _run(ctx: typer.Context, work: Callable[[Reader], Awaitable[T]]) -> T:
 
 
 def _show_outline(result: c.PaperReading) -> None:
-    out.print(f"[bold]{escape(result.title or result.ref)}[/] ({result.page_count} pages)")
+    out.print(Text.assemble((result.title or result.ref, "bold"), f" ({result.page_count} pages)"))
     for section in result.sections or []:
         indent = "  " * (section.level - 1)
         first, last = section.pages or [0, 0]
         span = f"p. {first}" if first == last else f"pp. {first}-{last}"
-        out.print(f"{indent}{section.number:<6} {escape(section.title)}  [dim]{span}[/]")
+        out.print(Text.assemble(f"{indent}{section.number:<6} {section.title}  ", (span, "dim")))
     for caption in (result.figures or []) + (result.tables or []):
-        out.print(f"[dim]p. {caption.page}[/] {escape(caption.caption)}")
+        out.print(Text.assemble((f"p. {caption.page}", "dim"), f" {caption.caption}"))
     out.print(f"{result.references or 0} references")
+    _show_origin(result.pdf_origin)
+
+
+def _show_origin(origin: PdfOrigin | None) -> None:
+    if origin is not None:
+        err.print(f"text of the PDF {origin.said()}", style="dim")
 
 
 @handles_errors
@@ -74,11 +89,12 @@ def read(
     elif result.text is None:
         _show_outline(result)
     else:
-        typer.echo(result.text, nl=False)
+        echo(result.text, nl=False)
         where = ", ".join(f"{s.number} {s.title}" for s in result.covers or [])
-        err.print(f"[dim]{result.scope}; pages {result.pages}; {escape(where)}[/]")
+        err.print(f"{result.scope}; pages {result.pages}; {where}", style="dim")
+        _show_origin(result.pdf_origin)
         if result.cursor:
-            err.print(f"[dim]more: add --cursor {result.cursor}[/]")
+            err.print(f"more: add --cursor {result.cursor}", style="dim")
 
 
 @handles_errors
@@ -108,15 +124,17 @@ def quote(
     if wants_json(ctx, json_output):
         emit_json(plain(result))
     else:
-        verdict = "[green]found[/]" if result.found else "[red]not found[/]"
+        verdict = ("found", "green") if result.found else ("not found", "red")
         where = f"p. {result.page}" if result.page is not None else f"pp. {result.pages}"
         section = result.section.title if result.section else ""
         source = result.ref or result.doc_id or ""
         out.print(
-            f"{verdict} (similarity {result.similarity:.2f}) {escape(source)} {where} "
-            f"{escape(section)}"
+            Text.assemble(
+                verdict, f" (similarity {result.similarity:.2f}) {source} {where} {section}"
+            )
         )
         if result.passage:
-            out.print(f"  {escape(result.passage)}")
+            out.print(f"  {result.passage}")
+        _show_origin(result.pdf_origin)
     if not result.found:
         raise typer.Exit(1)

@@ -17,6 +17,7 @@ from doiget.cli.output import (
     JsonFlag,
     cli_build,
     console,
+    echo,
     emit_json,
     handles_errors_as,
     run_closing,
@@ -105,7 +106,7 @@ def _show_one(ctx: typer.Context, json_output: bool, found: BaseModel) -> None:
 
 
 def _print_bibtex(text: str) -> None:
-    typer.echo(text, nl=not text.endswith("\n"))
+    echo(text, nl=not text.endswith("\n"))
 
 
 def _year_range_search(

@@ -7,10 +7,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
-from doiget.cli.output import JsonFlag, emit_json, handles_errors, report_error, runtime, wants_json
+from doiget.cli.output import (
+    JsonFlag,
+    console,
+    emit_json,
+    handles_errors,
+    report_error,
+    runtime,
+    wants_json,
+)
 from doiget.contract import plain
 from doiget.errors import DoigetError, ErrorCode
 
@@ -39,17 +47,17 @@ def _read(source: str) -> list[CitedWork]:
 
 
 def _show(result: Verification) -> None:
-    out = Console()
+    out = console()
     for index, row in enumerate(result.results, 1):
         colour = _COLOURS[row.verdict]
         label = row.key or f"#{index}"
-        out.print(f"[{colour}]{row.verdict:<9}[/] {label} ({row.confidence:.2f})", highlight=False)
+        out.print(Text.assemble((f"{row.verdict:<9}", colour), f" {label} ({row.confidence:.2f})"))
         for problem in row.problems:
             out.print(f"    {problem.kind}: cited {problem.cited!r}, record {problem.actual!r}")
         if row.match is not None and row.match.ref:
-            out.print(f"    match: {row.match.ref} {row.match.title}", highlight=False)
+            out.print(f"    match: {row.match.ref} {row.match.title}")
         if row.note and row.verdict != "verified":
-            out.print(f"    {row.note}", highlight=False)
+            out.print(f"    {row.note}")
 
 
 @handles_errors
@@ -96,7 +104,7 @@ def _verify(ctx: typer.Context, cited: list[CitedWork], as_json: bool) -> Verifi
         verifier = Verifier.of(shared)
         columns = (TextColumn("verifying"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         try:
-            with Progress(*columns, console=Console(stderr=True), transient=as_json) as bar:
+            with Progress(*columns, console=console(stderr=True), transient=as_json) as bar:
                 task = bar.add_task("verify", total=len(cited))
 
                 def advance(done: int, total: int, row: Row) -> None:

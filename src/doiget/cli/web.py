@@ -8,7 +8,6 @@ tool's structured result, a large one in full rather than linked.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -19,6 +18,7 @@ from doiget.cli.output import (
     JsonFlag,
     cli_build,
     console,
+    echo,
     emit_json,
     handles_errors_as,
     run_closing,
@@ -74,17 +74,10 @@ def _emit(ctx: typer.Context, json_output: bool, result: rs.WebResult) -> bool:
     return False
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def _printable(text: str) -> str:
-    """Page text without control characters: a page must not drive the terminal."""
-    return _CONTROL.sub("", text)
-
-
 def _shown(value: Any) -> str:
-    """External text for the terminal: control characters gone (markup is off)."""
-    return _printable(str(value or ""))
+    """External text for the terminal (the console shows its control characters
+    escaped, and reads no markup)."""
+    return str(value or "")
 
 
 def _strong(head: str, tail: str = "") -> Text:
@@ -163,10 +156,10 @@ def scrape(
     page = _run(ctx, rs.ScrapePageResult, lambda web: web.scrape(request))
     if _emit(ctx, json_output, page):
         return
-    typer.echo(_printable(page.content))
+    echo(page.content)
     state = " (truncated)" if page.truncated else ""
-    typer.echo(f"\n-- {page.content_type}, {page.content_length} bytes{state}", err=True)
-    typer.echo(f"-- {page.citation.formatted.apa}", err=True)
+    echo(f"\n-- {page.content_type}, {page.content_length} bytes{state}", err=True)
+    echo(f"-- {page.citation.formatted.apa}", err=True)
 
 
 @web_app.command("search-and-scrape")
@@ -396,7 +389,7 @@ def research_show(
     out.print(_strong(_shown(view.research_goal), f" ({session})"))
     for item in view.step_index:
         note = f" (superseded by {item.superseded_by})" if item.superseded_by else ""
-        branch = f"[{_printable(item.branch_id)}]"
+        branch = f"[{item.branch_id}]"
         out.print(f"{item.step_number}. {branch} {_shown(item.one_liner)}{note}")
     for gap in view.gaps:
         out.print(f"gap (step {gap.found_in_step}): {_shown(gap.gap)}", style="yellow")
@@ -422,4 +415,4 @@ def research_export(
     exported = _run(ctx, rs.ResearchExportResult, lambda web: web.research_export(request))
     if _emit(ctx, json_output, exported):
         return
-    typer.echo(_printable(exported.document))
+    echo(exported.document)

@@ -9,6 +9,7 @@ from pydantic import Field
 from doiget.contract import NULLABLE, Reply, Request
 from doiget.integrity import Notice
 from doiget.library.projects import DEFAULT_PROJECT_ID
+from doiget.papers.origin import PdfOrigin
 
 ProjectId = Annotated[
     str,
@@ -146,6 +147,10 @@ class Passage(Reply):
     integrity: Annotated[
         list[Notice] | None,
         Field(description="The paper's retractions, corrections, concerns; absent if none."),
+    ] = None
+    pdf_origin: Annotated[
+        PdfOrigin | None,
+        Field(description="Where the PDF read came from; absent for passages given as text."),
     ] = None
 
 

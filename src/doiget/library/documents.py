@@ -2,7 +2,8 @@
 
 A stored paper's chunks carry its store metadata: the citekey (the key BibTeX export
 gives it: the user's own when a bibliography was imported for it), DOI, title,
-authors, year and any ``tags`` list in its TOML. A ref that is not stored, or is
+authors, year, any ``tags`` list in its TOML, and where its PDF came from (a file
+named on disk is a local file). A ref that is not stored, or is
 stored without a PDF, is reported rather than indexed.
 """
 
@@ -13,9 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from doiget.cite.citekey import citekey
+from doiget.contract import plain
 from doiget.errors import DoigetError, ErrorCode
 from doiget.library.contracts import DocumentReport
 from doiget.library.ingest import SourceDocument
+from doiget.papers.origin import pdf_origin
 from doiget.papers.store import Entry, Store
 from doiget.refs import parse_ref
 
@@ -43,13 +46,19 @@ def from_entry(entry: Entry) -> SourceDocument:
         authors=tuple(author.display for author in work.authors),
         year=work.year,
         tags=tuple(str(tag) for tag in tags) if isinstance(tags, list) else (),
+        origin=plain(pdf_origin(entry)),
     )
 
 
 def from_file(path: Path) -> SourceDocument:
     """A PDF file outside the store: its path is its identity, its name its title."""
     resolved = path.expanduser().resolve()
-    return SourceDocument(doc_id=f"file:{resolved}", path=resolved, title=resolved.stem)
+    return SourceDocument(
+        doc_id=f"file:{resolved}",
+        path=resolved,
+        title=resolved.stem,
+        origin={"kind": "local_file"},
+    )
 
 
 def _add_entry(selection: Selection, label: str, entry: Entry | None, *, named: bool) -> None:

@@ -48,6 +48,9 @@ class SourceDocument:
     year: int | None = None
     tags: tuple[str, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # Where the PDF came from (doiget.papers.origin.PdfOrigin's fields), kept with each
+    # passage: its text is that PDF's, whatever the entry holds later.
+    origin: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +95,7 @@ def payload(
             "url": source.url,
             "authors": list(source.authors),
             "year": source.year,
+            **({"pdf_origin": dict(source.origin)} if source.origin else {}),
         },
         "zotero": {"citekey": source.citekey, "tags": list(source.tags)},
         "doc": {

@@ -44,6 +44,7 @@ from doiget.library.projects import (
     projects_from_config,
     save_project,
 )
+from doiget.papers.origin import passage_origin
 from doiget.surfaces import call_with
 
 if TYPE_CHECKING:
@@ -528,6 +529,9 @@ class Library:
         span = doc.get("page_span")
         found = marked.get(str(doc.get("doc_id")))
         extra: dict[str, Any] = {"integrity": found} if found else {}
+        origin = passage_origin(source)
+        if origin is not None:
+            extra["pdf_origin"] = origin
         return c.Passage.model_construct(
             render_text=trim(chunk.text, project.max_chars_per_chunk),
             score=round(unit_interval(score), 6),

@@ -30,6 +30,7 @@ from doiget.owner import LOCAL, current_owner
 from doiget.papers import added as a
 from doiget.papers.contracts import ErrorBody
 from doiget.papers.identify import Identification, identify
+from doiget.papers.origin import LOCAL_FILE
 from doiget.papers.resolver import Resolution
 from doiget.papers.store import PDF_MAGIC, Entry
 from doiget.refs import Ref, local_ref
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from doiget.papers.service import Papers
     from doiget.verify.service import Verifier
 
-SOURCE: Final = "local-file"
+SOURCE: Final = LOCAL_FILE
 # The largest PDF added, as for downloads.
 MAX_PDF_BYTES: Final = 100 * 1024 * 1024
 # The most PDFs one call adds (a folder is walked up to this many).

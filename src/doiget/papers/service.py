@@ -14,6 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
+from urllib.parse import urlsplit
 
 import anyio
 
@@ -500,6 +501,8 @@ class Papers:
                 size_bytes=pdf.size_bytes,
                 sha256=pdf.sha256,
                 pdf_source=source,
+                # The host only: a TDM download's query can hold its key.
+                pdf_host=urlsplit(pdf.url).hostname,
                 license=license_text,
             )
             await self._write_entry(ref, resolution, fields, pdf.path)

@@ -13,6 +13,7 @@ from pydantic import Field
 from doiget.contract import NULLABLE, Hint, Request
 from doiget.integrity import Notice
 from doiget.papers.contracts import PapersModel, PapersReply
+from doiget.papers.origin import PdfOrigin
 
 DEFAULT_MAX_CHARS = 8000
 MIN_MAX_CHARS = 500
@@ -104,6 +105,8 @@ class PaperReading(PapersReply):
     key: str
     title: Annotated[str | None, NULLABLE] = None
     page_count: int
+    # Where the PDF read came from.
+    pdf_origin: PdfOrigin | None = None
     # The outline.
     sections: list[OutlineSection] | None = None
     figures: list[CaptionRef] | None = None
@@ -131,6 +134,8 @@ class QuoteCheck(PapersReply):
     page: Annotated[int | None, NULLABLE] = None
     pages: Annotated[list[int] | None, NULLABLE] = None
     section: Annotated[SectionRef | None, NULLABLE] = None
+    # Where the PDF checked came from (a stored paper's; absent for an indexed file).
+    pdf_origin: PdfOrigin | None = None
     project: str | None = None
     doc_id: str | None = None
     title: str | None = None

@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import Any, Final
 
 from doiget.contract import invalid
+from doiget.papers.origin import PdfOrigin
 from doiget.reading import contracts as c
 from doiget.reading.document import Document, Section
 from doiget.reading.pieces import piece
@@ -25,11 +26,13 @@ _PAGES: Final = re.compile(r"^\s*(\d{1,4})\s*(?:-\s*(\d{1,4})\s*)?$")
 
 @dataclass(frozen=True, slots=True)
 class Paper:
-    """What a reply says of the paper besides the text: ref, store key, title."""
+    """What a reply says of the paper besides the text: ref, store key, title, and
+    where its PDF came from."""
 
     ref: str
     key: str
     title: str | None
+    origin: PdfOrigin | None = None
 
 
 def _pages(document: Document, start: int, end: int) -> list[int]:
@@ -45,6 +48,7 @@ def _reply(paper: Paper, document: Document, **fields: Any) -> c.PaperReading:
         key=paper.key,
         title=paper.title,
         page_count=document.pages,
+        pdf_origin=paper.origin,
         **fields,
     )
 
@@ -172,15 +176,37 @@ class Searchable:
         return normal(self.source)
 
 
+def quote_key(quote: str) -> str:
+    """``quote`` in the compared form; INVALID_REF when no text is left, or when more
+    than MAX_QUOTE_CHARS is (the limit holds for this form: a compatibility character
+    can stand for many, U+FDFA for 18)."""
+    key = normal(quote).key
+    if not key:
+        raise invalid("quote has no text to look for.", "quote")
+    if len(key) > c.MAX_QUOTE_CHARS:
+        raise invalid(
+            f"quote is {len(key)} characters once normalised (ligatures and other "
+            f"compatibility characters spelled out), more than the {c.MAX_QUOTE_CHARS} "
+            "a check takes; check a shorter part of it.",
+            "quote",
+        )
+    return key
+
+
 def check_quote(paper: Paper, searchable: Searchable, quote: str) -> c.QuoteCheck:
     """Whether ``quote`` is in the paper, with its page and section, or the closest passage."""
-    wanted = normal(quote).key
-    if not wanted:
-        raise invalid("quote has no text to look for.")
+    key = quote_key(quote)
     document = searchable.document
-    match = find(wanted, searchable.normal, len(searchable.source))
+    match = find(key, searchable.normal, len(searchable.source))
     if match is None:
-        return c.QuoteCheck(ok=True, found=False, similarity=0.0, passage=None, ref=paper.ref)
+        return c.QuoteCheck(
+            ok=True,
+            found=False,
+            similarity=0.0,
+            passage=None,
+            ref=paper.ref,
+            pdf_origin=paper.origin,
+        )
     start, end = match.start, match.end
     if not match.occurrences:
         start, end = widened(searchable.source, start, end)
@@ -197,4 +223,5 @@ def check_quote(paper: Paper, searchable: Searchable, quote: str) -> c.QuoteChec
         page=document.lines[first].page,
         pages=[document.lines[first].page, document.lines[last].page],
         section=c.SectionRef(number=section.number, title=section.title),
+        pdf_origin=paper.origin,
     )

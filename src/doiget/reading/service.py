@@ -1,7 +1,10 @@
 """The reading core: from a request naming a stored paper (or a project) to a reply.
 
 Reading a PDF is blocking work (a 20-page paper's text layer takes about a quarter of a
-second), so every call does it in a worker thread, and parsed documents are kept by
+second) and aligning a quotation is Python-bound, so each call is a job of a bounded
+work pool (the server's papers lane, else one of the reader's own): a full line refuses
+the call at once with RATE_LIMITED, and where the pool runs searches apart the job runs
+in a worker process (see :mod:`doiget.reading.jobs`). Parsed documents are kept by
 content hash (see :class:`doiget.reading.document.DocumentCache`).
 """
 
@@ -9,42 +12,66 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
 
 from doiget.errors import DoigetError, ErrorCode
 from doiget.integrity import notices
+from doiget.papers.origin import passage_origin, pdf_origin
 from doiget.papers.store import Entry, Store
 from doiget.reading import contracts as c
-from doiget.reading.document import DocumentCache
-from doiget.reading.reader import Paper, Searchable, check_quote, reading
+from doiget.reading import jobs
+from doiget.reading.reader import Paper, quote_key
 from doiget.refs import parse_ref
 
 if TYPE_CHECKING:
     from doiget.config import Settings
     from doiget.library.index.base import StoredChunk
     from doiget.library.service import Library
-    from doiget.reading.document import Document
+    from doiget.workpool import WorkPool
+
+T = TypeVar("T")
 
 _STORE_KEY: Final = re.compile(r"(?:doi|arxiv|local)_[A-Za-z0-9._-]{1,250}")
 CANDIDATES: Final = 20  # passages of a project compared with a quotation
 
 
 class Reader:
-    """Reads stored papers; one per process (its cache is shared by its calls)."""
+    """Reads stored papers (parsed documents are kept per process: doiget.reading.jobs)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, pool: WorkPool | None = None) -> None:
         self.settings = settings
         self.store = Store(settings.store_root)
-        self.documents = DocumentCache()
+        self._pool = pool
+        self._own_pool = pool is None
         self._library: Library | None = None
 
+    @property
+    def pool(self) -> WorkPool:
+        """The pool the work runs in: the server's, else one of this reader's own."""
+        if self._pool is None:
+            from doiget.workpool import WorkPool
+
+            self._pool = WorkPool(self.settings.workers, self.settings.work_queue)
+        return self._pool
+
+    async def _job(self, job: Callable[..., T], *args: Any) -> T:
+        """``job(*args)`` (a :mod:`doiget.reading.jobs` function) in the pool: in a worker
+        process where it runs searches apart."""
+        if self.pool.apart:
+            return await self.pool.run_apart(job, *args)
+        return await self.pool.run(functools.partial(job, *args))
+
     async def aclose(self) -> None:
-        """Close the passage index, if a project was searched."""
+        """Close the passage index, if a project was searched, and the reader's own pool."""
         library, self._library = self._library, None
         if library is not None:
             await library.aclose()
+        if self._own_pool and self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
     # -- the stored paper ---------------------------------------------------------
 
@@ -71,52 +98,36 @@ class Reader:
             )
         return entry
 
-    def _load(self, entry: Entry) -> tuple[Paper, Document]:
-        from doiget.library.pdftext import UnusableDocument
-
-        try:
-            document = self.documents.load(entry.pdf_path)
-        except UnusableDocument as problem:
-            raise DoigetError(
-                ErrorCode.NOT_FOUND, f"the stored PDF of {entry.ref}: {problem.message}."
-            ) from None
+    @staticmethod
+    def _paper(entry: Entry) -> Paper:
         title = entry.document.get("title")
-        paper = Paper(entry.ref.canonical, entry.key, title if isinstance(title, str) else None)
-        return paper, document
+        return Paper(
+            entry.ref.canonical,
+            entry.key,
+            title if isinstance(title, str) else None,
+            pdf_origin(entry),
+        )
 
     async def read(self, request: c.ReadPaper) -> c.PaperReading:
         """The outline, or a piece of a section or page range (see reader.reading)."""
-
-        def work() -> c.PaperReading:
-            entry = self.entry(request.ref)
-            paper, document = self._load(entry)
-            reply = reading(paper, document, request)
-            found = notices(entry.work)
-            if found:
-                reply.integrity = found
-            return reply
-
-        return await anyio.to_thread.run_sync(work)
+        entry = await anyio.to_thread.run_sync(self.entry, request.ref)
+        return _noted(
+            entry, await self._job(jobs.read, entry.pdf_path, self._paper(entry), request)
+        )
 
     async def check(self, request: c.CheckQuote) -> c.QuoteCheck:
         """Whether the quotation is in the paper, or (without a ref) in a project."""
+        quote_key(request.quote)  # refused before any work when too long or empty
         if request.ref is None:
             return await self._check_project(request)
         if request.project is not None:
             raise DoigetError(
                 ErrorCode.INVALID_REF, "give ref (one paper) or project (its passages), not both."
             )
-
-        def work() -> c.QuoteCheck:
-            entry = self.entry(request.ref or "")
-            paper, document = self._load(entry)
-            reply = check_quote(paper, Searchable(document), request.quote)
-            found = notices(entry.work)
-            if found:
-                reply.integrity = found
-            return reply
-
-        return await anyio.to_thread.run_sync(work)
+        entry = await anyio.to_thread.run_sync(self.entry, request.ref)
+        return _noted(
+            entry, await self._job(jobs.check, entry.pdf_path, self._paper(entry), request.quote)
+        )
 
     # -- a project's passages -----------------------------------------------------
 
@@ -132,26 +143,26 @@ class Reader:
         from doiget.library.projects import DEFAULT_PROJECT_ID
 
         project = self.library.project(request.project or DEFAULT_PROJECT_ID)
-        chunks = await anyio.to_thread.run_sync(
+        chunks = await self.pool.run(
             functools.partial(self._candidates, project.id, project.collection, request.quote)
         )
-        found = _best_passage(project.id, chunks, request.quote)
+        found = await self._job(best_passage, project.id, chunks, request.quote)
         if found.found and found.doc_id and not found.doc_id.startswith("file:"):
             # The passage's paper is stored: its PDF gives the exact page and section.
-            exact = await anyio.to_thread.run_sync(self._in_stored, found.doc_id, request.quote)
+            exact = await self._in_stored(found.doc_id, request.quote)
             if exact is not None and exact.found:
-                kept = {"page", "pages", "section", "passage", "occurrences", "ref"}
+                kept = {"page", "pages", "section", "passage", "occurrences", "ref", "pdf_origin"}
                 return found.model_copy(update={k: getattr(exact, k) for k in kept})
         return found
 
-    def _in_stored(self, doc_id: str, quote: str) -> c.QuoteCheck | None:
+    async def _in_stored(self, doc_id: str, quote: str) -> c.QuoteCheck | None:
         """The quotation checked in the stored paper ``doc_id``; None when it is not
         stored with a readable PDF."""
         try:
-            paper, document = self._load(self.entry(doc_id))
+            entry = await anyio.to_thread.run_sync(self.entry, doc_id)
+            return await self._job(jobs.check, entry.pdf_path, self._paper(entry), quote)
         except DoigetError:
             return None
-        return check_quote(paper, Searchable(document), quote)
 
     def _candidates(self, project_id: str, collection: str, quote: str) -> list[StoredChunk]:
         """The project's passages that share most words with the quotation (BM25)."""
@@ -167,13 +178,23 @@ class Reader:
         return [chunk for chunk in ordered if chunk.payload.get("project") == project_id]
 
 
-def _best_passage(project: str, chunks: list[StoredChunk], quote: str) -> c.QuoteCheck:
-    """The passage holding the quotation, else the closest one, with its citing fields."""
+Reply = TypeVar("Reply", c.PaperReading, c.QuoteCheck)
+
+
+def _noted(entry: Entry, reply: Reply) -> Reply:
+    """``reply`` with the work's retraction, correction and concern notices, if any."""
+    found = notices(entry.work)
+    if found:
+        reply.integrity = found
+    return reply
+
+
+def best_passage(project: str, chunks: list[StoredChunk], quote: str) -> c.QuoteCheck:
+    """The passage holding the quotation, else the closest one, with its citing fields
+    (a job run like those of :mod:`doiget.reading.jobs`)."""
     from doiget.reading.quote import find, normal, widened
 
-    wanted = normal(quote).key
-    if not wanted:
-        raise DoigetError(ErrorCode.INVALID_REF, "quote has no text to look for.")
+    wanted = quote_key(quote)
     best: tuple[float, Any, Any] | None = None
     for chunk in chunks:
         text = normal(chunk.text)
@@ -205,4 +226,5 @@ def _best_passage(project: str, chunks: list[StoredChunk], quote: str) -> c.Quot
         title=source.get("title"),
         doi=source.get("doi"),
         citekey=(payload.get("zotero") or {}).get("citekey"),
+        **({"pdf_origin": origin} if (origin := passage_origin(source)) else {}),
     )

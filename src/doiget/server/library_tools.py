@@ -97,7 +97,8 @@ def library_toolset(runtime: Runtime) -> Toolset:
                 "citekey, pages and section for citing.",
                 inputs="project; query in natural language; top_k; filters; full_text.",
                 outputs="items best first (render_text trimmed at a word; page_span 1-based; "
-                "full_text null unless asked); empty when nothing is indexed.",
+                "full_text null unless asked; pdf_origin: fetched or local_file); empty when "
+                "nothing is indexed.",
                 costs="One embedding and a vector scan; a process's first call loads the "
                 "model (seconds).",
                 side_effects="None.",

@@ -1,7 +1,7 @@
 """doiget_read_paper and doiget_check_quote: reading stored papers, in the papers toolset.
 
 Handlers pass the parsed request to :class:`doiget.reading.service.Reader`, built on the
-first call, which reads PDFs in worker threads.
+first call, which reads PDFs and checks quotations as jobs of the papers lane.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class ReadingTools:
     def _build(self) -> Reader:
         from doiget.reading.service import Reader
 
-        return Reader(self.runtime.settings)
+        return Reader(self.runtime.settings, self.runtime.pool("papers"))
 
     async def read(self, request: c.ReadPaperArgs, call: ToolCall) -> c.PaperReading:
         return await self._core.get().read(request)
@@ -46,8 +46,8 @@ class ReadingTools:
                     when="Read a stored paper: outline, then a section or pages.",
                     inputs="ref; section (outline number or title) or pages ('3-5'); "
                     "max_chars; cursor.",
-                    outputs="Alone: sections, figures, tables, references (count). Else "
-                    "text, pages, covers, cursor for the next piece (null at the end).",
+                    outputs="Alone: sections, figures, tables, reference count. Else text, "
+                    "pages, covers, cursor (next piece; null at end). Each: pdf_origin.",
                     costs="Local; under 1 s.",
                     side_effects="None.",
                     limits="Stored PDFs with a text layer.",
@@ -64,8 +64,8 @@ class ReadingTools:
                     when="Before quoting: is this text in the paper, on which page?",
                     inputs="quote; ref (a stored paper) or project (its indexed passages; "
                     "default doiget/papers).",
-                    outputs="found, similarity, passage, page, pages, section; when not "
-                    "found, the closest passage.",
+                    outputs="found, similarity, passage, page, pages, section, pdf_origin; "
+                    "when not found, the closest passage.",
                     costs="Local; under 1 s.",
                     side_effects="None.",
                     limits="Exact up to spacing, line-end hyphens, ligatures, quote marks "

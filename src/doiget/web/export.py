@@ -20,6 +20,7 @@ from doiget.cite import ACCESSED_KEY
 from doiget.cite.bibtex import to_bibtex_many
 from doiget.cite.citekey import unique_citekeys
 from doiget.cite.csl import to_csl_many
+from doiget.controls import one_line
 from doiget.errors import DoigetError
 from doiget.models import Author, Work
 from doiget.net.client import SourceClient, Timeouts
@@ -103,7 +104,7 @@ _RIS_TYPES: Final = {
 
 def _ris_line(tag: str, value: str) -> str:
     # One line per tag: a value never carries a line break into the next record.
-    return f"{tag}  - {' '.join(value.split())}"
+    return f"{tag}  - {one_line(value)}"
 
 
 def to_ris(works: Sequence[Work]) -> str:
@@ -132,7 +133,7 @@ _MARKDOWN_SPECIAL: Final = re.compile(r"([\\`*_\[\]<>#|!])")
 
 def _md(text: Any) -> str:
     """External text on one line, with markdown's active characters escaped."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", one_line(str(text)))
 
 
 def _step_heading(step: Mapping[str, Any]) -> str:
