@@ -35,6 +35,7 @@ _COLOURS = {
     "not_found": "red",
     "uncertain": "blue",
     "no_identifier": "blue",
+    "unreadable": "red",
 }
 
 out = console()

@@ -27,7 +27,9 @@ class CitedAuthor:
 class CitedWork:
     """A reference as written: ``key`` is its BibTeX key or CSL id, ``text`` the free
     text it came from (when it came as free text), ``files`` the local files a citation
-    manager attached to it (paths or ``file:`` URLs, as exported)."""
+    manager attached to it (paths or ``file:`` URLs, as exported). A BibTeX entry also
+    has the ``line`` it starts on, and ``unreadable`` says why it could not be read
+    whole (the fields are then those read before that)."""
 
     key: str | None = None
     title: str | None = None
@@ -41,6 +43,8 @@ class CitedWork:
     kind: str | None = None
     text: str | None = None
     files: tuple[str, ...] = ()
+    line: int | None = None
+    unreadable: str | None = None
 
     @property
     def empty(self) -> bool:
