@@ -93,17 +93,14 @@ class _Reader:
         text = self.text
         found: list[BibEntry] = []
         position = 0
-        while (at := text.find("@", position)) >= 0:
-            head = _HEAD.match(text, at)
-            if head is None:
-                position = at + 1
-                continue
+        while (head := _HEAD.search(text, position)) is not None:
+            at = head.start()
             kind = head.group(1).lower()
             close, cut = self._block_end(head.end(), head.group(2))
             if kind in _NOT_ENTRIES:
                 if kind == "string" and not cut:
                     self._define(head.end(), close)
-                position = close + 1 if not cut else head.end()
+                position = close if cut else close + 1
                 continue
             if len(found) == self.limit:
                 raise invalid(
