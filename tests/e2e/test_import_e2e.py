@@ -115,3 +115,33 @@ def test_a_file_that_cannot_be_imported_is_a_coded_error_and_json_only(
     assert done.returncode == 2, done
     assert answer["ok"] is False and answer["error"]["code"] == "INVALID_REF", answer
     assert upstream.requests == []
+
+
+@pytest.mark.parametrize(
+    ("command", "target", "name"),
+    [
+        ("import", "/dev/zero", "zero.bib"),
+        ("import", "/dev/urandom", "random.ris"),
+        ("verify", "/dev/zero", "zero.txt"),
+        ("verify", "fifo", "refs.bib"),
+    ],
+)
+def test_a_device_or_fifo_is_refused_at_once_by_both_commands(
+    command: str,
+    target: str,
+    name: str,
+    upstream: ReplayUpstream,
+    doiget_env: dict[str, str],
+    tmp_path: Path,
+) -> None:
+    import os
+
+    path = tmp_path / name
+    if target == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to(target)
+    done = doiget(command, str(path), "--json", env=doiget_env)
+    answer = json.loads(done.stdout)
+    assert answer["error"]["code"] == "INVALID_REF", answer
+    assert "Traceback" not in done.stderr and upstream.requests == []
