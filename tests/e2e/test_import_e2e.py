@@ -124,6 +124,7 @@ def test_a_file_that_cannot_be_imported_is_a_coded_error_and_json_only(
         ("import", "/dev/urandom", "random.ris"),
         ("verify", "/dev/zero", "zero.txt"),
         ("verify", "fifo", "refs.bib"),
+        ("batch", "/dev/zero", "refs.txt"),
     ],
 )
 def test_a_device_or_fifo_is_refused_at_once_by_both_commands(
