@@ -147,7 +147,8 @@ class _Reader:
             self._fields(fields_at, close, fields, MAX_ENTRY_CHARS)
         except _Unreadable as unreadable:
             problem = f"{unreadable.reason} (line {self.lines.at(max(unreadable.offset, at))})"
-            return BibEntry(kind, key, fields, line, problem)
+            salvaged = self._by_lines(fields_at, close)
+            return BibEntry(kind, key, salvaged | fields, line, problem)
         if cut:
             where = (
                 "at the end of the text"
@@ -155,8 +156,23 @@ class _Reader:
                 else f"at line {self.lines.at(close)}, where another entry starts"
             )
             problem = f"its braces do not balance: it is still open {where}"
-            return BibEntry(kind, key, fields, line, problem)
+            # A brace left open swallows the fields after it: each line is read alone.
+            return BibEntry(kind, key, self._by_lines(fields_at, close), line, problem)
         return BibEntry(kind, key, fields, line)
+
+    def _by_lines(self, start: int, close: int) -> dict[str, str]:
+        """The ``name = value`` lines of an entry that cannot be read whole, each read
+        alone (one field a line, as exports write them), within an entry's size."""
+        fields: dict[str, str] = {}
+        for line in self.text[start : min(close, start + MAX_ENTRY_CHARS)].splitlines():
+            name, equals, value = line.partition("=")
+            name = name.strip()
+            if equals and _NAME.fullmatch(name):
+                value = value.strip().rstrip(",").rstrip()
+                value = value[1:] if value[:1] in '{"' else value
+                value = value[:-1] if value[-1:] in '}"' else value
+                fields.setdefault(name.lower(), value)
+        return fields
 
     def _key(self, start: int, close: int) -> tuple[str | None, int]:
         """The entry's key and where its fields start; no key when the entry starts with a
