@@ -65,7 +65,7 @@ async def test_the_command_prints_the_document_the_tool_returns(
     ]
     assert from_tool["counts"] == {
         "imported": 1, "already_present": 0, "corrected": 1, "not_found": 1, "uncertain": 0,
-        "no_identifier": 0,
+        "no_identifier": 0, "unreadable": 0,
     }  # fmt: skip
     assert [done for done, _ in seen] == [1, 2, 3, 4, 5, 6] and seen[-1][1] == 6
 

@@ -10,6 +10,11 @@ stored, the user's citation keys kept.
    line only: over MCP the text comes without a folder, and no path is read); with
    ``fetch``, the works still without a PDF are fetched as one batch.
 
+Every entry of the file is a row: one that cannot be read whole is ``unreadable``
+(never checked, never stored), and a key an earlier entry has, or one BibTeX cannot
+cite, is not kept (the row says so). A work the library held before is
+``already_present`` whatever its entry says; the differences are still listed.
+
 A work that is not found, or whose check or storing failed because a source did not
 answer (``uncertain``), is not stored: it is listed with the reason, and the next
 import of the same file tries it again. Importing a file twice writes nothing the
