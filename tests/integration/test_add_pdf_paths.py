@@ -82,8 +82,9 @@ def test_fifos_devices_and_sockets_are_refused_alone_and_never_read(
             assert "regular file" in row.error.message or "FIFO" in row.error.message, row
 
 
+@pytest.mark.parametrize("allowed", [False, True], ids=["command line", "over MCP"])
 def test_a_name_that_is_not_utf8_and_a_nul_byte_fail_alone(
-    upstream: ReplayUpstream, doiget_env: dict[str, str], tmp_path: Path
+    allowed: bool, upstream: ReplayUpstream, doiget_env: dict[str, str], tmp_path: Path
 ) -> None:
     route_sources(upstream)
     folder = tmp_path / "papers"
@@ -95,7 +96,7 @@ def test_a_name_that_is_not_utf8_and_a_nul_byte_fail_alone(
     with open(os.fsencode(folder) + b"/c-\xff-not-a-pdf.pdf", "wb") as handle:
         handle.write(b"plain text")
     named = [str(folder), str(folder / "a\x00.pdf"), str(folder) + "\x00", "\x00"]
-    result = _add(doiget_env, named)
+    result = _add(doiget_env, named, allowed=[tmp_path] if allowed else None)
     document = json.loads(result.model_dump_json())  # the reply is JSON text as sent
     rows = [(row["path"], row["error"]["code"] if row.get("error") else "ok")
             for row in document["results"]]  # fmt: skip
