@@ -10,6 +10,11 @@ refused. The root itself may be a link: it is resolved once. The file opened mus
 a regular file: it is opened non-blocking (a FIFO never hangs the caller) and
 checked with ``fstat``, so a directory, FIFO or device is refused too.
 
+A file a person names (a bibliography, a manuscript, a PDF to add) has no root: it is
+opened with :func:`open_regular`, the same way but following links, and read with
+:func:`read_capped`, which stops at its cap whatever size the file reports (a device
+reports 0, a file may grow while it is read).
+
 Where the platform has no ``dir_fd`` support (Windows), the path is resolved and its
 containment checked before a plain open.
 """
@@ -64,16 +69,42 @@ def read_confined(root: Path, path: Path, *, limit: int | None = None) -> bytes:
     With ``limit``, a file larger than ``limit`` bytes is refused before it is read.
     """
     descriptor = open_confined(root, path)
+    if limit is None:
+        with os.fdopen(descriptor, "rb") as handle:
+            return handle.read()
+    return read_capped(descriptor, path, limit)
+
+
+def open_regular(path: Path) -> int:
+    """A read-only descriptor of the regular file ``path`` (links followed): Refused for
+    a directory, FIFO, socket or device, which is opened non-blocking so it never hangs
+    the caller. ``ValueError`` for a path holding a NUL byte, ``OSError`` as the system
+    reports the rest."""
+    return _regular(_open_file(path, os.O_RDONLY | _NONBLOCK | _BINARY), path)
+
+
+def path_text(text: str | Path) -> str:
+    """``text`` (a path, or a message holding one) as text any JSON document or terminal
+    can carry: the bytes of a file name that are not UTF-8, which Python keeps as lone
+    surrogates, are written ``\\xNN`` (any other lone surrogate as its UTF-8 bytes)."""
+    try:
+        data = str(text).encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        data = str(text).encode("utf-8", "surrogatepass")
+    return data.decode("utf-8", "backslashreplace")
+
+
+def read_capped(descriptor: int, path: Path, limit: int) -> bytes:
+    """The bytes of the open file ``descriptor`` (closed after), Refused when there are
+    more than ``limit``: the reported size is checked first and the read stops one byte
+    past the cap whatever it said."""
     with os.fdopen(descriptor, "rb") as handle:
-        if limit is not None:
-            size = os.fstat(handle.fileno()).st_size
-            if size > limit:
-                raise Refused(
-                    errno.EFBIG,
-                    f"{path} holds {size:,} bytes, more than the {limit:,} doiget reads "
-                    "from such a file",
-                )
-        return handle.read()
+        size = os.fstat(handle.fileno()).st_size
+        data = b"" if size > limit else handle.read(limit + 1)
+    if size > limit or len(data) > limit:
+        held = f"{size:,} bytes, more than" if size > limit else "more than"
+        raise Refused(errno.EFBIG, f"{path} holds {held} the {limit:,} bytes doiget reads")
+    return data
 
 
 def resolve_confined(root: Path, path: Path) -> Path:
@@ -132,9 +163,8 @@ def _open_beneath(real_root: Path, parts: tuple[str, ...], shown: Path) -> int:
             below = os.open(part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW, dir_fd=directory)
             os.close(directory)
             directory = below
-        descriptor = os.open(
-            parts[-1], os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _BINARY, dir_fd=directory
-        )
+        flags = os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _BINARY
+        descriptor = _open_file(parts[-1], flags, directory, shown)
     finally:
         os.close(directory)
     return _regular(descriptor, shown)
@@ -142,8 +172,20 @@ def _open_beneath(real_root: Path, parts: tuple[str, ...], shown: Path) -> int:
 
 def _open_checked(path: Path, parts: tuple[str, ...], real_root: Path) -> int:
     """The fallback without ``dir_fd``: open the resolved, contained path."""
-    descriptor = os.open(real_root.joinpath(*parts), os.O_RDONLY | _NONBLOCK | _BINARY)
+    descriptor = _open_file(real_root.joinpath(*parts), os.O_RDONLY | _NONBLOCK | _BINARY)
     return _regular(descriptor, path)
+
+
+def _open_file(
+    name: str | Path, flags: int, directory: int | None = None, shown: Path | None = None
+) -> int:
+    """``os.open``, with the error a socket gives (no such device) told as Refused."""
+    try:
+        return os.open(name, flags, dir_fd=directory)
+    except OSError as exc:
+        if exc.errno != errno.ENXIO:
+            raise
+    raise Refused(errno.EINVAL, f"{shown or name} is a FIFO, socket or device")
 
 
 def _regular(descriptor: int, shown: Path) -> int:

@@ -65,7 +65,7 @@ async def test_the_command_prints_the_document_the_tool_returns(
     ]
     assert from_tool["counts"] == {
         "imported": 1, "already_present": 0, "corrected": 1, "not_found": 1, "uncertain": 0,
-        "no_identifier": 0,
+        "no_identifier": 0, "unreadable": 0,
     }  # fmt: skip
     assert [done for done, _ in seen] == [1, 2, 3, 4, 5, 6] and seen[-1][1] == 6
 
@@ -115,3 +115,34 @@ def test_a_file_that_cannot_be_imported_is_a_coded_error_and_json_only(
     assert done.returncode == 2, done
     assert answer["ok"] is False and answer["error"]["code"] == "INVALID_REF", answer
     assert upstream.requests == []
+
+
+@pytest.mark.parametrize(
+    ("command", "target", "name"),
+    [
+        ("import", "/dev/zero", "zero.bib"),
+        ("import", "/dev/urandom", "random.ris"),
+        ("verify", "/dev/zero", "zero.txt"),
+        ("verify", "fifo", "refs.bib"),
+        ("batch", "/dev/zero", "refs.txt"),
+    ],
+)
+def test_a_device_or_fifo_is_refused_at_once_by_both_commands(
+    command: str,
+    target: str,
+    name: str,
+    upstream: ReplayUpstream,
+    doiget_env: dict[str, str],
+    tmp_path: Path,
+) -> None:
+    import os
+
+    path = tmp_path / name
+    if target == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to(target)
+    done = doiget(command, str(path), "--json", env=doiget_env)
+    answer = json.loads(done.stdout)
+    assert answer["error"]["code"] == "INVALID_REF", answer
+    assert "Traceback" not in done.stderr and upstream.requests == []

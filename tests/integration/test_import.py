@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from importutil import (
     BETTER_BIBTEX,
     BETTER_CSL,
     CLOSED,
+    FABRICATED,
     JABREF,
     MENDELEY,
     PAPERPILE,
@@ -34,7 +36,7 @@ from importutil import (
 
 from doiget.contract import plain
 from doiget.errors import DoigetError, ErrorCode
-from doiget.importing.contracts import ImportBibliography, ImportReport
+from doiget.importing.contracts import ImportBibliography, ImportReport, PdfOutcome
 from doiget.importing.service import Importer
 from doiget.library.documents import from_entry
 from doiget.papers import contracts as pc
@@ -43,6 +45,7 @@ from doiget.verify.lookup import AnswerStore
 from doiget.verify.service import Verifier
 
 from papersutil import make_papers
+from pdfmaker import one_page_pdf
 from replay import ReplayUpstream
 
 Progress = list[tuple[int, int, str]]
@@ -55,6 +58,7 @@ def _import(
     folder: Path | None = None,
     fetch: bool = False,
     seen: Progress | None = None,
+    add_pdf: Callable[[Path], Awaitable[PdfOutcome]] | None = None,
 ) -> ImportReport:
     async def run() -> ImportReport:
         papers = make_papers(env)
@@ -67,7 +71,8 @@ def _import(
 
         try:
             request = ImportBibliography(text=text, fetch=fetch)
-            return await Importer(papers, verifier).run(request, folder=folder, progress=progress)
+            importer = Importer(papers, verifier, add_pdf)
+            return await importer.run(request, folder=folder, progress=progress)
         finally:
             await papers.network.aclose()
             await papers.aclose()
@@ -86,7 +91,7 @@ def _stored(env: dict[str, str], ref: str) -> dict[str, Any]:
 def _place(folder: Path, relative: str) -> Path:
     path = folder / relative
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(b"%PDF-1.4\n")
+    path.write_bytes(one_page_pdf(b""))  # a PDF PDFium opens: an unreadable one is refused
     return path
 
 
@@ -207,9 +212,12 @@ def test_importing_twice_changes_nothing(
         "imported", "imported", "imported", "corrected", "not_found", "uncertain"
     ]  # fmt: skip
     assert [row.status for row in second.results] == [
-        "already_present", "already_present", "already_present", "corrected", "not_found",
-        "uncertain",
+        "already_present", "already_present", "already_present", "already_present",
+        "not_found", "uncertain",
     ]  # fmt: skip
+    # The store is as the first import left it; the file still says what it says.
+    assert second.results[3].problems == first.results[3].problems
+    assert [p.kind for p in second.results[3].problems or []] == ["year_differs"]
     again = upstream.requests[asked:]
     assert {request.host for request in again} == {"dblp.org"}  # only the failed check
 
@@ -290,7 +298,7 @@ def test_over_mcp_a_file_field_is_reported_not_read(
         ("Vaswani A. Attention is all you need. NeurIPS 2017.", "not a BibTeX"),
         ("% only a comment\n", "not a BibTeX"),
         ("[]", "no entry"),
-        ("".join(f"@article{{k{i}, title={{T{i}}}}}\n" for i in range(101)), "101 references"),
+        ("".join(f"@article{{k{i}, title={{T{i}}}}}\n" for i in range(101)), "more than 100"),
     ],
 )
 def test_unusable_text_is_refused_before_anything_is_asked(
@@ -301,3 +309,128 @@ def test_unusable_text_is_refused_before_anything_is_asked(
     assert refused.value.code is ErrorCode.INVALID_REF
     assert said in refused.value.message
     assert upstream.requests == []
+
+
+def _statuses(report: ImportReport) -> list[tuple[str | None, str]]:
+    return [(row.key, row.status) for row in report.results]
+
+
+def test_an_entry_imported_again_is_already_present_whatever_it_says(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    route_library(upstream)
+    miscited = _import(doiget_env, wrong_year())
+    assert _statuses(miscited) == [("makris2019", "corrected")]
+    again = _import(doiget_env, wrong_year())
+    [row] = again.results
+    assert (row.status, row.ref, row.alias) == ("already_present", PNAS, "makris2019")
+    assert [(p.kind, p.cited) for p in row.problems or []] == [("year_differs", "2019")]
+    matching = BETTER_BIBTEX.replace("file = {{FILE}}", "")
+    assert _statuses(_import(doiget_env, matching))[0][1] == "already_present"
+    # The user edits the entry: a new key and another wrong year. The work is present;
+    # the new key is kept (a store row), the differences listed, the status unchanged.
+    edited = wrong_year().replace("makris2019", "makrisEdited").replace("2019", "2020")
+    [row] = _import(doiget_env, edited).results
+    assert (row.status, row.alias) == ("already_present", "makrisEdited")
+    assert [(p.kind, p.cited) for p in row.problems or []] == [("year_differs", "2020")]
+    assert _stored(doiget_env, PNAS)["doiget"]["aliases"]["bib"] == [
+        "makris2019",
+        "makrisDevelopingFunctionalMusculoskeletal2014",
+        "makrisEdited",
+    ]
+    assert _stored(doiget_env, PNAS)["year"] == 2014
+
+
+def _report_adds_up(report: ImportReport) -> None:
+    counts = plain(report.counts)
+    assert sum(counts.values()) == report.total == len(report.results)
+    for status, count in counts.items():
+        assert count == sum(row.status == status for row in report.results)
+
+
+def test_every_entry_sharing_one_key_gets_its_row_and_only_the_first_keeps_it(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    route_library(upstream)
+    paperpile = with_file(PAPERPILE, "")
+    same = [paperpile.replace("Vaswani2017-ab", key) for key in ("dup", "dup", "DUP", "Dup")]
+    lost = [fabricated().replace("gui2021", "dup") for _ in range(3)]
+    report = _import(doiget_env, "".join(same + lost))
+    _report_adds_up(report)
+    assert _statuses(report) == [
+        ("dup", "imported"), ("dup", "already_present"), ("DUP", "already_present"),
+        ("Dup", "already_present"), ("dup", "not_found"), ("dup", "not_found"),
+        ("dup", "not_found"),
+    ]  # fmt: skip
+    assert [row.alias for row in report.results[:4]] == ["dup", None, None, None]
+    for row in report.results[1:4]:
+        assert row.note and "line 1 has that key already" in row.note, row
+    assert _stored(doiget_env, ATTENTION)["doiget"]["aliases"]["bib"] == ["dup"]
+
+
+def test_entries_the_reader_cannot_read_whole_are_rows_that_say_where(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    route_library(upstream)
+    paperpile = with_file(PAPERPILE, "")
+    text = (
+        "@comment{jabref-meta: databaseType:bibtex;}\n"
+        '@preamble{"\\newcommand{\\noopsort}[1]{}"}\n'
+        + paperpile.replace("Vaswani2017-ab", "braced{key}")
+        + "@article{broken,\n  title = {Never closed,\n  year = {2001}\n\n"
+        + paperpile.replace("@ARTICLE{Vaswani2017-ab", "@misc(in parens").replace(
+            'Attention is all you need.pdf"\n}', 'Attention is all you need.pdf"\n)'
+        )
+        + "@article{, title = {"
+        + FABRICATED
+        + "}, year = 2021}\n"
+        + "@article{title = {"
+        + FABRICATED
+        + "}, year = 2021}\n"
+        + "@article{bad, title = {"
+        + FABRICATED
+        + "} year = 2021}\n"
+        + paperpile.replace("Vaswani2017-ab", "M\u00fcller2017")
+    )
+    report = _import(doiget_env, text)
+    _report_adds_up(report)
+    assert _statuses(report) == [
+        ("braced{key}", "imported"),
+        ("broken", "unreadable"),
+        ("in parens", "already_present"),
+        (None, "not_found"),
+        (None, "not_found"),
+        ("bad", "unreadable"),
+        ("M\u00fcller2017", "already_present"),
+    ]
+    braced, broken, parens, _, _, bad, unicode = report.results
+    assert braced.alias is None and "not kept: BibTeX cannot cite it" in (braced.note or "")
+    assert parens.alias is None and "not kept" in (parens.note or "")
+    assert unicode.alias == "M\u00fcller2017"
+    assert broken.note and "entry at line 15" in broken.note
+    assert "a brace opened here is never closed (line 16)" in broken.note
+    assert bad.note and "comma" in bad.note and "line" in bad.note
+
+
+def test_an_entry_adds_at_most_its_first_pdfs_and_says_how_many_more(
+    upstream: ReplayUpstream, doiget_env: dict[str, str], tmp_path: Path
+) -> None:
+    from doiget.importing.contracts import MAX_FILES_PER_ENTRY
+
+    route_library(upstream)
+    added: list[Path] = []
+
+    async def adder(path: Path) -> PdfOutcome:
+        added.append(path)
+        return PdfOutcome(source="file", ok=True, path=str(path))
+
+    for index in range(1800):  # an 18 KB field: the entry stays within its size
+        _place(tmp_path, f"p{index}.pdf")
+    listed = ";".join(f"p{index}.pdf" for index in range(1800))
+    written = "All Papers/V/Vaswani et al. 2017 - Attention is all you need.pdf"
+    text = with_file(PAPERPILE, "").replace(written, f"{listed};p0.pdf")
+    [row] = _import(doiget_env, text, folder=tmp_path, add_pdf=adder).results
+    outcomes = row.pdf or []
+    assert len(added) == MAX_FILES_PER_ENTRY == len(outcomes) - 1
+    assert outcomes[-1].ok is False and outcomes[-1].message
+    assert outcomes[-1].message.startswith(f"{1800 - MAX_FILES_PER_ENTRY} more PDFs listed")

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from doiget.cite.citekey import citable_key
 from doiget.errors import DoigetError
 from doiget.importing.files import locate
-from doiget.importing.service import format_name, usable_key
+from doiget.importing.service import format_name
 from doiget.verify.readers import bib_files, read_bibtex, read_csl, read_ris
 
 FILE_FIELDS = {
@@ -118,13 +119,34 @@ def test_free_text_is_no_export() -> None:
         ("vaswaniAttentionAllYou2017", True),
         ("Vaswani2017-ab", True),
         ("smith:2020/a", True),
+        ("M\u00fcller2020", True),  # a letter BibTeX 8-bit and biber cite
+        ("x" * 128, True),
         ("http://zotero.org/users/local/J/items/7F", False),
         ("has space", False),
+        ("tab\there", False),
+        ("nbsp\u00a0key", False),
+        ("ideographic\u3000space", False),
         ("brace{", False),
         ("x" * 129, False),
         ("", False),
         (None, False),
+        ("nul\x00key", False),
+        ("esc\x1b[31mkey", False),
+        ("del\x7fkey", False),
+        ("bidi\u202ekey", False),
+        ("isolate\u2066key", False),
+        ("zero\u200bwidth", False),
+        ("private\ue000use", False),
+        ("line\u2028sep", False),
+        *[(f"a{char}b", False) for char in ",{}()#%\"'=\\~"],
     ],
 )
 def test_only_keys_bibtex_can_cite_are_kept(key: str | None, kept: bool) -> None:
-    assert (usable_key(key) is not None) is kept
+    assert (citable_key(key) is not None) is kept
+
+
+def test_a_stored_key_bibtex_cannot_cite_is_never_used() -> None:
+    from doiget.papers.store import aliases
+
+    document = {"doiget": {"aliases": {"bib": ["evil\u202e", "nul\x00", "good2020"]}}}
+    assert aliases(document, "bib") == ["good2020"]

@@ -34,6 +34,12 @@ _STOPWORDS: Final = frozenset(
     ]
 )
 _WORD: Final = re.compile(r"[a-z0-9]+")
+# Characters no citation key may hold: the ones BibTeX reads as syntax or TeX as
+# specials. Spaces, control, format (bidi overrides, zero widths), private-use and
+# unassigned characters are refused by their Unicode category.
+_KEY_SPECIALS: Final = frozenset(",{}()#%\"'=\\~")
+_KEY_CATEGORIES: Final = ("C", "Z")
+MAX_KEY_CHARS: Final = 128
 
 
 # Letters that Unicode does not decompose into an ASCII base letter plus accents.
@@ -47,6 +53,19 @@ def ascii_fold(value: str) -> str:
     """Lower-case ASCII letters and digits of ``value`` (Müller -> muller, Ødegård -> odegard)."""
     decomposed: str = unicodedata.normalize("NFKD", value.translate(_UNDECOMPOSED))
     return decomposed.encode("ascii", "ignore").decode("ascii").lower()
+
+
+def citable_key(key: str | None) -> str | None:
+    """``key`` when ``\\cite`` can name it and it shows as it is written, else None: at
+    most :data:`MAX_KEY_CHARS` characters, none a BibTeX or TeX special, white space or
+    an invisible character (NUL, ESC, DEL, a right-to-left override), and no URL
+    (Zotero's CSL-JSON ids are item URLs)."""
+    if not key or len(key) > MAX_KEY_CHARS or "://" in key:
+        return None
+    for char in key:
+        if char in _KEY_SPECIALS or unicodedata.category(char).startswith(_KEY_CATEGORIES):
+            return None
+    return key
 
 
 def _author_part(work: Work) -> str:

@@ -20,8 +20,8 @@ from doiget.cli.output import (
     runtime,
     wants_json,
 )
-from doiget.contract import invalid, plain
-from doiget.importing.contracts import MAX_TEXT_CHARS, ImportBibliography, ImportReport
+from doiget.contract import plain
+from doiget.importing.contracts import ImportBibliography, ImportReport
 
 if TYPE_CHECKING:
     from doiget.runtime import Runtime
@@ -35,30 +35,18 @@ _COLOURS = {
     "not_found": "red",
     "uncertain": "blue",
     "no_identifier": "blue",
+    "unreadable": "red",
 }
 
 out = console()
 
 
 def _text_of(source: str) -> str:
-    """The bibliography's text, from a file or stdin ('-'), refused when too long or
-    not UTF-8 text."""
-    try:
-        if source == "-":
-            return sys.stdin.read()
-        path = Path(source)
-        if path.stat().st_size > 4 * MAX_TEXT_CHARS:  # UTF-8 is at most 4 bytes a character
-            raise invalid(
-                f"{source} is larger than a bibliography of 100 entries; export it in parts "
-                "of 100 entries or fewer."
-            )
-        return path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError:
-        raise invalid(
-            f"{source} is not UTF-8 text; export the bibliography as UTF-8 BibTeX, CSL-JSON or RIS."
-        ) from None
-    except OSError as exc:
-        raise invalid(f"cannot read {source}: {exc.strerror or exc}.") from exc
+    """The bibliography's text, from a file or stdin ('-'), refused when too long, not
+    UTF-8 text or not a regular file."""
+    from doiget.verify.inputs import read_file_text, read_stream_text
+
+    return read_stream_text(sys.stdin) if source == "-" else read_file_text(Path(source))
 
 
 def _import(

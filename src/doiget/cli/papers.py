@@ -153,8 +153,19 @@ def resolve(ctx: typer.Context, ref: RefArg, json_output: JsonFlag = False) -> N
     _show_result(ctx, json_output, run_papers(ctx, lambda p: p.resolve(request)))
 
 
+# The most bytes of a refs file read: far more than the 100 refs a batch takes fill.
+_MAX_REFS_BYTES = 1024 * 1024
+
+
 def _read_refs(source: str) -> list[str]:
-    text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    """The refs of a file (or stdin), one a line: a FIFO or device is refused, never read."""
+    from doiget.verify.inputs import read_file, read_stream_text
+
+    if source == "-":
+        text = read_stream_text(sys.stdin)
+    else:
+        data = read_file(Path(source), _MAX_REFS_BYTES, "a file of refs, one a line")
+        text = data.decode("utf-8", "replace")  # an undecodable line is an invalid ref
     return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
 
 

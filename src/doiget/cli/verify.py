@@ -30,20 +30,9 @@ _COLOURS = {"verified": "green", "miscited": "yellow", "not_found": "red", "unce
 
 
 def _read(source: str) -> list[CitedWork]:
-    from doiget.verify.inputs import read_path, read_text
+    from doiget.verify.inputs import read_path, read_stream_text, read_text
 
-    try:
-        if source == "-":
-            return read_text(sys.stdin.read())
-        return read_path(Path(source))
-    except UnicodeDecodeError:
-        raise DoigetError(
-            ErrorCode.INVALID_REF,
-            f"{source} is neither UTF-8 text nor a PDF; pass a .bib, .ris, CSL-JSON .json or "
-            ".txt file in UTF-8, or a PDF manuscript.",
-        ) from None
-    except OSError as exc:
-        raise DoigetError(ErrorCode.INVALID_REF, f"cannot read {source}: {exc}") from exc
+    return read_text(read_stream_text(sys.stdin)) if source == "-" else read_path(Path(source))
 
 
 def _show(result: Verification) -> None:

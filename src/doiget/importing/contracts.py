@@ -16,12 +16,22 @@ from doiget.verify.contracts import MAX_REFERENCE_CHARS, MAX_REFERENCES, Problem
 # As doiget.verify.inputs.MAX_TEXT_CHARS: as much text as the entries a call takes fill.
 MAX_TEXT_CHARS = MAX_REFERENCES * MAX_REFERENCE_CHARS
 
+# The most PDFs an entry's file field adds: the first ones listed (an attachment is a
+# file read and a provenance row on every import).
+MAX_FILES_PER_ENTRY = 10
+
 Format = Literal["auto", "bibtex", "csl-json", "ris"]
 # The name a text of each format would have: how the readers tell formats apart.
 FORMAT_NAMES = {"auto": "", "bibtex": "import.bib", "csl-json": "import.json", "ris": "import.ris"}
 
 Status = Literal[
-    "imported", "already_present", "corrected", "not_found", "uncertain", "no_identifier"
+    "imported",
+    "already_present",
+    "corrected",
+    "not_found",
+    "uncertain",
+    "no_identifier",
+    "unreadable",
 ]
 STATUSES: tuple[Status, ...] = (
     "imported",
@@ -30,6 +40,7 @@ STATUSES: tuple[Status, ...] = (
     "not_found",
     "uncertain",
     "no_identifier",
+    "unreadable",
 )
 
 
@@ -86,6 +97,7 @@ class ImportCounts(PapersModel):
     not_found: int = 0
     uncertain: int = 0
     no_identifier: int = 0
+    unreadable: int = 0
 
 
 class ImportReport(PapersReply):

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
 from doiget.errors import DoigetError, ErrorCode
-from doiget.importing.contracts import PdfOutcome
+from doiget.importing.contracts import MAX_FILES_PER_ENTRY, PdfOutcome
 
 if TYPE_CHECKING:
     from doiget.papers.adding import PdfAdder
@@ -37,6 +37,17 @@ def missing(written: str) -> PdfOutcome:
         code="NOT_FOUND",
         message=f"no file at {written} (a relative path is read from the bibliography's "
         "folder); fix the path in the citation manager and import again.",
+    )
+
+
+def too_many(left: int) -> PdfOutcome:
+    """The outcome of the PDFs an entry lists past :data:`MAX_FILES_PER_ENTRY`."""
+    return PdfOutcome(
+        source="file",
+        ok=False,
+        code="INVALID_REF",
+        message=f"{left} more PDF{'s' if left > 1 else ''} listed, not added: an entry adds "
+        f"at most its first {MAX_FILES_PER_ENTRY}; add the others with `doiget add`.",
     )
 
 

@@ -10,6 +10,11 @@ stored, the user's citation keys kept.
    line only: over MCP the text comes without a folder, and no path is read); with
    ``fetch``, the works still without a PDF are fetched as one batch.
 
+Every entry of the file is a row: one that cannot be read whole is ``unreadable``
+(never checked, never stored), and a key an earlier entry has, or one BibTeX cannot
+cite, is not kept (the row says so). A work the library held before is
+``already_present`` whatever its entry says; the differences are still listed.
+
 A work that is not found, or whose check or storing failed because a source did not
 answer (``uncertain``), is not stored: it is listed with the reason, and the next
 import of the same file tries it again. Importing a file twice writes nothing the
@@ -28,11 +33,13 @@ from typing import Final, cast
 
 import anyio
 
+from doiget.cite.citekey import citable_key
 from doiget.contract import invalid
 from doiget.errors import DoigetError, ErrorCode
 from doiget.importing import files
 from doiget.importing.contracts import (
     FORMAT_NAMES,
+    MAX_FILES_PER_ENTRY,
     STATUSES,
     ImportBibliography,
     ImportCounts,
@@ -55,11 +62,10 @@ AddPdf = Callable[[Path], Awaitable[PdfOutcome]]
 # Works stored at once: each is a resolve (Crossref and Unpaywall, or arXiv) under the
 # papers rate budget, which paces them whatever this allows.
 CONCURRENT_STORES: Final = 5
-# A key BibTeX can cite: no spaces, braces, commas or TeX specials; not a URL (Zotero's
-# CSL-JSON ids are item URLs).
-_BIB_KEY: Final = re.compile(r"[^\s,{}()#%\"'=\\~]{1,128}")
 _RIS: Final = re.compile(r"^TY  - ", re.MULTILINE)
-_BIBTEX: Final = re.compile(r"^\s*@\w+\s*[{(]", re.MULTILINE)
+# Blanks within the line only: ``\s*`` after ``^`` would rescan every following blank
+# line from each line start (quadratic over a text of newlines).
+_BIBTEX: Final = re.compile(r"^[ \t\ufeff]*@\w+[ \t]*[{(]", re.MULTILINE)
 _NOT_STORED: Final = frozenset({"not_found", "uncertain", "no_identifier"})
 # Failures that stop the import: nothing more may happen unrecorded or unwritten.
 _FATAL: Final = frozenset({ErrorCode.LOG_ERROR})
@@ -83,11 +89,6 @@ def format_name(text: str, chosen: str) -> str:
     )
 
 
-def usable_key(key: str | None) -> str | None:
-    """``key`` when BibTeX can cite it, else None."""
-    return key if key and _BIB_KEY.fullmatch(key) and "://" not in key else None
-
-
 def _read(text: str, chosen: str) -> list[CitedWork]:
     from doiget.verify.inputs import read_text
 
@@ -98,6 +99,48 @@ def _read(text: str, chosen: str) -> list[CitedWork]:
             "text",
         )
     return works
+
+
+@dataclass(frozen=True, slots=True)
+class _Key:
+    """An entry's key as written, the key kept for its work (None when none is), and
+    why it is not kept when it is not."""
+
+    written: str | None
+    kept: str | None = None
+    said: str | None = None
+
+
+def _where(cited: CitedWork, position: int) -> str:
+    """Where an entry is in its file: its line (BibTeX), else its place."""
+    return f"the entry at line {cited.line}" if cited.line else f"entry {position + 1}"
+
+
+def _keys(cited: Sequence[CitedWork]) -> list[_Key]:
+    """Each entry's key and whether it is kept: a key BibTeX cannot cite is not, nor is
+    a key an earlier entry already has (BibTeX tells keys apart regardless of case, so
+    ``Smith2020`` repeats ``smith2020``); ``said`` tells the entry why."""
+    first: dict[str, int] = {}
+    keys = []
+    for position, work in enumerate(cited):
+        written = work.key
+        if not written:
+            keys.append(_Key(written))
+            continue
+        if citable_key(written) is None:
+            said = f"its key {written!r} is not kept: BibTeX cannot cite it"
+            keys.append(_Key(written, said=said))
+            continue
+        earlier = first.setdefault(written.casefold(), position)
+        if earlier != position:
+            said = (
+                f"its key {written!r} is not kept: {_where(cited[earlier], earlier)} has "
+                "that key already (keys are told apart regardless of case)"
+            )
+            keys.append(_Key(written, said=said))
+            continue
+        keys.append(_Key(written, written))
+    return keys
 
 
 @dataclass
@@ -151,16 +194,21 @@ class Importer:
         (relative ``file`` paths are read from there), None when no path may be read."""
         pool = self._papers.runtime.pool("papers")
         cited = await pool.run(functools.partial(_read, request.text, request.format))
-        steps = _Steps(progress, 2 * len(cited))
+        readable = [index for index, work in enumerate(cited) if work.unreadable is None]
+        steps = _Steps(progress, 2 * len(readable))
 
         async def checked(done: int, total: int, row: Row) -> None:
             await steps.step(f"checked {row.key or done}: {row.verdict}")
 
-        rows = (await self._verifier.verify_many(cited, checked)).results
+        verified = await self._verifier.verify_many([cited[i] for i in readable], checked)
+        rows: list[Row | None] = [None] * len(cited)
+        for index, row in zip(readable, verified.results, strict=True):
+            rows[index] = row
+        keys = _keys(cited)
         works = self._works(rows)
-        await self._store(works, cited, rows, steps)
+        await self._store(works, keys, rows, steps)
         results = [
-            self._row(index, work, row, works)
+            self._row(index, work, row, works, keys[index])
             for index, (work, row) in enumerate(zip(cited, rows, strict=True))
         ]
         await self._add_files(results, cited, folder)
@@ -172,11 +220,11 @@ class Importer:
         )
 
     @staticmethod
-    def _works(rows: Sequence[Row]) -> dict[str, _Work]:
+    def _works(rows: Sequence[Row | None]) -> dict[str, _Work]:
         """The real works the rows found, each once, with the rows that cite it."""
         works: dict[str, _Work] = {}
         for position, row in enumerate(rows):
-            if row.verdict in ("verified", "miscited") and row.match and row.match.ref:
+            if row and row.verdict in ("verified", "miscited") and row.match and row.match.ref:
                 ref = parse_ref(row.match.ref)
                 works.setdefault(ref.canonical, _Work(ref)).positions.append(position)
         return works
@@ -184,8 +232,8 @@ class Importer:
     async def _store(
         self,
         works: dict[str, _Work],
-        cited: Sequence[CitedWork],
-        rows: Sequence[Row],
+        keys: Sequence[_Key],
+        rows: Sequence[Row | None],
         steps: _Steps,
     ) -> None:
         limit = anyio.CapacityLimiter(CONCURRENT_STORES)
@@ -194,7 +242,7 @@ class Importer:
         async def store(work: _Work) -> None:
             async with limit:
                 try:
-                    await self._store_work(work, [cited[i].key for i in work.positions])
+                    await self._store_work(work, [keys[i].kept for i in work.positions])
                 except DoigetError as error:
                     if error.code in _FATAL:
                         fatal.append(error)
@@ -202,7 +250,7 @@ class Importer:
                         return
                     work.failure = error
             for position in work.positions:
-                await steps.step(f"stored {rows[position].key or position + 1}")
+                await steps.step(f"stored {keys[position].written or position + 1}")
 
         async with anyio.create_task_group() as group:
             for work in works.values():
@@ -210,7 +258,7 @@ class Importer:
         if fatal:
             raise fatal[0]
         stored = sum(len(work.positions) for work in works.values())
-        for _ in range(len(rows) - stored):  # entries with no work to store
+        for _ in range(sum(row is not None for row in rows) - stored):  # nothing to store
             await steps.step("nothing to store")
 
     async def _store_work(self, work: _Work, keys: Sequence[str | None]) -> None:
@@ -220,12 +268,22 @@ class Importer:
         if present is None:
             await papers.metadata_only(pc.PaperFetch(ref=work.ref.canonical))
             work.new = True
-        for key in dict.fromkeys(filter(None, map(usable_key, keys))):
+        for key in dict.fromkeys(filter(None, keys)):
             await papers.add_alias(work.ref, "bib", key)
 
     @staticmethod
-    def _row(position: int, cited: CitedWork, row: Row, works: dict[str, _Work]) -> ImportRow:
+    def _row(
+        position: int, cited: CitedWork, row: Row | None, works: dict[str, _Work], key: _Key
+    ) -> ImportRow:
         """What happened to one entry."""
+        if row is None:
+            return ImportRow(
+                key=cited.key,
+                status="unreadable",
+                title=cited.title,
+                note=f"{_where(cited, position)} cannot be read: {cited.unreadable}; fix the "
+                "entry (in the citation manager, or the file) and import again.",
+            )
         match = row.match
         ref = parse_ref(match.ref) if match and match.ref else None
         work = works.get(ref.canonical) if ref else None
@@ -241,17 +299,19 @@ class Importer:
         elif work.failure is not None:
             status = "uncertain"
             note = f"not stored: {work.failure.message}"
-        elif row.verdict == "miscited":
-            status = "corrected"
-        else:
-            status = "imported" if work.new and work.positions[0] == position else "already_present"
+        elif work.new and (row.verdict == "miscited" or work.positions[0] == position):
+            status = "corrected" if row.verdict == "miscited" else "imported"
+        else:  # stored before, by an earlier import or an earlier entry: nothing written
+            status = "already_present"
         stored = status not in _NOT_STORED
+        if stored and key.said:
+            note = "; ".join(filter(None, (note, key.said)))
         return ImportRow(
             key=cited.key,
             status=status,
             ref=ref.canonical if ref and stored else None,
             title=title,
-            alias=usable_key(cited.key) if stored else None,
+            alias=key.kept if stored else None,
             problems=problems,
             note=note,
         )
@@ -263,8 +323,9 @@ class Importer:
         for result, work in zip(results, cited, strict=True):
             if result.ref is None or not work.files:
                 continue
+            listed = list(dict.fromkeys(work.files))
             outcomes = []
-            for written in work.files:
+            for written in listed[:MAX_FILES_PER_ENTRY]:
                 if folder is None:
                     outcomes.append(
                         PdfOutcome(
@@ -279,6 +340,8 @@ class Importer:
                 outcomes.append(
                     files.missing(written) if path is None else await self._add_pdf(path)
                 )
+            if len(listed) > MAX_FILES_PER_ENTRY:
+                outcomes.append(files.too_many(len(listed) - MAX_FILES_PER_ENTRY))
             result.pdf = outcomes
 
     async def _fetch(self, results: list[ImportRow], steps: _Steps) -> None:

@@ -15,6 +15,7 @@ nor one swapped in after the check leads outside.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import secrets
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from doiget.confined import Refused, open_confined
+from doiget.confined import Refused, open_confined, open_regular, path_text, read_capped
 from doiget.errors import DoigetError, ErrorCode
 from doiget.models import Author, Work
 from doiget.owner import LOCAL, current_owner
@@ -62,27 +63,45 @@ class _Read:
     sha256: str
 
 
-def pdfs_in(paths: Sequence[Path]) -> list[Path]:
-    """The files named, and the ``*.pdf`` files below each folder named (sorted; links to
-    folders are not followed); at most :data:`MAX_FILES`."""
+def pdfs_in(path: Path, refused: dict[Path, DoigetError]) -> list[Path]:
+    """The file named, or the ``*.pdf`` files below the folder named (sorted; links to
+    folders are not followed); at most :data:`MAX_FILES`. A path that cannot be looked
+    at, or a folder below that cannot be listed, is listed too, with its coded error put
+    in ``refused``: the others are added all the same."""
+    try:
+        walked = path.is_dir()
+    except (OSError, ValueError) as exc:  # no search permission above it, a NUL byte
+        refused[path] = unreadable(path, exc)
+        return [path]
+    if not walked:
+        return [path]
     found: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            for directory, folders, files in os.walk(path):
-                folders.sort()
-                found += [
-                    Path(directory) / name
-                    for name in sorted(files)
-                    if name.lower().endswith(".pdf")
-                ]
-        else:
-            found.append(path)
+
+    def unlisted(exc: OSError) -> None:
+        folder = Path(exc.filename) if exc.filename else path
+        refused[folder] = unreadable(folder, exc)
+        found.append(folder)
+
+    for directory, folders, files in os.walk(path, onerror=unlisted):
+        folders.sort()
+        found += [Path(directory) / name for name in sorted(files) if name.lower().endswith(".pdf")]
         if len(found) > MAX_FILES:
             raise DoigetError(
                 ErrorCode.INVALID_REF,
                 f"more than {MAX_FILES} PDFs under {path}; add them in smaller folders.",
             )
-    return list(dict.fromkeys(found))
+    return found
+
+
+def unreadable(path: Path, exc: OSError | ValueError) -> DoigetError:
+    """The coded error of a path the system would not let doiget look at or read."""
+    if isinstance(exc, ValueError):  # a NUL byte: no file has such a name
+        return DoigetError(
+            ErrorCode.INVALID_REF, f"the path {path!r} holds a NUL byte; pass the file's name."
+        )
+    return DoigetError(
+        ErrorCode.NOT_FOUND, f"cannot read {path}: {exc.strerror}; check its permissions."
+    )
 
 
 def _containing(path: Path, allowed: Sequence[Path]) -> tuple[Path, Path]:
@@ -106,48 +125,31 @@ def _containing(path: Path, allowed: Sequence[Path]) -> tuple[Path, Path]:
 
 
 def read_local_pdf(path: Path, allowed: Sequence[Path] | None) -> _Read:
-    """The bytes of the PDF at ``path``; with ``allowed``, only inside those folders."""
+    """The bytes of the PDF at ``path``; with ``allowed``, only inside those folders. Only
+    a regular file is read (a FIFO or device never is), and never past
+    :data:`MAX_PDF_BYTES` whatever size it reports."""
     try:
         if allowed is None:
-            descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-            root = None
+            descriptor = open_regular(path)
         else:
             root, real = _containing(path, allowed)
             descriptor = open_confined(root, real)
+        data = read_capped(descriptor, path, MAX_PDF_BYTES)
     except FileNotFoundError:
         raise DoigetError(ErrorCode.NOT_FOUND, f"{path} does not exist; check the path.") from None
     except Refused as exc:
-        raise DoigetError(
-            ErrorCode.CAPABILITY_DENIED, f"{exc.strerror}; to allow it, {ALLOW_HINT}."
-        ) from None
-    except OSError as exc:
-        raise DoigetError(
-            ErrorCode.NOT_FOUND, f"cannot read {path}: {exc.strerror}; check its permissions."
-        ) from None
-    with os.fdopen(descriptor, "rb") as handle:
-        if root is None and not _regular(handle.fileno()):
-            raise DoigetError(ErrorCode.INVALID_REF, f"{path} is not a regular file.")
-        size = os.fstat(handle.fileno()).st_size
-        if size > MAX_PDF_BYTES:
+        if exc.errno == errno.EXDEV:  # a link leading out of the allowed folder
             raise DoigetError(
-                ErrorCode.INVALID_REF,
-                f"{path} holds {size:,} bytes, more than the {MAX_PDF_BYTES:,} doiget adds.",
-            )
-        data = handle.read(MAX_PDF_BYTES + 1)
+                ErrorCode.CAPABILITY_DENIED, f"{exc.strerror}; to allow it, {ALLOW_HINT}."
+            ) from None
+        raise DoigetError(ErrorCode.INVALID_REF, f"{exc.strerror}; pass a PDF file.") from None
+    except (OSError, ValueError) as exc:
+        raise unreadable(path, exc) from None
     if not data.startswith(PDF_MAGIC):
         raise DoigetError(
             ErrorCode.INVALID_REF, f"{path} is not a PDF (it does not start with %PDF-)."
         )
     return _Read(path, data, hashlib.sha256(data).hexdigest())
-
-
-def _regular(descriptor: int) -> bool:
-    import stat
-
-    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-        return False
-    os.set_blocking(descriptor, True)
-    return True
 
 
 class PdfAdder:
@@ -174,8 +176,10 @@ class PdfAdder:
                     _containing(path, allowed)
                 except DoigetError as error:
                     refused[path] = error
+                except (OSError, ValueError) as exc:
+                    refused[path] = unreadable(path, exc)
         walked = await self.papers.runtime.pool("papers").run(
-            lambda: [[path] if path in refused else pdfs_in([path]) for path in given]
+            lambda: [[path] if path in refused else pdfs_in(path, refused) for path in given]
         )
         files = list(dict.fromkeys(path for group in walked for path in group))
         if len(files) > MAX_FILES:
@@ -190,8 +194,8 @@ class PdfAdder:
                     raise refused[path]
                 result = await self.add_pdf(path, allowed=allowed)
             except DoigetError as error:
-                body = ErrorBody(code=error.code.value, message=error.message)
-                result = a.AddResult(ok=False, path=str(path), error=body)
+                body = ErrorBody(code=error.code.value, message=path_text(error.message))
+                result = a.AddResult(ok=False, path=path_text(path), error=body)
             results.append(result)
             if progress is not None:
                 reported = progress(done, len(files), result)
@@ -255,13 +259,13 @@ class PdfAdder:
     async def _unidentified(self, read: _Read, clues: Clues) -> a.AddResult:
         ref = local_ref(read.sha256)
         authors = tuple(Author(family=x.family, given=x.given or None) for x in clues.authors)
-        title = clues.title or clues.info_title or read.path.stem
+        title = clues.title or clues.info_title or path_text(read.path.stem)
         work = Work(source=SOURCE, title=title, authors=authors)
         guesses = {
             "identified": False,
             "title_guess": clues.title or clues.info_title,
             "authors_guess": [author.display for author in clues.authors] or None,
-            "file_name": read.path.name,
+            "file_name": path_text(read.path.name),
         }
         fields = {"source": SOURCE, **_file_fields(read), **guesses}
         resolution = Resolution(ref=ref, work=work, source=SOURCE)
@@ -289,7 +293,7 @@ class PdfAdder:
             size=len(read.data),
             path=str(path) if path is not None else None,
             sha256=read.sha256,
-            detail=f"{read.path.name}: {how}; {outcome}",
+            detail=path_text(f"{read.path.name}: {how}; {outcome}"),
         )
 
     async def _store(
@@ -381,7 +385,7 @@ def _result(
             authors=list(guess_authors) if isinstance(guess_authors, list) else None,
         )
     fields: dict[str, Any] = {
-        "path": str(read.path),
+        "path": path_text(read.path),
         "status": status,
         "ref": entry.ref.canonical,
         "key": entry.key,

@@ -200,11 +200,17 @@ def work_from_document(document: dict[str, Any]) -> Work:
 
 def aliases(document: dict[str, Any], kind: str) -> list[str]:
     """The keys of ``kind`` (``bib``: citation keys) an entry is also known by, first
-    kept first: ``[doiget.aliases]``, written when a bibliography is imported."""
+    kept first: ``[doiget.aliases]``, written when a bibliography is imported. A citation
+    key BibTeX cannot cite (a file edited by hand, an older import) is passed over."""
+    from doiget.cite.citekey import citable_key
+
     meta = document.get("doiget")
     table = meta.get("aliases") if isinstance(meta, dict) else None
     keys = table.get(kind) if isinstance(table, dict) else None
-    return [key for key in keys if isinstance(key, str) and key] if isinstance(keys, list) else []
+    if not isinstance(keys, list):
+        return []
+    kept = [key for key in keys if isinstance(key, str) and key]
+    return [key for key in kept if citable_key(key)] if kind == "bib" else kept
 
 
 @dataclass(frozen=True, slots=True)

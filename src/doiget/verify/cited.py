@@ -36,8 +36,10 @@ class CitedWork:
     """A reference as written: ``key`` is its BibTeX key or CSL id, ``text`` the free
     text it came from (when it came as free text), ``files`` the local files a citation
     manager attached to it (paths or ``file:`` URLs, as exported); ``unread`` why the
-    reference could not be read, when it could not (its row says so, the others are
-    checked)."""
+    reference could not be read at all, when it could not (its row says so, the others
+    are checked). A BibTeX entry also has the ``line`` it starts on, and ``unreadable``
+    says why it could not be read whole (the fields are then those read before that).
+    """
 
     key: str | None = None
     title: str | None = None
@@ -52,6 +54,8 @@ class CitedWork:
     text: str | None = None
     files: tuple[str, ...] = ()
     unread: Unread | None = None
+    line: int | None = None
+    unreadable: str | None = None
 
     @property
     def empty(self) -> bool:

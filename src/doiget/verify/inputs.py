@@ -8,8 +8,9 @@ import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TextIO, TypeVar
 
+from doiget.confined import Refused, open_regular, read_capped
 from doiget.contract import invalid
 from doiget.errors import DoigetError, ErrorCode
 from doiget.verify.cited import CitedWork, Unread
@@ -21,6 +22,8 @@ _RIS_TAG: Final = re.compile(r"^TY  - ", re.MULTILINE)
 _PARAGRAPH: Final = re.compile(r"\n\s*\n")
 # A whole bibliography of text: as many references as a call takes, each at its longest.
 MAX_TEXT_CHARS: Final = MAX_REFERENCES * MAX_REFERENCE_CHARS
+# The most bytes of a text file read: UTF-8 is at most 4 bytes a character.
+MAX_TEXT_BYTES: Final = 4 * MAX_TEXT_CHARS
 # CSL-JSON is a few levels deep (item, author list, name, date parts); deeper is not CSL.
 MAX_JSON_DEPTH: Final = 16
 
@@ -163,12 +166,58 @@ def _read_text(text: str, name: str, what: str) -> list[CitedWork]:
     return [_guarded(_free_text, part) for part in _PARAGRAPH.split(text) if part.strip()]
 
 
+def read_file(path: Path, limit: int, what: str) -> bytes:
+    """The bytes of the file a person named, INVALID_REF when it is not a regular file
+    (a FIFO, device, socket or directory is never read), holds more than ``limit``
+    bytes, or cannot be read; ``what`` says what to pass instead."""
+    try:
+        return read_capped(open_regular(path), path, limit)
+    except ValueError:  # a NUL byte: no file has such a name
+        raise invalid(f"the path {path!r} holds a NUL byte; pass {what}.") from None
+    except Refused as refused:
+        raise invalid(f"{refused.strerror}; pass {what}.") from None
+    except OSError as exc:
+        raise invalid(f"cannot read {path}: {exc.strerror or exc}; pass {what}.") from None
+
+
+def read_file_text(path: Path) -> str:
+    """The UTF-8 text of the reference file at ``path`` (a byte-order mark dropped),
+    read as :func:`read_file` reads, refused when longer than a call takes."""
+    what = f"a bibliography export of {MAX_REFERENCES} references or fewer"
+    data = read_file(path, MAX_TEXT_BYTES, what)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise invalid(
+            f"{path} is not UTF-8 text; export the references as UTF-8 BibTeX, CSL-JSON, "
+            "RIS or plain text."
+        ) from None
+    if len(text) > MAX_TEXT_CHARS:
+        raise _too_long(path.name)
+    return text
+
+
+def read_stream_text(stream: TextIO) -> str:
+    """The text of ``stream`` (stdin), refused past what a call takes, never read further."""
+    try:
+        text = stream.read(MAX_TEXT_CHARS + 1)
+    except UnicodeDecodeError:
+        raise invalid(
+            "stdin is not UTF-8 text; pass the references as UTF-8 BibTeX, CSL-JSON, RIS or "
+            "plain text."
+        ) from None
+    if len(text) > MAX_TEXT_CHARS:
+        raise _too_long("stdin")
+    return text
+
+
 def read_path(path: Path) -> list[CitedWork]:
     """Every reference of a file; a PDF's come from its reference list."""
     if path.suffix.lower() == ".pdf":
+        from doiget.papers.adding import MAX_PDF_BYTES
         from doiget.verify.manuscript import reference_list
 
-        return bounded([_guarded(_free_text, entry) for entry in reference_list(path)], path.name)
-    if path.stat().st_size > 4 * MAX_TEXT_CHARS:  # UTF-8 is at most 4 bytes a character
-        raise _too_long(path.name)
-    return read_text(path.read_text(encoding="utf-8"), path.name)
+        data = read_file(path, MAX_PDF_BYTES, "a PDF manuscript of at most 100 MB")
+        entries = reference_list(data, path.name)
+        return bounded([_guarded(_free_text, entry) for entry in entries], path.name)
+    return read_text(read_file_text(path), path.name)

@@ -3,25 +3,23 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from doiget.contract import invalid
 
 
-def reference_list(path: Path) -> list[str]:
-    """The references of the manuscript at ``path``, one text each, without their
-    list numbers."""
+def reference_list(data: bytes, name: str) -> list[str]:
+    """The references of the PDF manuscript ``data`` (the file called ``name``), one
+    text each, without their list numbers."""
     from doiget.library.bibliography import reference_entries
-    from doiget.library.pdftext import UnusableDocument, read_pdf
+    from doiget.library.pdftext import UnusableDocument, pdf_text
 
     try:
-        lines = read_pdf(path).lines
+        lines = pdf_text(data, name).lines
     except UnusableDocument as error:
         raise invalid(f"{error.message}.") from None
     entries = reference_entries(lines)
     if not entries:
         raise invalid(
-            f"{path.name} has no reference list under a References or Bibliography heading; "
+            f"{name} has no reference list under a References or Bibliography heading; "
             "pass the references as a .bib, .ris, .json or .txt file instead."
         )
     return [entry.text for entry in entries]

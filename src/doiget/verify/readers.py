@@ -6,11 +6,15 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Final
 
+from doiget.contract import invalid
 from doiget.errors import DoigetError
 from doiget.refs import arxiv_ref_for, parse_ref
+from doiget.verify.bibentries import bib_entries
 from doiget.verify.cited import CitedAuthor, CitedWork
+from doiget.verify.contracts import MAX_REFERENCES
 from doiget.verify.text import delatex
 
 _DOI: Final = re.compile(r"\b10\.\d{4,9}/[^\s\"<>{}]+", re.IGNORECASE)
@@ -30,8 +34,7 @@ _MORE_IN_NAME: Final = re.compile(
     r"[\s,;]{0,4}\b(?:et(?:\.\s?|\s)al\b\.?|and\s{1,4}others\b)", re.IGNORECASE
 )
 _NUMBERED: Final = re.compile(r"\s\d{4}(?=[\s,]|$)")
-_BIB_FIELD: Final = re.compile(r"\s*(\w[\w-]{0,63})\s*=[ \t]*")
-_BIB_HEAD: Final = re.compile(r"@(\w{1,32})\s{0,64}[{(]\s{0,64}([^,\s]{0,256})\s{0,64},")
+_RIS_START: Final = re.compile(r"^TY  - ", re.MULTILINE)
 _VENUE_FIELDS: Final = ("booktitle", "journal", "journaltitle", "eventtitle", "series", "publisher")
 # The separators of a file field's attachments and of an attachment's parts, where no
 # backslash escapes them.
@@ -191,42 +194,13 @@ def from_fields(key: str | None, kind: str | None, fields: Mapping[str, Any]) ->
     )
 
 
-def _field_value(rest: str) -> str:
-    """The value of a ``name = {value},`` line after its '=': its braces or quotes and
-    its trailing comma taken off (string methods: no pattern to backtrack)."""
-    value = rest.rstrip().removesuffix(",").rstrip()
-    if value[:1] in ("{", '"'):
-        value = value[1:]
-    return value[:-1] if value[-1:] in ("}", '"') else value
-
-
-def _lenient_bibtex(block: str) -> list[CitedWork]:
-    """Field lines of an entry bibtexparser refused (unbalanced braces, one field a line)."""
-    head = _BIB_HEAD.search(block)
-    fields: dict[str, str] = {}
-    for line in block.splitlines()[1:]:
-        found = _BIB_FIELD.match(line)
-        if found:
-            fields[found.group(1).lower()] = _field_value(line[found.end() :])
-    if not head or not fields:
-        return []
-    return [from_fields(head.group(2), head.group(1).lower(), fields)]
-
-
-def read_bibtex(text: str) -> list[CitedWork]:
-    """Every entry of a BibTeX text, in order (an entry the parser refuses is read line by
-    line)."""
-    from bibtexparser.entrypoint import parse_string
-    from bibtexparser.model import Entry, ParsingFailedBlock
-
-    library = parse_string(text)
-    works: list[CitedWork] = []
-    for block in library.blocks:
-        if isinstance(block, Entry):
-            fields = {field.key.lower(): field.value for field in block.fields}
-            works.append(from_fields(block.key, block.entry_type.lower(), fields))
-        elif isinstance(block, ParsingFailedBlock) and (block.raw or "").lstrip().startswith("@"):
-            works.extend(_lenient_bibtex(block.raw or ""))
+def read_bibtex(text: str, limit: int = MAX_REFERENCES) -> list[CitedWork]:
+    """Every entry of a BibTeX text, in order, each with the line it starts on; one that
+    cannot be read whole says why (INVALID_REF past ``limit`` entries)."""
+    works = []
+    for entry in bib_entries(text, limit):
+        work = from_fields(entry.key, entry.kind, entry.fields)
+        works.append(replace(work, line=entry.line, unreadable=entry.problem))
     return works
 
 
@@ -271,10 +245,17 @@ def read_csl(item: Mapping[str, Any]) -> CitedWork:
     )
 
 
-def read_ris(text: str) -> list[CitedWork]:
-    """Every record of an RIS text, in order."""
+def read_ris(text: str, limit: int = MAX_REFERENCES) -> list[CitedWork]:
+    """Every record of an RIS text, in order (INVALID_REF past ``limit`` records, told
+    before any is parsed)."""
     import rispy
 
+    records = len(_RIS_START.findall(text))
+    if records > limit:
+        raise invalid(
+            f"the text holds {records} RIS records; at most {limit} are checked a call: "
+            f"split it into parts of {limit} or fewer."
+        )
     works = []
     lists = [*rispy.LIST_TYPE_TAGS, *_RIS_LISTS]
     for record in rispy.loads(text, list_tags=lists):
