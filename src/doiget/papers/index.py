@@ -440,15 +440,6 @@ class PaperIndex:
                 rows = db.execute(_SEARCH, (expression, limit)).fetchall()
             else:
                 rows = self._rows_by_id([rowid for rowid, _ in ranked])
-            if (
-                self._cache is not None
-                and not (self._warming is not None and self._warming.is_alive())
-                and self._cache.claim_warming(db, _WARM_FROM_ROWS)
-            ):
-                self._warming = threading.Thread(
-                    target=self._warm, name="doiget-search-warm", daemon=True
-                )
-                self._warming.start()
         except sqlite3.Error as exc:
             raise self._error("search", exc) from exc
         return [_result(row) for row in rows]
@@ -468,14 +459,19 @@ class PaperIndex:
             with self._turn:
                 yield self._db if self._cache is cache else None
 
+        def frequent(reader: sqlite3.Connection) -> Iterator[Phrase]:
+            # Listed only once the warming has read the rows' lengths, which every
+            # search it serves needs first. A word's postings serve it as a prefix too
+            # (see PostingCache._summed).
+            rows = int(reader.execute("SELECT count(*) FROM entries").fetchone()[0])
+            for term in frequent_terms(reader, "entries_fts", max(1_000, rows // 50)):
+                yield Phrase(term)
+
         try:
             with contextlib.closing(
                 sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True, timeout=5.0)
             ) as reader:
-                rows = int(reader.execute("SELECT count(*) FROM entries").fetchone()[0])
-                terms = frequent_terms(reader, "entries_fts", max(1_000, rows // 50))
-                # A word's postings serve it as a prefix too (see PostingCache._summed).
-                cache.warm(reader, (Phrase(term) for term in terms), holding)
+                cache.warm(reader, frequent(reader), holding)
         except (sqlite3.Error, OSError) as exc:
             logger.info("the search cache was left to warm as searched: %s", exc)
 
@@ -493,7 +489,18 @@ class PaperIndex:
                 tokenize=_TOKENIZE,
                 content=("entries", "id"),
             )
-        return self._cache.top(db, phrases_of(words, last_as_prefix=True), limit, every=True)
+        warming = self._warming is not None and self._warming.is_alive()
+        if not warming and self._cache.claim_warming(db, _WARM_FROM_ROWS):
+            self._warming = threading.Thread(
+                target=self._warm, name="doiget-search-warm", daemon=True
+            )
+            self._warming.start()
+            warming = True
+        # While the cache warms, what it does not hold yet is ranked by FTS5 (a common
+        # word's postings cost more to read than FTS5 takes to rank it), never read on
+        # the request path: the warming reads the rows' lengths and the frequent words.
+        phrases = phrases_of(words, last_as_prefix=True)
+        return self._cache.top(db, phrases, limit, every=True, held_only=warming)
 
     def _rows_by_id(self, ids: list[int]) -> list[sqlite3.Row]:
         """The rows of ``ids``, in that order."""
