@@ -518,3 +518,33 @@ def test_while_warming_only_what_is_held_is_ranked_here_and_nothing_is_read_for_
     assert cache.top(conn, both, 10, every=True, held_only=True) is None
     assert cache.top(conn, both, 10, every=True) == fts5(f'"{word}" "{later}"')
     conn.close()
+
+
+def test_a_first_search_never_waits_for_the_ranking_to_import(
+    library: PaperIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ranking from postings imports numpy (a third of a second): the process's
+    first searches are ranked by FTS5 while it imports beside them, then by it."""
+    import threading
+
+    from doiget.papers import index as module
+
+    release = threading.Event()
+
+    def slow_import() -> None:
+        release.wait(30)
+        module._ranking_ready.set()
+
+    monkeypatch.setattr(module, "_ranking_ready", threading.Event())
+    monkeypatch.setattr(module, "_ranking_import", [])
+    monkeypatch.setattr(module, "_import_ranking", slow_import)
+    library.close()  # as just opened in a fresh process
+    for query in ("quantum", "twin quantum", "gauge fiel"):
+        assert by_index(library, query, 20) == by_fts5(library, query, 20)
+    assert library._cache is None  # ranked by FTS5, nothing waited for the import
+    release.set()
+    module._ranking_import[0].join(30)
+    assert module._ranking_ready.is_set()
+    for query in ("quantum", "twin quantum", "gauge fiel"):
+        assert by_index(library, query, 20) == by_fts5(library, query, 20)
+    assert cache_of(library).phrases_held  # ranked from postings now

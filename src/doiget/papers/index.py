@@ -93,6 +93,33 @@ _TOKENIZE: Final = "unicode61 remove_diacritics 2"
 # Below this many entries FTS5 ranks any query within a few milliseconds: nothing to warm.
 _WARM_FROM_ROWS: Final = 20_000
 
+# Set once the ranking from postings (doiget.fts5rank, with numpy) is imported: a third
+# of a second, which no first search waits for (FTS5 ranks until then). The import
+# runs in a thread of its own, started by the process's first search, not at start.
+_ranking_ready = threading.Event()
+_ranking_import: list[threading.Thread] = []
+_ranking_lock = threading.Lock()
+
+
+def _import_ranking() -> None:
+    import doiget.fts5rank  # noqa: F401
+
+    _ranking_ready.set()
+
+
+def _ranking_imported() -> bool:
+    """Whether doiget.fts5rank is ready; its import starts in the background if not."""
+    if _ranking_ready.is_set():
+        return True
+    with _ranking_lock:
+        if not _ranking_import:
+            _ranking_import.append(
+                threading.Thread(target=_import_ranking, name="doiget-import", daemon=True)
+            )
+            _ranking_import[0].start()
+    return False
+
+
 _COLUMNS: Final = ", ".join(
     f"entries.{name}"
     for name in (
@@ -478,7 +505,8 @@ class PaperIndex:
     def _ranked(
         self, db: sqlite3.Connection, words: list[str], limit: int
     ) -> list[tuple[int, float]] | None:
-        # numpy loads on the first search, not when the server starts.
+        if not _ranking_imported():
+            return None
         from doiget.fts5rank import PostingCache, phrases_of
 
         if self._cache is None:
