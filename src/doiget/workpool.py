@@ -42,12 +42,15 @@ import functools
 import gc
 import math
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Hashable
 from concurrent.futures import BrokenExecutor
+from pathlib import Path
 from typing import TYPE_CHECKING, Final, TypeVar, cast
 
 from doiget.errors import DenialContext, DenialReason, DoigetError, ErrorCode
@@ -76,6 +79,8 @@ RECHECK_SECONDS: Final = 0.1
 APART_NICENESS: Final = 10
 # How often a worker process checks that the process that started it still runs.
 PARENT_CHECK_SECONDS: Final = 0.5
+# How long a worker that prepared waits for the others to have prepared too.
+MEETING_SECONDS: Final = 120.0
 
 
 class _Job:
@@ -170,6 +175,22 @@ def _run_apart(
         return time.perf_counter() - began, result
     finally:
         _job.reset(token)
+
+
+def _prepare_in(
+    meeting: str, workers: int, job: Callable[..., object], args: tuple[object, ...]
+) -> None:
+    """``job(*args)`` in a worker process, then a wait (bounded) until ``workers``
+    processes have run theirs, each marking ``meeting`` with its pid: a worker that
+    waits takes no second run, so each of them runs it once."""
+    met = Path(meeting)
+    try:
+        job(*args)
+    finally:
+        (met / str(os.getpid())).touch()
+    give_up = time.monotonic() + MEETING_SECONDS
+    while sum(1 for _ in met.iterdir()) < workers and time.monotonic() < give_up:
+        time.sleep(0.02)
 
 
 def _worker_lost() -> DoigetError:
@@ -319,9 +340,18 @@ class WorkPool:
         with self._lock:
             runs = self._prepared.get(key)
             if runs is None:
+                meeting = tempfile.mkdtemp(prefix="doiget-prepare-")
                 runs = self._prepared[key] = [
-                    processes.submit(job, *args) for _ in range(self.workers)
+                    processes.submit(_prepare_in, meeting, self.workers, job, args)
+                    for _ in range(self.workers)
                 ]
+
+                def cleared(_: Future[object], runs: list[Future[object]] = runs) -> None:
+                    if all(run.done() for run in runs):
+                        shutil.rmtree(meeting, ignore_errors=True)
+
+                for run in runs:
+                    run.add_done_callback(cleared)
         try:
             # Shielded: the runs are shared, one caller giving up stops none of them.
             await asyncio.shield(asyncio.gather(*map(asyncio.wrap_future, runs)))
