@@ -72,7 +72,9 @@ SMOOTHING: Final = 0.2
 # times a round trip): job times spread widely on a loaded machine, and a plan on the
 # mean alone lets in the calls that then end past their limit.
 SPREAD: Final = 4.0
-# How often a job waiting for a worker looks again at whether it can still start in time.
+# How often a job waiting for a worker looks again at whether it can still start in
+# time; it is refused this much before its latest start, so its refusal comes before
+# its caller's limit, however late the event loop wakes it.
 RECHECK_SECONDS: Final = 0.1
 # How much lower the worker processes' CPU priority is than the server's: when the
 # cores are busy, the event loop answering every call comes first.
@@ -389,7 +391,7 @@ class WorkPool:
         if place.deadline is None:
             return None
         with self._lock:
-            return place.deadline - self._planned(place.kind)
+            return place.deadline - self._planned(place.kind) - 2 * RECHECK_SECONDS
 
     async def _outcome(self, submit: Callable[[], Future[T]], job: _Job, place: _Place) -> T:
         """Await the job ``submit`` starts; the count of jobs drops as it ends. A job
