@@ -536,14 +536,15 @@ def test_a_first_search_never_waits_for_the_ranking_to_import(
         module._ranking_ready.set()
 
     monkeypatch.setattr(module, "_ranking_ready", threading.Event())
-    monkeypatch.setattr(module, "_ranking_import", [])
     monkeypatch.setattr(module, "_import_ranking", slow_import)
     library.close()  # as just opened in a fresh process
     for query in ("quantum", "twin quantum", "gauge fiel"):
         assert by_index(library, query, 20) == by_fts5(library, query, 20)
     assert library._cache is None  # ranked by FTS5, nothing waited for the import
     release.set()
-    module._ranking_import[0].join(30)
+    warming = library._warming
+    assert warming is not None
+    warming.join(30)  # the import, then (a small index) no warming
     assert module._ranking_ready.is_set()
     for query in ("quantum", "twin quantum", "gauge fiel"):
         assert by_index(library, query, 20) == by_fts5(library, query, 20)

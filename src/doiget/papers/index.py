@@ -94,30 +94,15 @@ _TOKENIZE: Final = "unicode61 remove_diacritics 2"
 _WARM_FROM_ROWS: Final = 20_000
 
 # Set once the ranking from postings (doiget.fts5rank, with numpy) is imported: a third
-# of a second, which no first search waits for (FTS5 ranks until then). The import
-# runs in a thread of its own, started by the process's first search, not at start.
+# of a second, which no first search waits for (FTS5 ranks until then). It is imported
+# in the warming's thread, started by a first search, not when the server starts.
 _ranking_ready = threading.Event()
-_ranking_import: list[threading.Thread] = []
-_ranking_lock = threading.Lock()
 
 
 def _import_ranking() -> None:
     import doiget.fts5rank  # noqa: F401
 
     _ranking_ready.set()
-
-
-def _ranking_imported() -> bool:
-    """Whether doiget.fts5rank is ready; its import starts in the background if not."""
-    if _ranking_ready.is_set():
-        return True
-    with _ranking_lock:
-        if not _ranking_import:
-            _ranking_import.append(
-                threading.Thread(target=_import_ranking, name="doiget-import", daemon=True)
-            )
-            _ranking_import[0].start()
-    return False
 
 
 _COLUMNS: Final = ", ".join(
@@ -505,9 +490,25 @@ class PaperIndex:
     def _ranked(
         self, db: sqlite3.Connection, words: list[str], limit: int
     ) -> list[tuple[int, float]] | None:
-        if not _ranking_imported():
+        warming = self._warming is not None and self._warming.is_alive()
+        if not _ranking_ready.is_set():
+            if not warming:
+                self._start_warming(self._warm_first)
             return None
-        from doiget.fts5rank import PostingCache, phrases_of
+        from doiget.fts5rank import phrases_of
+
+        cache = self._posting_cache()
+        if not warming and cache.claim_warming(db, _WARM_FROM_ROWS):
+            self._start_warming(self._warm)
+            warming = True
+        # While the cache warms, what it does not hold yet is ranked by FTS5 (a common
+        # word's postings cost more to read than FTS5 takes to rank it), never read on
+        # the request path: the warming reads the rows' lengths and the frequent words.
+        phrases = phrases_of(words, last_as_prefix=True)
+        return cache.top(db, phrases, limit, every=True, held_only=warming)
+
+    def _posting_cache(self) -> PostingCache:
+        from doiget.fts5rank import PostingCache
 
         if self._cache is None:
             self._cache = PostingCache(
@@ -517,18 +518,25 @@ class PaperIndex:
                 tokenize=_TOKENIZE,
                 content=("entries", "id"),
             )
-        warming = self._warming is not None and self._warming.is_alive()
-        if not warming and self._cache.claim_warming(db, _WARM_FROM_ROWS):
-            self._warming = threading.Thread(
-                target=self._warm, name="doiget-search-warm", daemon=True
-            )
-            self._warming.start()
-            warming = True
-        # While the cache warms, what it does not hold yet is ranked by FTS5 (a common
-        # word's postings cost more to read than FTS5 takes to rank it), never read on
-        # the request path: the warming reads the rows' lengths and the frequent words.
-        phrases = phrases_of(words, last_as_prefix=True)
-        return self._cache.top(db, phrases, limit, every=True, held_only=warming)
+        return self._cache
+
+    def _start_warming(self, target: Callable[[], None]) -> None:
+        self._warming = threading.Thread(target=target, name="doiget-search-warm", daemon=True)
+        self._warming.start()
+
+    def _warm_first(self) -> None:
+        """The ranking's import, then the warming, off the path of the first search."""
+        _import_ranking()
+        try:
+            with self._turn:
+                if self._db is None:  # closed meanwhile
+                    return
+                claimed = self._posting_cache().claim_warming(self._db, _WARM_FROM_ROWS)
+        except sqlite3.Error as exc:
+            logger.info("the search cache was left to warm as searched: %s", exc)
+            return
+        if claimed:
+            self._warm()
 
     def _rows_by_id(self, ids: list[int]) -> list[sqlite3.Row]:
         """The rows of ``ids``, in that order."""
