@@ -27,8 +27,8 @@ throw away what a thousand searches built.
 from __future__ import annotations
 
 import itertools
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
@@ -47,6 +47,8 @@ _MAX_CHANGES: Final = 512
 # A prefix covering at most this many words is ranked from those words' postings; one
 # covering more has postings of its own, read from FTS5 for the prefix as a whole.
 _PREFIX_WORDS_MAX: Final = 16
+# At most this many phrases searched while the cache warms wait to be read first.
+_ASKED_KEPT: Final = 64
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -214,6 +216,8 @@ class PostingCache:
         self._covering: dict[str, list[str] | None] = {}
         self._cold = True
         self._generation = 0
+        # Phrases searched while the cache warmed and not held: it reads them first.
+        self._asked: deque[Phrase] = deque(maxlen=_ASKED_KEPT)
 
     # -- public -----------------------------------------------------------------
 
@@ -265,8 +269,6 @@ class PostingCache:
         cache warms, reading a common word's postings on the request path would cost
         more than the caller's own way of ranking."""
         self._follow(conn)
-        if held_only and self._stats is None:
-            return None
         terms = [self._term(conn, phrase.word) for phrase in phrases]
         _end_implicit_transaction(conn)
         # The probe table's writes count as this connection's changes: not a change of
@@ -279,8 +281,8 @@ class PostingCache:
             for term, phrase in zip(terms, phrases, strict=True)
             if term is not None
         ]
-        if any(posting is None for posting in postings):
-            return None
+        if any(posting is None for posting in postings) or self._stats is None:
+            return None  # the rows' lengths not read yet (held_only): the warming's first
         return self._rank([p for p in postings if p is not None], limit, every=every, among=among)
 
     def warm(
@@ -297,7 +299,7 @@ class PostingCache:
         while the table changed is thrown away and the table read again."""
         stats: _Table | None = None
         since = -1
-        for phrase in itertools.chain((None,), phrases):
+        for phrase in itertools.chain((None,), self._asked_first(phrases)):
             with holding() as conn:
                 if conn is None:
                     return
@@ -320,6 +322,14 @@ class PostingCache:
                     self._stats = stats
                 if phrase is not None and built is not None:
                     self._keep(phrase, built)
+
+    def _asked_first(self, phrases: Iterable[Phrase]) -> Iterator[Phrase]:
+        """``phrases``, each after the phrases searches have asked for meanwhile."""
+        for phrase in itertools.chain(phrases, (None,)):
+            while self._asked:
+                yield self._asked.popleft()
+            if phrase is not None:
+                yield phrase
 
     # -- keeping in step --------------------------------------------------------
 
@@ -470,6 +480,7 @@ class PostingCache:
                     self._keep(phrase, summed)
                 return summed
         if not build:
+            self._asked.append(phrase)  # the warming reads it next
             return None
         built = self._build(conn, self._table_stats(conn), phrase)
         if built is not None:
@@ -501,7 +512,8 @@ class PostingCache:
         of the covered words' (whole numbers, so exact), and the prefix matches the rows
         holding any of them. A prefix covering one word is that word's postings, not a
         copy. None when a word's postings cannot be had."""
-        self._table_stats(conn)  # what ranking the rows needs, even when none match
+        if build:
+            self._table_stats(conn)  # what ranking the rows needs, even when none match
         parts = [self._posting(conn, Phrase(word), build=build) for word in words]
         held = [part for part in parts if part is not None]
         if len(held) < len(parts):

@@ -479,25 +479,11 @@ def test_while_warming_only_what_is_held_is_ranked_here_and_nothing_is_read_for_
     """A search that comes while the cache warms is ranked from memory when all it
     needs is held, else left to FTS5 (None): neither the rows' lengths nor a word's
     postings are read on its request path, where a common word's cost more than FTS5
-    takes to rank it."""
+    takes to rank it. The warming reads the words such searches asked for first."""
     path = tmp_path / "bare.sqlite3"
     conn = bare_table(path, texts(400, 5))
     cache = PostingCache("t", ("body",), tokenize="unicode61")
     assert cache.claim_warming(conn, 100) is True
-    with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as reader:
-        terms = frequent_terms(reader, "t", 100)
-        assert len(terms) >= 2
-        word, later = terms[0], terms[-1]
-        for phrases in ([Phrase(word)], [Phrase(later, prefix=True)], [Phrase("zzyzx")]):
-            assert cache.top(conn, phrases, 10, every=True, held_only=True) is None
-        assert cache.phrases_held == 0  # nothing was read for them
-
-        @contextlib.contextmanager
-        def holding() -> Iterator[sqlite3.Connection | None]:
-            yield conn
-
-        cache.warm(reader, [Phrase(word)], holding)
-    assert cache.phrases_held == 1
 
     def fts5(expression: str) -> list[tuple[int, float]]:
         return [
@@ -508,15 +494,28 @@ def test_while_warming_only_what_is_held_is_ranked_here_and_nothing_is_read_for_
             )
         ]
 
-    held = cache.top(conn, [Phrase(word)], 10, every=True, held_only=True)
-    assert held == fts5(f'"{word}"')
-    # As a prefix it is ranked here only when no word beside it starts with it.
-    prefix = cache.top(conn, [Phrase(word, prefix=True)], 10, every=True, held_only=True)
-    assert prefix in (None, fts5(f'"{word}"*'))
-    # A word not held, with both words: left to FTS5 while warming, ranked once not.
-    both = [Phrase(word), Phrase(later)]
-    assert cache.top(conn, both, 10, every=True, held_only=True) is None
-    assert cache.top(conn, both, 10, every=True) == fts5(f'"{word}" "{later}"')
+    @contextlib.contextmanager
+    def holding() -> Iterator[sqlite3.Connection | None]:
+        yield conn
+
+    with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as reader:
+        terms = frequent_terms(reader, "t", 100)
+        assert len(terms) >= 2
+        word, later = terms[0], terms[-1]
+        for phrases in ([Phrase(word)], [Phrase(word, prefix=True)], [Phrase("zzyzx")]):
+            assert cache.top(conn, phrases, 10, every=True, held_only=True) is None
+        assert cache.phrases_held == 0  # nothing was read for them
+        cache.warm(reader, [], holding)  # nothing listed: what was asked for only
+        assert cache.top(conn, [Phrase(word)], 10, every=True, held_only=True) == fts5(f'"{word}"')
+        # A word not held, with a held one: left to FTS5 while warming, then asked for.
+        both = [Phrase(word), Phrase(later)]
+        assert cache.top(conn, both, 10, every=True, held_only=True) is None
+        cache.warm(reader, [Phrase(word)], holding)
+    assert cache.top(conn, both, 10, every=True, held_only=True) == fts5(f'"{word}" "{later}"')
+    assert cache.top(conn, [Phrase(word, prefix=True)], 10, every=True, held_only=True) == (
+        fts5(f'"{word}"*')
+    )
+    assert cache.top(conn, [Phrase("zzyzx")], 10, every=True, held_only=True) == []
     conn.close()
 
 
