@@ -5,9 +5,9 @@ Set-up: N synthetic stored papers (for doiget_search_local and doiget_info) and 
 synthetic passages in a project with hybrid search on (find_chunks, query_hybrid).
 
 1. Load: C clients (each its own MCP session over the SDK's Streamable HTTP client)
-   call find_chunks, query_hybrid and doiget_search_local in turn, as fast as they
-   are answered, for S seconds; a call refused because the server is busy
-   (RATE_LIMITED) waits the retry_after it was given. Meanwhile one probe client
+   call find_chunks, query_hybrid and doiget_search_local (or the tools --load names)
+   in turn, as fast as they are answered, for S seconds; a call refused because the
+   server is busy (RATE_LIMITED) waits the retry_after it was given. Meanwhile one probe client
    per cheap tool (doiget_health, list_projects, doiget_info) calls it every 50 ms,
    from a process of their own (as another agent would).
    Reported: p50/p99 per tool as the clients saw them and as the server's access log
@@ -25,6 +25,10 @@ synthetic passages in a project with hybrid search on (find_chunks, query_hybrid
     python benchmarks/http_load.py                              # 100k, 50 clients, 60 s
     python benchmarks/http_load.py --entries 20000 --chunks 20000 --seconds 20
     python benchmarks/http_load.py --server-src /path/to/other/checkout/src   # compare
+    # 30 clients on find_chunks and search_local for 30 s from a cold server (its first
+    # searches included), no throughput rounds:
+    python benchmarks/http_load.py --clients 30 --seconds 30 --cold --cheap-seconds 0 \
+        --load find_chunks,doiget_search_local
 
 Bounded: S + 4 T seconds of load, loopback only.
 """
@@ -227,11 +231,13 @@ async def call(session: Any, tool: str, turn: int, calls: Calls) -> float:
     return 0.0
 
 
-async def load_client(session: Any, until: float, calls: Calls, offset: int) -> None:
+async def load_client(
+    session: Any, tools: Sequence[str], until: float, calls: Calls, offset: int
+) -> None:
     for turn in itertools.count(offset):
         if time.monotonic() >= until:
             return
-        wait = await call(session, LOAD[turn % len(LOAD)], turn, calls)
+        wait = await call(session, tools[turn % len(tools)], turn, calls)
         if wait:
             await anyio.sleep(wait)
 
@@ -264,7 +270,11 @@ def probe_process(url: str, start: float, until: float) -> Calls:
     return anyio.run(run_probes, url, start, until)
 
 
-async def run_load(url: str, clients: int, seconds: float) -> tuple[Calls, float]:
+async def run_load(
+    url: str, tools: Sequence[str], clients: int, seconds: float, cold: bool
+) -> tuple[Calls, float]:
+    """The load and the probes; unless ``cold``, one find_chunks first (the server's
+    first search, its worker processes' start) before the clock starts."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -275,11 +285,12 @@ async def run_load(url: str, clients: int, seconds: float) -> tuple[Calls, float
         probed = apart.submit(probe_process, url, start, until)
         async with AsyncExitStack() as stack:
             loaders = [await stack.enter_async_context(http_session(url)) for _ in range(clients)]
-            await loaders[0].call_tool("find_chunks", arguments("find_chunks", 0))
+            if not cold:
+                await loaders[0].call_tool("find_chunks", arguments("find_chunks", 0))
             await anyio.sleep(max(0.0, start - time.monotonic()))
             async with anyio.create_task_group() as tasks:
                 for n, session in enumerate(loaders):
-                    tasks.start_soon(load_client, session, until, calls, n)
+                    tasks.start_soon(load_client, session, tools, until, calls, n)
             wall = time.monotonic() - start
         probes = probed.result()
     calls.latencies.update(probes.latencies)
@@ -369,17 +380,26 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=60.0, help="of load")
     parser.add_argument(
-        "--cheap-seconds", type=float, default=15.0, help="of throughput, for each server"
+        "--cheap-seconds", type=float, default=15.0, help="of throughput, each server (0: none)"
     )
     parser.add_argument(
         "--cheap-rounds", type=int, default=5, help="alternating rounds the seconds are split in"
     )
     parser.add_argument("--cheap-clients", type=int, default=10)
+    parser.add_argument(
+        "--load", default=",".join(LOAD), help="the tools the load clients call, in turn"
+    )
+    parser.add_argument(
+        "--cold", action="store_true", help="no search before the load: first searches count"
+    )
     parser.add_argument("--label", default="doiget")
     parser.add_argument("--workers", type=int, help="DOIGET_WORKERS for the server (a lane)")
     parser.add_argument("--server-src", help="run the servers from this src folder instead")
     parser.add_argument("--loop-profile", action="store_true", help="record loop spans > 10 ms")
     args = parser.parse_args()
+    tools = tuple(args.load.split(","))
+    if not set(tools) <= set(LOAD):
+        parser.error(f"--load takes tools among {', '.join(LOAD)}")
 
     with tempfile.TemporaryDirectory() as scratch:
         tmp = Path(scratch)
@@ -427,18 +447,20 @@ def main() -> None:
             server(minimal, env, tmp, minimal_port) as (minimal_url, _),
         ):
             cheap = (run_cheap, (url, minimal_url), args.cheap_clients, args.cheap_seconds)
-            throughput["fresh"] = anyio.run(*cheap, args.cheap_rounds)
-            calls, wall = anyio.run(run_load, url, args.clients, args.seconds)
+            if args.cheap_seconds:
+                throughput["fresh"] = anyio.run(*cheap, args.cheap_rounds)
+            calls, wall = anyio.run(run_load, url, tools, args.clients, args.seconds, args.cold)
             served = served_times(server_log(tmp, port))
             held = memory(pid)
-            throughput["after the load"] = anyio.run(*cheap, args.cheap_rounds)
+            if args.cheap_seconds:
+                throughput["after the load"] = anyio.run(*cheap, args.cheap_rounds)
 
         heads = [f"{tool} p50/p99 ms" for tool in (*LOAD, *CHEAP)]
         print(f"| server | load calls/s | {' | '.join(heads)} | TIMEOUTs | refusals | errors |")
         print("|---" * (len(heads) + 5) + "|")
         cells = [
             args.label,
-            f"{calls.count(LOAD) / wall:.1f}",
+            f"{calls.count(tools) / wall:.1f}",
             *(p50_p99(calls.latencies.get(tool, [])) for tool in (*LOAD, *CHEAP)),
             str(calls.timeouts),
             str(calls.refusals),

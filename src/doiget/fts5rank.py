@@ -26,8 +26,9 @@ throw away what a thousand searches built.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+import itertools
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
@@ -46,6 +47,8 @@ _MAX_CHANGES: Final = 512
 # A prefix covering at most this many words is ranked from those words' postings; one
 # covering more has postings of its own, read from FTS5 for the prefix as a whole.
 _PREFIX_WORDS_MAX: Final = 16
+# At most this many phrases searched while the cache warms wait to be read first.
+_ASKED_KEPT: Final = 64
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -152,10 +155,16 @@ class _Table:
 
     def __init__(self, conn: Connection, table: str, columns: int) -> None:
         self.rows, self.tokens = _averages(conn, table)
-        found = conn.execute(f"SELECT id, sz FROM {table}_docsize ORDER BY id").fetchall()
+        # Read row by row: a list of every row's tuple (a hundred thousand of them) made
+        # the garbage collector scan the whole heap as it filled; the blobs it keeps
+        # are not tracked.
+        ids: list[int] = []
+        blobs: list[bytes] = []
+        for rowid, size in conn.execute(f"SELECT id, sz FROM {table}_docsize ORDER BY id"):
+            ids.append(rowid)
+            blobs.append(bytes(size))
         self.lengths = _RowValues(
-            np.fromiter((row[0] for row in found), np.int64, len(found)),
-            _row_sizes([bytes(row[1]) for row in found], columns).astype(np.float64),
+            np.array(ids, dtype=np.int64), _row_sizes(blobs, columns).astype(np.float64)
         )
 
     @property
@@ -207,6 +216,8 @@ class PostingCache:
         self._covering: dict[str, list[str] | None] = {}
         self._cold = True
         self._generation = 0
+        # Phrases searched while the cache warmed and not held: it reads them first.
+        self._asked: deque[Phrase] = deque(maxlen=_ASKED_KEPT)
 
     # -- public -----------------------------------------------------------------
 
@@ -234,10 +245,11 @@ class PostingCache:
     def claim_warming(self, conn: Connection, rows_at_least: int) -> bool:
         """True once after each time the cache starts empty on a table of at least
         ``rows_at_least`` rows: the caller then warms it (``warm``) off the request path."""
+        rows = self.rows(conn)  # one record read: the rows' lengths are the warming's to read
         if not self._cold:
             return False
         self._cold = False
-        return self._table_stats(conn).rows >= rows_at_least
+        return rows >= rows_at_least
 
     def top(
         self,
@@ -247,11 +259,15 @@ class PostingCache:
         *,
         every: bool,
         among: IntArray | None = None,
+        held_only: bool = False,
     ) -> list[tuple[int, float]] | None:
         """The best ``limit`` rows as (rowid, bm25 score), best (lowest) first, ties by
         rowid; rows matching every phrase (``every``) or any, and only rows of ``among``
         when given. None when a phrase cannot be ranked here (not one token, or its
-        postings failed their check)."""
+        postings failed their check), and with ``held_only`` when what ranking needs
+        is not all in memory yet (the rows' lengths, a phrase's postings): while the
+        cache warms, reading a common word's postings on the request path would cost
+        more than the caller's own way of ranking."""
         self._follow(conn)
         terms = [self._term(conn, phrase.word) for phrase in phrases]
         _end_implicit_transaction(conn)
@@ -261,12 +277,12 @@ class PostingCache:
         if not phrases or any(term is None for term in terms):
             return None
         postings = [
-            self._posting(conn, Phrase(term, phrase.prefix))
+            self._posting(conn, Phrase(term, phrase.prefix), build=not held_only)
             for term, phrase in zip(terms, phrases, strict=True)
             if term is not None
         ]
-        if any(posting is None for posting in postings):
-            return None
+        if any(posting is None for posting in postings) or self._stats is None:
+            return None  # the rows' lengths not read yet (held_only): the warming's first
         return self._rank([p for p in postings if p is not None], limit, every=every, among=among)
 
     def warm(
@@ -275,14 +291,15 @@ class PostingCache:
         phrases: Iterable[Phrase],
         holding: Callable[[], AbstractContextManager[Connection | None]],
     ) -> None:
-        """Cache ``phrases``' postings, read on ``reader`` (a connection of the caller's
-        own, so no search waits while a long list is read), until the cache is two
-        thirds full (the rest is left to what is searched). ``holding()`` gives the searching
+        """Read the rows' lengths, then cache ``phrases``' postings, read on ``reader``
+        (a connection of the caller's own, so no search waits while a long list is
+        read), until the cache is two thirds full (the rest is left to what is
+        searched). ``holding()`` gives the searching
         connection under the caller's lock, or None once it is closed; a posting read
         while the table changed is thrown away and the table read again."""
         stats: _Table | None = None
         since = -1
-        for phrase in phrases:
+        for phrase in itertools.chain((None,), self._asked_first(phrases)):
             with holding() as conn:
                 if conn is None:
                     return
@@ -294,13 +311,25 @@ class PostingCache:
                 now = self._generation
             if stats is None or since != now:
                 stats, since = _Table(reader, self.table, len(self.columns)), now
-            built = self._build(reader, stats, phrase)
+            built = None if phrase is None else self._build(reader, stats, phrase)
             with holding() as conn:
                 if conn is None:
                     return
                 self._follow(conn)
-                if built is not None and since == self._generation:
+                if since != self._generation:
+                    continue
+                if self._stats is None:  # the rows' lengths, read off the request path
+                    self._stats = stats
+                if phrase is not None and built is not None:
                     self._keep(phrase, built)
+
+    def _asked_first(self, phrases: Iterable[Phrase]) -> Iterator[Phrase]:
+        """``phrases``, each after the phrases searches have asked for meanwhile."""
+        for phrase in itertools.chain(phrases, (None,)):
+            while self._asked:
+                yield self._asked.popleft()
+            if phrase is not None:
+                yield phrase
 
     # -- keeping in step --------------------------------------------------------
 
@@ -436,7 +465,9 @@ class PostingCache:
             self._stats = _Table(conn, self.table, len(self.columns))
         return self._stats
 
-    def _posting(self, conn: Connection, phrase: Phrase) -> _RowValues | None:
+    def _posting(self, conn: Connection, phrase: Phrase, *, build: bool) -> _RowValues | None:
+        """The phrase's postings: held, summed from held words' (a prefix), or read
+        from the table when ``build`` (else None)."""
         found = self._postings.get(phrase)
         if found is not None:
             self._postings.move_to_end(phrase)
@@ -444,10 +475,13 @@ class PostingCache:
         if phrase.prefix:
             words = self._covered(conn, phrase.word)
             if words is not None:
-                summed = self._summed(conn, words)
+                summed = self._summed(conn, words, build=build)
                 if summed is not None and len(words) > 1:  # a sum of its own: keep it
                     self._keep(phrase, summed)
                 return summed
+        if not build:
+            self._asked.append(phrase)  # the warming reads it next
+            return None
         built = self._build(conn, self._table_stats(conn), phrase)
         if built is not None:
             self._keep(phrase, built)
@@ -472,14 +506,15 @@ class PostingCache:
         self._covering[token] = words
         return words
 
-    def _summed(self, conn: Connection, words: list[str]) -> _RowValues | None:
+    def _summed(self, conn: Connection, words: list[str], *, build: bool) -> _RowValues | None:
         """A prefix's postings from those of the ``words`` it covers: FTS5 counts each
         token a prefix matches, so a row's weighted frequency for the prefix is the sum
         of the covered words' (whole numbers, so exact), and the prefix matches the rows
         holding any of them. A prefix covering one word is that word's postings, not a
         copy. None when a word's postings cannot be had."""
-        self._table_stats(conn)  # what ranking the rows needs, even when none match
-        parts = [self._posting(conn, Phrase(word)) for word in words]
+        if build:
+            self._table_stats(conn)  # what ranking the rows needs, even when none match
+        parts = [self._posting(conn, Phrase(word), build=build) for word in words]
         held = [part for part in parts if part is not None]
         if len(held) < len(parts):
             return None

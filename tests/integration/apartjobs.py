@@ -48,3 +48,19 @@ def wait_for_file(path: str, patience: float) -> None:
     deadline = time.monotonic() + patience
     while not os.path.exists(path) and time.monotonic() < deadline:
         time.sleep(0.01)
+
+
+_ran: list[float] = []
+
+
+def slow_first(first: float, then: float) -> None:
+    """Sleep ``first`` seconds on this process's first call (a worker loading what it
+    keeps), ``then`` on every later one."""
+    time.sleep(then if _ran else first)
+    _ran.append(then)
+
+
+def opened(path: str) -> None:
+    """Mark this process as having run: append its pid to ``path``."""
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(f"{os.getpid()}\n")

@@ -290,7 +290,9 @@ def test_warming_on_a_connection_of_its_own(tmp_path: Path) -> None:
     assert cache.claim_warming(conn, 100) is True
     assert cache.claim_warming(conn, 100) is False  # once per fresh cache
     writer = sqlite3.connect(path)
-    writes = iter([None, "quantum gauge"])  # the table changes while one list is read
+    # The rows' lengths are read first (two turns), then the first list, while which
+    # the table changes.
+    writes = iter([None, None, None, "quantum gauge"])
 
     @contextlib.contextmanager
     def holding() -> Iterator[sqlite3.Connection | None]:
@@ -469,3 +471,80 @@ def test_opening_syncing_and_searching_an_unchanged_library_write_nothing(
         assert version() == before
     by_index(library, "quantum neural", 5)
     assert cache_of(library).phrases_held == held
+
+
+def test_while_warming_only_what_is_held_is_ranked_here_and_nothing_is_read_for_it(
+    tmp_path: Path,
+) -> None:
+    """A search that comes while the cache warms is ranked from memory when all it
+    needs is held, else left to FTS5 (None): neither the rows' lengths nor a word's
+    postings are read on its request path, where a common word's cost more than FTS5
+    takes to rank it. The warming reads the words such searches asked for first."""
+    path = tmp_path / "bare.sqlite3"
+    conn = bare_table(path, texts(400, 5))
+    cache = PostingCache("t", ("body",), tokenize="unicode61")
+    assert cache.claim_warming(conn, 100) is True
+
+    def fts5(expression: str) -> list[tuple[int, float]]:
+        return [
+            (int(rowid), float(score))
+            for rowid, score in conn.execute(
+                "SELECT rowid, bm25(t) FROM t WHERE t MATCH ? ORDER BY bm25(t), rowid LIMIT 10",
+                (expression,),
+            )
+        ]
+
+    @contextlib.contextmanager
+    def holding() -> Iterator[sqlite3.Connection | None]:
+        yield conn
+
+    with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as reader:
+        terms = frequent_terms(reader, "t", 100)
+        assert len(terms) >= 2
+        word, later = terms[0], terms[-1]
+        for phrases in ([Phrase(word)], [Phrase(word, prefix=True)], [Phrase("zzyzx")]):
+            assert cache.top(conn, phrases, 10, every=True, held_only=True) is None
+        assert cache.phrases_held == 0  # nothing was read for them
+        cache.warm(reader, [], holding)  # nothing listed: what was asked for only
+        assert cache.top(conn, [Phrase(word)], 10, every=True, held_only=True) == fts5(f'"{word}"')
+        # A word not held, with a held one: left to FTS5 while warming, then asked for.
+        both = [Phrase(word), Phrase(later)]
+        assert cache.top(conn, both, 10, every=True, held_only=True) is None
+        cache.warm(reader, [Phrase(word)], holding)
+    assert cache.top(conn, both, 10, every=True, held_only=True) == fts5(f'"{word}" "{later}"')
+    assert cache.top(conn, [Phrase(word, prefix=True)], 10, every=True, held_only=True) == (
+        fts5(f'"{word}"*')
+    )
+    assert cache.top(conn, [Phrase("zzyzx")], 10, every=True, held_only=True) == []
+    conn.close()
+
+
+def test_a_first_search_never_waits_for_the_ranking_to_import(
+    library: PaperIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ranking from postings imports numpy (a third of a second): the process's
+    first searches are ranked by FTS5 while it imports beside them, then by it."""
+    import threading
+
+    from doiget.papers import index as module
+
+    release = threading.Event()
+
+    def slow_import() -> None:
+        release.wait(30)
+        module._ranking_ready.set()
+
+    monkeypatch.setattr(module, "_ranking_ready", threading.Event())
+    monkeypatch.setattr(module, "_import_ranking", slow_import)
+    library.close()  # as just opened in a fresh process
+    for query in ("quantum", "twin quantum", "gauge fiel"):
+        assert by_index(library, query, 20) == by_fts5(library, query, 20)
+    assert library._cache is None  # ranked by FTS5, nothing waited for the import
+    release.set()
+    warming = library._warming
+    assert warming is not None
+    warming.join(30)  # the import, then (a small index) no warming
+    assert module._ranking_ready.is_set()
+    for query in ("quantum", "twin quantum", "gauge fiel"):
+        assert by_index(library, query, 20) == by_fts5(library, query, 20)
+    assert cache_of(library).phrases_held  # ranked from postings now

@@ -9,6 +9,7 @@ ever run together. The server, store, index and envelopes are the real ones.
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 import time
@@ -352,3 +353,165 @@ async def test_reading_and_quote_checks_wait_in_the_papers_lane(
     assert not any(answer.is_error for answer in served), [a.content for a in served]
     assert (served[2].structured_content or {})["found"] is True
     await server.close()
+
+
+class _Outcomes:
+    """How the calls of an overload ended."""
+
+    def __init__(self) -> None:
+        self.served = 0
+        self.refused: list[DoigetError] = []
+        self.timed_out = 0
+
+
+async def _overload(
+    outcomes: _Outcomes,
+    call: Any,
+    limit: float,
+    clients: int,
+    seconds: float,
+) -> None:
+    """``clients`` callers each calling ``call(limit)`` in turn for ``seconds``, under a
+    time limit of ``limit`` as the tools set one; a refused caller comes back after a
+    short pause (sooner than told, to keep the pool overloaded)."""
+    end = time.monotonic() + seconds
+
+    async def client() -> None:
+        while time.monotonic() < end:
+            try:
+                with anyio.fail_after(limit):
+                    await call(limit)
+                outcomes.served += 1
+            except TimeoutError:
+                outcomes.timed_out += 1
+            except DoigetError as error:
+                outcomes.refused.append(error)
+                await anyio.sleep(0.05)
+
+    with anyio.fail_after(PATIENCE):
+        async with anyio.create_task_group() as tasks:
+            for _ in range(clients):
+                tasks.start_soon(client)
+
+
+def _served_or_refused(outcomes: _Outcomes) -> None:
+    assert outcomes.timed_out == 0
+    assert outcomes.served > 0 and outcomes.refused
+    assert {error.code for error in outcomes.refused} == {ErrorCode.RATE_LIMITED}
+    assert all(
+        error.retry_after is not None and error.retry_after >= 1 for error in outcomes.refused
+    )
+
+
+async def test_under_overload_a_call_is_served_in_time_or_refused_even_when_cold() -> None:
+    """Thirty callers at once on a pool that has timed no job yet, whose first job in
+    each worker is slow (a model loading): the line the first guess admitted cannot be
+    served in time, so the calls that would end late are refused, not timed out."""
+    pool = WorkPool(workers=2, queue=32)
+    local = threading.local()
+
+    def search() -> None:
+        time.sleep(0.05 if getattr(local, "warm", False) else 0.8)
+        local.warm = True
+
+    outcomes = _Outcomes()
+    try:
+        await _overload(outcomes, lambda limit: pool.run(search, within=limit), 1.2, 30, 3.0)
+    finally:
+        pool.close()
+    _served_or_refused(outcomes)
+
+
+async def test_fast_jobs_of_another_kind_do_not_let_in_slow_ones_that_end_late() -> None:
+    """Lookups of a millisecond share the pool with searches of a quarter second: what
+    the lookups take says nothing of how long the searches ahead will run."""
+    pool = WorkPool(workers=2, queue=32)
+    searches, lookups = _Outcomes(), _Outcomes()
+
+    async def search(limit: float) -> None:
+        await pool.run(lambda: time.sleep(0.25), within=limit)
+
+    async def lookup(limit: float) -> None:
+        await pool.run(lambda: time.sleep(0.001), within=limit)
+
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(_overload, searches, search, 1.0, 20, 3.0)
+            tasks.start_soon(_overload, lookups, lookup, 1.0, 10, 3.0)
+    finally:
+        pool.close()
+    _served_or_refused(searches)
+    assert lookups.timed_out == 0 and lookups.served
+
+
+async def test_a_job_whose_worker_comes_free_too_late_is_refused_unrun(
+    gate: threading.Event,
+) -> None:
+    """Admitted on an estimate that proves wrong (the job ahead runs far longer than
+    any before it), a waiting job is refused once it could no longer end in time,
+    before its caller's limit, and never runs."""
+    pool = WorkPool(workers=1, queue=4)
+    ran: list[int] = []
+    started = threading.Event()
+
+    def job() -> None:
+        ran.append(1)
+
+    try:
+        await pool.run(job)  # timed: next to nothing
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(_occupy, pool, gate, started)
+            await _until(started)
+            began = time.monotonic()
+            with pytest.raises(DoigetError) as refused, anyio.fail_after(PATIENCE):
+                await pool.run(job, within=2.0)
+            waited = time.monotonic() - began
+            gate.set()
+    finally:
+        pool.close()
+    assert refused.value.code is ErrorCode.RATE_LIMITED
+    assert 1.0 < waited < 2.0  # admitted, then told before its limit ran out
+    assert ran == [1]  # the refused job never ran
+
+
+async def test_under_overload_a_call_apart_is_served_in_time_or_refused_even_when_cold(
+    tmp_path: Path,
+) -> None:
+    """The same with worker processes, whose first job loads what they keep: a job
+    whose worker comes free too late is refused there, unrun."""
+    from apartjobs import slow_first
+
+    pool = WorkPool(workers=2, queue=32, apart=True)
+    await pool.run_apart(os.getpid)  # the processes started: spawning is not the test
+    outcomes = _Outcomes()
+    try:
+        await _overload(
+            outcomes,
+            lambda limit: pool.run_apart(slow_first, 0.8, 0.05, within=limit),
+            1.2,
+            30,
+            3.0,
+        )
+    finally:
+        pool.close()
+    _served_or_refused(outcomes)
+
+
+async def test_what_every_worker_process_needs_first_is_prepared_once_outside_any_limit(
+    tmp_path: Path,
+) -> None:
+    from apartjobs import opened, pid_and_sum
+
+    pool = WorkPool(workers=2, queue=4, apart=True)
+    marks = tmp_path / "opened"
+    try:
+        for _ in range(3):
+            await pool.prepare_apart(opened, str(marks))
+        # Once in each worker, not once per call, nor twice in one worker.
+        assert sorted(set(marks.read_text().split())) == sorted(marks.read_text().split())
+        assert len(marks.read_text().split()) == 2
+        for _ in range(2):  # a failed preparation is tried again by the next call
+            with pytest.raises(TypeError):
+                await pool.prepare_apart(pid_and_sum, "not a number")
+    finally:
+        pool.close()

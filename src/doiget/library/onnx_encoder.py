@@ -2,8 +2,10 @@
 multiplications quantised to int8 (per output channel), run by ONNX Runtime.
 
 Indexing embeds thousands of passages and the model is nearly all of its cost; this
-encoder makes them about 2.8 times as fast on a 2-core machine as sentence-transformers
-(``benchmarks/index_throughput.py``), at a cosine of 0.99 or more to the exact vectors.
+encoder embeds them 1.15-1.5 times as fast as sentence-transformers on an unloaded
+2-core machine without int8 dot-product instructions (AVX2 only), and 2-3.7 times as
+fast when other work shares the cores (``benchmarks/index_throughput.py``), at a cosine
+of 0.98 or more to the exact vectors.
 Queries are still embedded exactly (:mod:`doiget.library.bert`), so query latency and
 the query side of every ranking are unchanged.
 

@@ -87,6 +87,18 @@ def search(index: PassageIndex, notices: PaperNotices, query: PassageQuery) -> F
     return hits, kept, _marked(notices, kept)
 
 
+def prepare_apart(index_path: Path, store_root: Path, model: str, model_path: Path | None) -> None:
+    """What :func:`apart` opens first, opened in a worker process ahead of its first
+    search: the index, the store's notices, and ``model``'s query encoder."""
+    from doiget.library.embedding import embedder_for
+    from doiget.library.index.sqlite import SqliteIndex
+    from doiget.library.notices import PaperNotices
+
+    own(SqliteIndex, index_path)
+    own(PaperNotices, store_root)
+    embedder_for(model, model_path).warm(queries=True)
+
+
 def _marked(notices: PaperNotices, chunks: dict[str, StoredChunk]) -> dict[str, list[Notice]]:
     """The integrity notices of the stored papers ``chunks`` come from, by doc id
     (clean papers and outside files left out)."""

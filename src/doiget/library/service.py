@@ -286,11 +286,23 @@ class Library:
         """The search's work, one job within the tool's time limit: in a worker process
         when the pool runs searches apart and the index is the embedded one this
         library opened (a worker opens it by its path), else in a worker thread on this
-        process's index, the query encoder loaded first outside the limit."""
+        process's index. Either way the query encoder is loaded first, outside the
+        limit (in every worker process, when apart)."""
         from doiget.library import passage_search
 
         index = self.index  # opened first: opening it is what sets _own_path
+        info = await anyio.to_thread.run_sync(
+            owned_collection, index, query.collection, query.project
+        )
         if self.pool.apart and self._own_path is not None:
+            if info is not None:
+                await self.pool.prepare_apart(
+                    passage_search.prepare_apart,
+                    self._own_path,
+                    self.settings.store_root,
+                    query_model(info),
+                    query.model_path,
+                )
             with self._time_limit(tool) as limit:
                 return await self.pool.run_apart(
                     passage_search.apart,
@@ -299,9 +311,6 @@ class Library:
                     query,
                     within=limit,
                 )
-        info = await anyio.to_thread.run_sync(
-            owned_collection, index, query.collection, query.project
-        )
         if info is not None:
             await self._warm_queries(query_model(info))
         if self._notices is None:

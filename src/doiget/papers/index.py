@@ -93,6 +93,18 @@ _TOKENIZE: Final = "unicode61 remove_diacritics 2"
 # Below this many entries FTS5 ranks any query within a few milliseconds: nothing to warm.
 _WARM_FROM_ROWS: Final = 20_000
 
+# Set once the ranking from postings (doiget.fts5rank, with numpy) is imported: a third
+# of a second, which no first search waits for (FTS5 ranks until then). It is imported
+# in the warming's thread, started by a first search, not when the server starts.
+_ranking_ready = threading.Event()
+
+
+def _import_ranking() -> None:
+    import doiget.fts5rank  # noqa: F401
+
+    _ranking_ready.set()
+
+
 _COLUMNS: Final = ", ".join(
     f"entries.{name}"
     for name in (
@@ -440,15 +452,6 @@ class PaperIndex:
                 rows = db.execute(_SEARCH, (expression, limit)).fetchall()
             else:
                 rows = self._rows_by_id([rowid for rowid, _ in ranked])
-            if (
-                self._cache is not None
-                and not (self._warming is not None and self._warming.is_alive())
-                and self._cache.claim_warming(db, _WARM_FROM_ROWS)
-            ):
-                self._warming = threading.Thread(
-                    target=self._warm, name="doiget-search-warm", daemon=True
-                )
-                self._warming.start()
         except sqlite3.Error as exc:
             raise self._error("search", exc) from exc
         return [_result(row) for row in rows]
@@ -468,22 +471,44 @@ class PaperIndex:
             with self._turn:
                 yield self._db if self._cache is cache else None
 
+        def frequent(reader: sqlite3.Connection) -> Iterator[Phrase]:
+            # Listed only once the warming has read the rows' lengths, which every
+            # search it serves needs first. A word's postings serve it as a prefix too
+            # (see PostingCache._summed).
+            rows = int(reader.execute("SELECT count(*) FROM entries").fetchone()[0])
+            for term in frequent_terms(reader, "entries_fts", max(1_000, rows // 50)):
+                yield Phrase(term)
+
         try:
             with contextlib.closing(
                 sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True, timeout=5.0)
             ) as reader:
-                rows = int(reader.execute("SELECT count(*) FROM entries").fetchone()[0])
-                terms = frequent_terms(reader, "entries_fts", max(1_000, rows // 50))
-                # A word's postings serve it as a prefix too (see PostingCache._summed).
-                cache.warm(reader, (Phrase(term) for term in terms), holding)
+                cache.warm(reader, frequent(reader), holding)
         except (sqlite3.Error, OSError) as exc:
             logger.info("the search cache was left to warm as searched: %s", exc)
 
     def _ranked(
         self, db: sqlite3.Connection, words: list[str], limit: int
     ) -> list[tuple[int, float]] | None:
-        # numpy loads on the first search, not when the server starts.
-        from doiget.fts5rank import PostingCache, phrases_of
+        warming = self._warming is not None and self._warming.is_alive()
+        if not _ranking_ready.is_set():
+            if not warming:
+                self._start_warming(self._warm_first)
+            return None
+        from doiget.fts5rank import phrases_of
+
+        cache = self._posting_cache()
+        if not warming and cache.claim_warming(db, _WARM_FROM_ROWS):
+            self._start_warming(self._warm)
+            warming = True
+        # While the cache warms, what it does not hold yet is ranked by FTS5 (a common
+        # word's postings cost more to read than FTS5 takes to rank it), never read on
+        # the request path: the warming reads the rows' lengths and the frequent words.
+        phrases = phrases_of(words, last_as_prefix=True)
+        return cache.top(db, phrases, limit, every=True, held_only=warming)
+
+    def _posting_cache(self) -> PostingCache:
+        from doiget.fts5rank import PostingCache
 
         if self._cache is None:
             self._cache = PostingCache(
@@ -493,7 +518,25 @@ class PaperIndex:
                 tokenize=_TOKENIZE,
                 content=("entries", "id"),
             )
-        return self._cache.top(db, phrases_of(words, last_as_prefix=True), limit, every=True)
+        return self._cache
+
+    def _start_warming(self, target: Callable[[], None]) -> None:
+        self._warming = threading.Thread(target=target, name="doiget-search-warm", daemon=True)
+        self._warming.start()
+
+    def _warm_first(self) -> None:
+        """The ranking's import, then the warming, off the path of the first search."""
+        _import_ranking()
+        try:
+            with self._turn:
+                if self._db is None:  # closed meanwhile
+                    return
+                claimed = self._posting_cache().claim_warming(self._db, _WARM_FROM_ROWS)
+        except sqlite3.Error as exc:
+            logger.info("the search cache was left to warm as searched: %s", exc)
+            return
+        if claimed:
+            self._warm()
 
     def _rows_by_id(self, ids: list[int]) -> list[sqlite3.Row]:
         """The rows of ``ids``, in that order."""
