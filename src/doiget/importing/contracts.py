@@ -5,7 +5,7 @@ says what happened to it; ``counts`` sums the rows by status.
 """
 
 # Annotations are evaluated as the classes are made (see doiget.papers.contracts).
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import Field
 
@@ -33,15 +33,7 @@ Status = Literal[
     "no_identifier",
     "unreadable",
 ]
-STATUSES: tuple[Status, ...] = (
-    "imported",
-    "already_present",
-    "corrected",
-    "not_found",
-    "uncertain",
-    "no_identifier",
-    "unreadable",
-)
+STATUSES: tuple[Status, ...] = get_args(Status)
 
 
 class ImportBibliography(Request):
