@@ -72,8 +72,11 @@ def _entry_type(work: Work) -> str:
     return "article" if work.venue else "misc"
 
 
-def bibtex_fields(work: Work, *, with_abstract: bool = False) -> list[tuple[str, str]]:
-    """The (name, BibTeX value) pairs of one work, in the conventional order."""
+def bibtex_fields(
+    work: Work, *, with_abstract: bool = False, max_authors: int | None = None
+) -> list[tuple[str, str]]:
+    """The (name, BibTeX value) pairs of one work, in the conventional order; past
+    ``max_authors`` names the author list ends in BibTeX's "and others"."""
     entry_type = _entry_type(work)
     venue_field = "booktitle" if entry_type in ("inproceedings", "incollection") else "journal"
     raw: list[tuple[str, str | None]] = [
@@ -100,7 +103,10 @@ def bibtex_fields(work: Work, *, with_abstract: bool = False) -> list[tuple[str,
         raw.append(("abstract", work.abstract))
     fields = []
     if work.authors:
-        fields.append(("author", " and ".join(_name(author) for author in work.authors)))
+        names = [_name(author) for author in work.authors[:max_authors]]
+        if max_authors is not None and len(work.authors) > max_authors:
+            names.append("others")
+        fields.append(("author", " and ".join(names)))
     fields += [
         (name, value.translate(_VERBATIM_TABLE) if name in VERBATIM_FIELDS else escape(value))
         for name, value in raw
@@ -112,10 +118,12 @@ def bibtex_fields(work: Work, *, with_abstract: bool = False) -> list[tuple[str,
     return fields
 
 
-def _entry(work: Work, key: str, *, with_abstract: bool = False) -> Entry:
+def _entry(
+    work: Work, key: str, *, with_abstract: bool = False, max_authors: int | None = None
+) -> Entry:
     fields = [
         Field(name, one_line(value))
-        for name, value in bibtex_fields(work, with_abstract=with_abstract)
+        for name, value in bibtex_fields(work, with_abstract=with_abstract, max_authors=max_authors)
     ]
     return Entry(_entry_type(work), key, fields)
 
@@ -133,8 +141,16 @@ def to_bibtex_many(works: Sequence[Work], keys: Sequence[str | None] = ()) -> st
     return write_string(_library(works, keys))
 
 
-def to_bibtex(work: Work, *, key: str | None = None, with_abstract: bool = False) -> str:
-    """The BibTeX entry of one work: key ``authorYEARword`` unless ``key`` is given."""
+def to_bibtex(
+    work: Work,
+    *,
+    key: str | None = None,
+    with_abstract: bool = False,
+    max_authors: int | None = None,
+) -> str:
+    """The BibTeX entry of one work: key ``authorYEARword`` unless ``key`` is given; an
+    author list longer than ``max_authors`` is cut to them and "and others"."""
     library = Library()
-    library.add(_entry(work, key or citekey(work), with_abstract=with_abstract))
+    entry = _entry(work, key or citekey(work), with_abstract=with_abstract, max_authors=max_authors)
+    library.add(entry)
     return write_string(library)

@@ -9,6 +9,10 @@ from doiget.integrity import Notice
 
 MAX_REFERENCES = 100
 MAX_REFERENCE_CHARS = 20_000
+# The names a row lists of one author list (a record of a large collaboration names
+# thousands: listed whole in the match, its problems and its corrected citations, a
+# few such rows would outgrow what an MCP client takes in one message).
+LISTED_AUTHORS = 100
 
 __all__ = ["Notice"]  # re-exported: a row's integrity notices
 
@@ -76,11 +80,13 @@ class Version(VerifyModel):
 
 
 class Match(VerifyModel):
-    """The real work a reference designates."""
+    """The real work a reference designates; of an author list longer than
+    :data:`LISTED_AUTHORS` the first are listed and ``authors_total`` counts them all."""
 
     ref: str | None = None
     title: str | None = None
     authors: list[str] = Field(default_factory=list)
+    authors_total: int | None = None
     year: int | None = None
     venue: str | None = None
     type: str | None = None

@@ -20,7 +20,7 @@ from rapidfuzz import fuzz
 
 from doiget.models import Work
 from doiget.verify.cited import CitedWork
-from doiget.verify.contracts import Problem
+from doiget.verify.contracts import LISTED_AUTHORS, Problem
 from doiget.verify.names import AuthorComparison, compare_authors, is_placeholder
 from doiget.verify.text import key
 from doiget.verify.venues import Venue, identify
@@ -123,7 +123,13 @@ def same_work(a: Work, b: Work) -> bool:
 
 
 def _names(authors: Sequence[object]) -> str:
-    return "; ".join(getattr(author, "display", str(author)) for author in authors)
+    """The names as one text, the first :data:`LISTED_AUTHORS` of a longer list and how
+    many more there are."""
+    listed = "; ".join(
+        getattr(author, "display", str(author)) for author in authors[:LISTED_AUTHORS]
+    )
+    more = len(authors) - LISTED_AUTHORS
+    return f"{listed}; and {more} more" if more > 0 else listed
 
 
 def author_problems(cited: CitedWork, work: Work, comparison: AuthorComparison) -> list[Problem]:

@@ -27,7 +27,7 @@ matched and a source failed, the verdict is ``uncertain``, never ``not_found``.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 import anyio
@@ -47,6 +47,7 @@ from doiget.verify import match as m
 from doiget.verify.calibration import calibrated
 from doiget.verify.cited import CitedWork
 from doiget.verify.contracts import (
+    LISTED_AUTHORS,
     Corrected,
     Match,
     Problem,
@@ -403,8 +404,14 @@ async def _integrity(work: Work, lookups: Lookups) -> Work:
 
 
 def _corrected(cited: CitedWork, work: Work) -> Corrected:
+    """The work's citations under the cited key; past :data:`LISTED_AUTHORS` names the
+    BibTeX ends in "and others" and the CSL-JSON lists the first (styles cut far sooner)."""
     entry_key = cited.key or citekey(work)
-    return Corrected(bibtex=to_bibtex(work, key=entry_key), csl=to_csl(work, entry_key))
+    listed = replace(work, authors=work.authors[:LISTED_AUTHORS])
+    return Corrected(
+        bibtex=to_bibtex(work, key=entry_key, max_authors=LISTED_AUTHORS),
+        csl=to_csl(listed, entry_key),
+    )
 
 
 def _match(work: Work, versions: Sequence[Work], newer: Work | None) -> Match:
@@ -420,7 +427,8 @@ def _match(work: Work, versions: Sequence[Work], newer: Work | None) -> Match:
     return Match(
         ref=next((ref for ref in refs if ref), None),
         title=work.title,
-        authors=[author.display for author in work.authors],
+        authors=[author.display for author in work.authors[:LISTED_AUTHORS]],
+        authors_total=len(work.authors) if len(work.authors) > LISTED_AUTHORS else None,
         year=work.year,
         venue=work.venue or ("arXiv" if work.source == "arxiv" else None),
         type=work.type,
