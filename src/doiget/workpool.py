@@ -53,6 +53,8 @@ from concurrent.futures import BrokenExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TypeVar, cast
 
+import anyio
+
 from doiget.errors import DenialContext, DenialReason, DoigetError, ErrorCode
 
 if TYPE_CHECKING:
@@ -265,6 +267,9 @@ class WorkPool:
         self._times: dict[Hashable, _Times] = {}
         # What each worker process ran first (prepare_apart), for this set of processes.
         self._prepared: dict[Hashable, list[Future[object]]] = {}
+        # Worker processes free for a job: one waits for them here, where it can still
+        # be refused, not in the process pool's own line, which runs it however late.
+        self._free_processes = anyio.Semaphore(workers)
 
     @property
     def pending(self) -> int:
@@ -314,6 +319,11 @@ class WorkPool:
             raise RuntimeError("run_apart needs a pool made with apart=True")
         place = self._admit(_kind(job), False, within)
         deadline = None if within is None else time.monotonic() + within
+        try:
+            await self._process_freed(place)
+        except BaseException:
+            self._done(place)
+            raise
         processes = self._processes()
         try:
             ran = await self._outcome(
@@ -324,11 +334,31 @@ class WorkPool:
         except BrokenExecutor as exc:
             self._retire(processes)
             raise _worker_lost() from exc
+        finally:
+            self._free_processes.release()
         if ran is None:  # its worker came free too late for it to end in time
             raise self._refusal()
         took, result = ran
         self._learn(place.kind, took)
         return result
+
+    async def _process_freed(self, place: _Place) -> None:
+        """Wait, first come first served, until a worker process is free for the job
+        at ``place``: a job handed to the process pool cannot be taken back, so it would
+        run however late its worker came free. Refused once it could no longer start in
+        time to end within its caller's limit."""
+        start_by = self._start_by(place)
+        if start_by is None:
+            await self._free_processes.acquire()
+            return
+        with anyio.move_on_after(max(0.0, start_by - time.monotonic())):
+            await self._free_processes.acquire()
+            start_by = self._start_by(place)  # what jobs take may have been learned since
+            if start_by is not None and time.monotonic() > start_by:
+                self._free_processes.release()
+                raise self._refusal()
+            return
+        raise self._refusal()
 
     async def prepare_apart(self, job: Callable[..., object], *args: object) -> None:
         """``job(*args)`` run once in each worker process, outside any line and time

@@ -64,3 +64,9 @@ def opened(path: str) -> None:
     """Mark this process as having run: append its pid to ``path``."""
     with open(path, "a", encoding="utf-8") as out:
         out.write(f"{os.getpid()}\n")
+
+
+def marked_sleep(path: str, seconds: float) -> None:
+    """Append this process's pid to ``path``, then sleep ``seconds``."""
+    opened(path)
+    time.sleep(seconds)

@@ -497,6 +497,40 @@ async def test_under_overload_a_call_apart_is_served_in_time_or_refused_even_whe
     _served_or_refused(outcomes)
 
 
+async def test_a_job_apart_waits_for_a_free_process_here_and_is_judged_on_what_was_learned(
+    tmp_path: Path,
+) -> None:
+    """A job queues behind one of its kind, the first ever timed, that takes 0.6 s.
+    Handed to the process pool at once, it would start as the first ends, on the plan
+    made before anything was learned, and end past its 1 s limit; waiting here for the
+    process to come free, it is judged on what the first showed: refused, never run."""
+    from apartjobs import marked_sleep
+
+    pool = WorkPool(workers=1, queue=4, apart=True)
+    await pool.run_apart(os.getpid)  # the process started: spawning is not the test
+    first, second = tmp_path / "first", tmp_path / "second"
+    outcomes: list[object] = []
+
+    async def later() -> None:
+        await anyio.sleep(0.1)  # the first has its process
+        try:
+            with anyio.fail_after(1.0):
+                outcomes.append(await pool.run_apart(marked_sleep, str(second), 0.6, within=1.0))
+        except (TimeoutError, DoigetError) as error:
+            outcomes.append(error)
+
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(later)
+            await pool.run_apart(marked_sleep, str(first), 0.6)
+    finally:
+        pool.close()
+    [outcome] = outcomes
+    assert isinstance(outcome, DoigetError), outcome
+    assert outcome.code is ErrorCode.RATE_LIMITED
+    assert first.exists() and not second.exists()  # refused here, never sent to a process
+
+
 async def test_what_every_worker_process_needs_first_is_prepared_once_outside_any_limit(
     tmp_path: Path,
 ) -> None:
