@@ -25,6 +25,7 @@ import pytest
 from doiget.envelopes import LIBRARY_ENVELOPE, PAPERS_ENVELOPE, WEB_ENVELOPE
 from doiget.errors import DoigetError, ErrorCode
 from doiget.models import Work
+from doiget.papers import service as papers_service
 from doiget.papers.store import Store
 from doiget.refs import parse_ref
 from doiget.runtime import Lane, load_runtime
@@ -318,6 +319,30 @@ async def test_only_the_job_whose_caller_gave_up_is_told_so() -> None:
         await anyio.sleep(0.01)
     assert seen == {0: True, 1: False}
     assert not abandoned()  # outside any job
+
+
+async def test_a_local_search_that_would_wait_past_its_limit_is_refused_not_left_waiting(
+    tmp_path: Path, gate: threading.Event, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A local search behind a job that holds the papers lane waits at most its limit
+    (a second here): refused with RATE_LIMITED and the wait, while the job ahead goes on."""
+    monkeypatch.setattr(papers_service, "LOCAL_SEARCH_SECONDS", 1.0)
+    server = _server(tmp_path, workers=1, queue=4)
+    pool = server.runtime.pool("papers")
+    started = threading.Event()
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(_occupy, pool, gate, started)
+        await _until(started)
+        began = time.monotonic()
+        with anyio.fail_after(PATIENCE):
+            answer = await _call(server, "doiget_search_local", query="graph")
+        waited = time.monotonic() - began
+        gate.set()
+    await server.close()
+    assert answer.is_error
+    error = (answer.structured_content or {})["error"]
+    assert error["code"] == "RATE_LIMITED" and error["denial_context"]["actual"] >= 1
+    assert waited < 1.0  # told before its limit ran out, not when it did
 
 
 async def test_reading_and_quote_checks_wait_in_the_papers_lane(

@@ -47,6 +47,9 @@ logger = logging.getLogger("doiget.papers")
 
 BATCH_MAX: Final = 100
 LIST_MAX: Final = 100
+# How long a local search may wait in its lane: one that would likely not be answered
+# by then (the searches ahead of it, then its own) is refused at once with the wait.
+LOCAL_SEARCH_SECONDS: Final = 10.0
 
 # Called after each ref of a batch: (done, total, that ref's result row).
 BatchProgress = Callable[[int, int, c.BatchRow], Awaitable[None] | None]
@@ -712,12 +715,15 @@ class Papers:
     async def search_in(self, pool: WorkPool, request: c.LocalSearch) -> c.Listing:
         """:meth:`search` as a job of ``pool``; in a worker process when the pool runs
         searches apart (the index is brought up to date here first, once)."""
+        within = LOCAL_SEARCH_SECONDS
         if not pool.apart:
-            return await pool.run(functools.partial(self.search, request))
+            return await pool.run(functools.partial(self.search, request), within=within)
         limit = _bounded_limit(request.limit)
         if not self._index_checked:
             await pool.run(self._fresh_index)
-        rows = await pool.run_apart(search_apart, self.store.root, request.query, limit)
+        rows = await pool.run_apart(
+            search_apart, self.store.root, request.query, limit, within=within
+        )
         return _search_listing(request.query, rows)
 
     def recent(self, request: c.RecentPapers) -> c.Listing:
