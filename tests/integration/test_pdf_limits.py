@@ -37,7 +37,7 @@ def test_a_pdf_pdfium_cannot_read_is_refused_by_every_reader(tmp_path: Path, kin
     with pytest.raises(UnusableDocument):
         read_clues(path.read_bytes(), path.name)  # add
     with pytest.raises(DoigetError) as verified:
-        reference_list(path)  # verify x.pdf
+        reference_list(path.read_bytes(), path.name)  # verify x.pdf
     assert verified.value.code == ErrorCode.INVALID_REF
 
 

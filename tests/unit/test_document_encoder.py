@@ -21,6 +21,8 @@ from doiget.library.embedding import (
 from doiget.library.onnx_encoder import OnnxEncoder, cache_file, runnable
 from doiget.library.projects import DEFAULT_EMBED_MODEL
 
+# The least cosine of an int8 vector to the exact one (README: 0.98 or more).
+COSINE_FLOOR = 0.98
 FOLDER = model_folder(DEFAULT_EMBED_MODEL, None)
 # Passages as indexing embeds them: title and section, then the passage.
 PASSAGES = [
@@ -76,12 +78,14 @@ def test_vectors_are_close_to_the_exact_model(cache: Path) -> None:
     cosines = (exact * vectors).sum(axis=1)
     assert vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
-    assert cosines.min() >= 0.99, cosines
+    # ONNX Runtime's int8 kernels differ by processor: 0.99 with int8 dot-product
+    # instructions (VNNI), 0.986 measured on AVX2 alone; the README promises 0.98.
+    assert cosines.min() >= COSINE_FLOOR, cosines
     # Activations are quantised per batch, so a passage's vector shifts a little with
     # its batch-mates: alone, it is as close to the exact one.
     encoder = OnnxEncoder(FOLDER, cache)
     alone = np.vstack([encoder.encode([text], exact.shape[1]) for text in PASSAGES])
-    assert (exact * alone).sum(axis=1).min() >= 0.99
+    assert (exact * alone).sum(axis=1).min() >= COSINE_FLOOR
     assert np.array_equal(encoder.encode(PASSAGES, exact.shape[1]), vectors)  # deterministic
 
 
