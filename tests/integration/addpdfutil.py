@@ -10,8 +10,18 @@ nothing otherwise; DBLP and arXiv title searches find nothing.
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import anyio
+
+from doiget.papers import added as ac
+from doiget.papers.adding import PdfAdder
+from doiget.papers.service import Papers
+from doiget.runtime import load_runtime
+from doiget.verify.service import Verifier
 
 from pdfmaker import write_paper_pdf
 from replay import FIXTURES, ReplayUpstream, Reply
@@ -132,3 +142,23 @@ def fixture_cases() -> list[Case]:
     """The project's fixture PDFs: none is a work the replay sources hold, so each must
     stay unidentified (OpenQuestion prints a placeholder DOI, 10.21105/jose.0XXXX)."""
     return [Case(path.stem, path, None) for path in sorted((FIXTURES / "pdf").glob("*.pdf"))]
+
+
+def add_pdfs(
+    env: dict[str, str],
+    paths: Sequence[Path | str | bytes],
+    allowed: Sequence[Path] | None = None,
+) -> ac.PdfsAdded:
+    """``paths`` added by one papers core and verifier, as ``doiget add`` adds them."""
+
+    async def run() -> ac.PdfsAdded:
+        runtime = load_runtime(env)
+        papers = Papers(runtime)
+        try:
+            adder = PdfAdder(papers, Verifier.of(runtime))
+            return await adder.add_many([os.fsdecode(path) for path in paths], allowed=allowed)
+        finally:
+            await papers.aclose()
+            await runtime.aclose()
+
+    return anyio.run(run)

@@ -11,36 +11,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
-from addpdfutil import route_sources
+from addpdfutil import add_pdfs, route_sources
 
 from doiget.errors import DoigetError, ErrorCode
-from doiget.papers import added as ac
-from doiget.papers.adding import PdfAdder, pdfs_in, read_local_pdf
-from doiget.papers.service import Papers
-from doiget.runtime import load_runtime
-from doiget.verify.service import Verifier
+from doiget.papers.adding import pdfs_in, read_local_pdf
 
 from pdfmaker import write_paper_pdf
 from replay import ReplayUpstream
-
-
-def _add(
-    env: dict[str, str], paths: Sequence[str | bytes], allowed: Sequence[Path] | None = None
-) -> ac.PdfsAdded:
-    async def run() -> ac.PdfsAdded:
-        runtime = load_runtime(env)
-        papers = Papers(runtime)
-        try:
-            adder = PdfAdder(papers, Verifier.of(runtime))
-            named = [os.fsdecode(path) for path in paths]
-            return await adder.add_many(named, allowed=allowed)
-        finally:
-            await papers.aclose()
-            await runtime.aclose()
-
-    return anyio.run(run)
 
 
 def _good(folder: Path, name: str = "good.pdf") -> Path:
@@ -70,7 +48,7 @@ def test_fifos_devices_and_sockets_are_refused_alone_and_never_read(
     _good(folder)
     named = [str(path) for path in specials.values()] + ["/dev/zero", str(folder)]
     roots = [folder, Path("/dev")] if allowed else None
-    result = _add(doiget_env, named, allowed=roots)  # returns: nothing blocks or reads forever
+    result = add_pdfs(doiget_env, named, allowed=roots)  # returns: nothing blocks or reads forever
     rows = [
         (Path(row.path or "").name, row.error.code if row.error else "ok") for row in result.results
     ]
@@ -96,7 +74,7 @@ def test_a_name_that_is_not_utf8_and_a_nul_byte_fail_alone(
     with open(os.fsencode(folder) + b"/c-\xff-not-a-pdf.pdf", "wb") as handle:
         handle.write(b"plain text")
     named = [str(folder), str(folder / "a\x00.pdf"), str(folder) + "\x00", "\x00"]
-    result = _add(doiget_env, named, allowed=[tmp_path] if allowed else None)
+    result = add_pdfs(doiget_env, named, allowed=[tmp_path] if allowed else None)
     document = json.loads(result.model_dump_json())  # the reply is JSON text as sent
     rows = [(row["path"], row["error"]["code"] if row.get("error") else "ok")
             for row in document["results"]]  # fmt: skip
