@@ -35,8 +35,9 @@ from pathlib import Path
 import numpy as np
 from retrieval_quality import DEFAULT_COLLECTION, load_collection
 
+from doiget.documents.sentences import Sentence, split_sentences
 from doiget.library.bert import BertEncoder
-from doiget.library.chunking import Chunk, Sentence, chunk_sentences, split_sentences
+from doiget.library.chunking import Chunk, chunk_sentences
 from doiget.library.embedding import Embedder, document_embedder, embedder_for
 from doiget.library.ingest import (
     PASSAGE_BATCH,

@@ -474,12 +474,13 @@ def fixture_pdfs(folders: Sequence[Path]) -> list[Path]:
 
 
 def measure_ingest(folders: Sequence[Path], rounds: int) -> None:
-    from doiget.library.chunking import chunk_sentences, sentences
+    from doiget.documents.pdftext import UnusableDocument, read_pdf
+    from doiget.documents.sections import sectioned
+    from doiget.documents.sentences import sentences
+    from doiget.library.chunking import chunk_sentences
     from doiget.library.embedding import embedder_for
     from doiget.library.ingest import SourceDocument, embedding_text, prepare
-    from doiget.library.pdftext import UnusableDocument, read_pdf
     from doiget.library.projects import Project, default_collection
-    from doiget.library.sections import sectioned
 
     configured = os.environ.get("DOIGET_EMBED_MODEL_PATH")
     embedder = embedder_for(DEFAULT_EMBED_MODEL, Path(configured) if configured else None)

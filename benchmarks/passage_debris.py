@@ -3,7 +3,7 @@
 Each PDF of the test fixtures (real papers) is read and chunked as ingestion does
 (default project: 200 model tokens, 32 overlap, the MiniLM tokenizer), once with the
 text layer as it is and once without number runs and their labels
-(:mod:`doiget.library.debris`). Reported per PDF and in all: chunks, chunks that are
+(:mod:`doiget.documents.debris`). Reported per PDF and in all: chunks, chunks that are
 mostly numbers (half or more of their tokens), chunks holding a run of four or more
 numbers in a row (a tick scale or a table row), the share of number tokens among all
 tokens, lines dropped, and captions kept.
@@ -18,16 +18,17 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from doiget.library.chunking import Chunk, chunk_sentences, sentences
-from doiget.library.debris import NUMBER, is_caption, without_debris
+from doiget.documents.debris import NUMBER, is_caption, without_debris
+from doiget.documents.pdftext import read_pdf
+from doiget.documents.sections import SectionedLine, sectioned
+from doiget.documents.sentences import sentences
+from doiget.library.chunking import Chunk, chunk_sentences
 from doiget.library.embedding import embedder_for
-from doiget.library.pdftext import read_pdf
 from doiget.library.projects import (
     DEFAULT_CHUNK_OVERLAP,
     DEFAULT_CHUNK_TOKENS,
     DEFAULT_EMBED_MODEL,
 )
-from doiget.library.sections import SectionedLine, sectioned
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "pdf"
 RUN = 4

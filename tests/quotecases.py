@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from doiget.library.chunking import split_sentences
-from doiget.reading.document import Document, DocumentCache
+from doiget.documents.document import Document, DocumentCache
+from doiget.documents.sentences import split_sentences
 from doiget.reading.quote import normal
 from doiget.reading.reader import Paper, Searchable, check_quote
 

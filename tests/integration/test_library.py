@@ -12,13 +12,13 @@ import pytest
 from bombs import pdf_operators_bomb
 from doiget.config import load_settings
 from doiget.contract import build, plain
+from doiget.documents.debris import without_debris
+from doiget.documents.pdftext import Line, read_pdf
+from doiget.documents.sections import sectioned
 from doiget.errors import DoigetError, ErrorCode
 from doiget.library.contracts import ChunkSearch, CollectionQuery, StoreChunks
-from doiget.library.debris import without_debris
 from doiget.library.documents import from_file
 from doiget.library.index.base import StoredChunk
-from doiget.library.pdftext import Line, read_pdf
-from doiget.library.sections import sectioned
 from doiget.library.service import Library
 
 from pdfmaker import (

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from bombs import pdf_flate_bomb, pdf_many_pages, pdf_nested_forms, pdf_operators_bomb
+from doiget.documents.document import DocumentCache
+from doiget.documents.pdftext import PAGES_MAX, UnusableDocument, pdf_text, read_pdf
 from doiget.errors import DoigetError, ErrorCode
-from doiget.library.pdftext import PAGES_MAX, UnusableDocument, pdf_text, read_pdf
 from doiget.papers.pdfclues import read_clues
-from doiget.reading.document import DocumentCache
 from doiget.verify.manuscript import reference_list
 
 from pdfmaker import broken_pdf

@@ -10,12 +10,12 @@ import anyio
 import pytest
 
 from doiget.config import load_settings
+from doiget.documents.document import Document, DocumentCache, build
+from doiget.documents.pdftext import Line
 from doiget.errors import DoigetError, ErrorCode
-from doiget.library.pdftext import Line
 from doiget.models import Work
 from doiget.papers.store import Store
 from doiget.reading import contracts as c
-from doiget.reading.document import Document, DocumentCache, build
 from doiget.reading.reader import Paper, Searchable, check_quote, reading
 from doiget.reading.service import Reader
 from doiget.refs import parse_ref

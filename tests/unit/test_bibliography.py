@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from doiget.library.bibliography import reference_entries
-from doiget.library.pdftext import read_pdf
+from doiget.documents.bibliography import reference_entries
+from doiget.documents.pdftext import read_pdf
 
 from pdfmaker import write_manuscript_pdf, write_sectioned_pdf
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from doiget.library.debris import is_caption, is_number_run, without_debris
-from doiget.library.pdftext import Line, read_pdf
-from doiget.library.sections import SectionedLine, sectioned
+from doiget.documents.debris import is_caption, is_number_run, without_debris
+from doiget.documents.pdftext import Line, read_pdf
+from doiget.documents.sections import SectionedLine, sectioned
 
 LONGEVAL = Path(__file__).resolve().parent.parent / "fixtures" / "pdf"
 LONGEVAL /= "acl-2023.eacl-main.121-longeval.pdf"

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from doiget.library.bibliography import reference_entries
-from doiget.library.chunking import sentences, split_sentences
-from doiget.library.debris import NUMBER, is_number_run
-from doiget.library.pdftext import Line
-from doiget.library.sections import SectionedLine, sectioned
+from doiget.documents.bibliography import reference_entries
+from doiget.documents.debris import NUMBER, is_number_run
+from doiget.documents.pdftext import Line
+from doiget.documents.sections import SectionedLine, sectioned
+from doiget.documents.sentences import sentences, split_sentences
 from doiget.papers.pdfclues import XMP_PACKET_MAX, _xmp_ids, read_clues
 
 from pdfmaker import write_paper_pdf

@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from doiget.documents.debris import without_debris
+from doiget.documents.pdftext import PdfText, UnusableDocument, pdf_text, read_pdf
+from doiget.documents.sections import sectioned
+from doiget.documents.sentences import sentences
 from doiget.errors import DoigetError
-from doiget.library.chunking import Chunk, chunk_sentences, sentences
-from doiget.library.debris import without_debris
+from doiget.library.chunking import Chunk, chunk_sentences
 from doiget.library.index.base import ChunkRecord
-from doiget.library.pdftext import PdfText, UnusableDocument, pdf_text, read_pdf
-from doiget.library.sections import sectioned
 from doiget.papers.store import open_stored_pdf
 
 if TYPE_CHECKING:

@@ -572,8 +572,8 @@ class Library:
         ``unusable`` are documents the caller already found it cannot index (a ref that
         is not stored, a missing file); they join the report as skipped.
         """
+        from doiget.documents.pdftext import UnusableDocument
         from doiget.library.ingest import prepare
-        from doiget.library.pdftext import UnusableDocument
 
         project = self.project(project_id)
         if not documents:

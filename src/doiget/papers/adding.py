@@ -225,7 +225,7 @@ class PdfAdder:
         if local is not None:
             await self._record(read, local.ref, None, "already_present")
             return _result(read, local, "already_present", None, pdf_added=False)
-        from doiget.library.pdftext import UnusableDocument
+        from doiget.documents.pdftext import UnusableDocument
         from doiget.papers.pdfclues import read_clues
 
         try:

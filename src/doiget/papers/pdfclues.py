@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
-from doiget.library.pdfchild import in_child
-from doiget.library.pdftext import Line, PdfText, UnusableDocument, extract
+from doiget.documents.pdfchild import in_child
+from doiget.documents.pdftext import Line, PdfText, UnusableDocument, extract
 from doiget.pdfium import PDFIUM_LOCK
 from doiget.verify.cited import CitedAuthor
 from doiget.verify.readers import split_name

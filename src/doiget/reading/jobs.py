@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
+from doiget.documents.document import Document, DocumentCache
 from doiget.errors import DoigetError, ErrorCode
 from doiget.reading import contracts as c
-from doiget.reading.document import Document, DocumentCache
 from doiget.reading.reader import Paper, Searchable, check_quote, reading
 
 # Parsed documents of this process, shared by its jobs.
@@ -20,7 +20,7 @@ DOCUMENTS: Final = DocumentCache()
 
 def load(path: Path, ref: str) -> Document:
     """The parsed document of the stored PDF of ``ref``; NOT_FOUND when it has no text."""
-    from doiget.library.pdftext import UnusableDocument
+    from doiget.documents.pdftext import UnusableDocument
 
     try:
         return DOCUMENTS.load(path)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from doiget.contract import invalid
-from doiget.reading.document import Document
+from doiget.documents.document import Document
 
 _CURSOR: Final = re.compile(r"^([0-9a-f]{12}):(\d{1,7}):(\d{1,7})$")
 

@@ -14,9 +14,9 @@ from functools import cached_property
 from typing import Any, Final
 
 from doiget.contract import invalid
+from doiget.documents.document import Document, Section
 from doiget.papers.origin import PdfOrigin
 from doiget.reading import contracts as c
-from doiget.reading.document import Document, Section
 from doiget.reading.pieces import piece
 from doiget.reading.quote import Normal, find, line_at, normal, widened
 

@@ -5,7 +5,7 @@ second) and aligning a quotation is Python-bound, so each call is a job of a bou
 work pool (the server's papers lane, else one of the reader's own): a full line refuses
 the call at once with RATE_LIMITED, and where the pool runs searches apart the job runs
 in a worker process (see :mod:`doiget.reading.jobs`). Parsed documents are kept by
-content hash (see :class:`doiget.reading.document.DocumentCache`).
+content hash (see :class:`doiget.documents.document.DocumentCache`).
 """
 
 from __future__ import annotations

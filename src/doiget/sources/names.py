@@ -2,39 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
 from doiget.models import Author
+from doiget.namewords import PARTICLES
 from doiget.sources.shape import items, text
-
-# Lower-case words that belong to the family name that follows them ("van der
-# Walt", "de la Cruz", "bin Laden", "St John"): one list for every reader of names.
-PARTICLES: Final = frozenset(
-    {
-        "al",
-        "bin",
-        "da",
-        "das",
-        "de",
-        "del",
-        "della",
-        "den",
-        "der",
-        "di",
-        "dos",
-        "du",
-        "el",
-        "la",
-        "le",
-        "st",
-        "ten",
-        "ter",
-        "van",
-        "von",
-    }
-)
-# Generational suffixes that follow a name and are neither given name nor family.
-SUFFIXES: Final = frozenset({"jr", "sr", "ii", "iii", "iv"})
 
 
 def author_from_name(name: str, orcid: str | None = None) -> Author:

@@ -1,5 +1,5 @@
 """A PDF manuscript's reference list, one text per reference (the layout reading is
-:mod:`doiget.library.bibliography`'s)."""
+:mod:`doiget.documents.bibliography`'s)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from doiget.contract import invalid
 def reference_list(data: bytes, name: str) -> list[str]:
     """The references of the PDF manuscript ``data`` (the file called ``name``), one
     text each, without their list numbers."""
-    from doiget.library.bibliography import reference_entries
-    from doiget.library.pdftext import UnusableDocument, pdf_text
+    from doiget.documents.bibliography import reference_entries
+    from doiget.documents.pdftext import UnusableDocument, pdf_text
 
     try:
         lines = pdf_text(data, name).lines

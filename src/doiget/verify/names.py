@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from doiget.models import Author
-from doiget.sources.names import PARTICLES, SUFFIXES
+from doiget.namewords import PARTICLES, SUFFIXES
 from doiget.verify.cited import CitedAuthor
 from doiget.verify.text import data_file, fold
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from doiget.sources.names import PARTICLES, SUFFIXES
+from doiget.namewords import PARTICLES, SUFFIXES
 
 # Words that mark a name as an organisation's rather than a person's.
 _ORGANISATION_WORDS: Final = frozenset(

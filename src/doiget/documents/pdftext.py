@@ -4,7 +4,7 @@ Soft hyphens at line ends are joined back into words and lines that are only a p
 number are dropped. A PDF that cannot be opened, has no pages, or has no text layer
 (a scan), or holds more than a paper could (pages, characters), raises
 :class:`UnusableDocument` with a reason a person can act on. PDFium reads it in a child
-process under memory and CPU limits (:mod:`doiget.library.pdfchild`).
+process under memory and CPU limits (:mod:`doiget.documents.pdfchild`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
-from doiget.library.pdfchild import in_child
+from doiget.documents.pdfchild import in_child
 from doiget.pdfium import PDFIUM_LOCK
 
 SOFT_HYPHENS: Final = ("\ufffe", "\u00ad", "\x02")
@@ -145,7 +145,7 @@ def read_pdf(path: Path) -> PdfText:
 def pdf_text(data: bytes, name: str, *, max_pages: int | None = None) -> PdfText:
     """Every line of the PDF ``data`` (the file called ``name``), already read; with
     ``max_pages``, the lines of its first pages only (``pages`` still counts them all).
-    Read in a child process under memory and CPU limits (:mod:`doiget.library.pdfchild`)."""
+    Read in a child process under memory and CPU limits (:mod:`doiget.documents.pdfchild`)."""
     return in_child(extract, name, data, name, max_pages)
 
 

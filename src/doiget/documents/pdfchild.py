@@ -28,7 +28,7 @@ WALL_SECONDS: Final = 120
 # The functions a child runs: (module, name).
 JOBS: Final = frozenset(
     {
-        ("doiget.library.pdftext", "extract"),
+        ("doiget.documents.pdftext", "extract"),
         ("doiget.papers.pdfclues", "read_in_child"),
     }
 )
@@ -36,9 +36,9 @@ JOBS: Final = frozenset(
 
 def in_child(job: Callable[..., T], name: str, *args: Any) -> T:
     """``job(*args)`` run in a fresh child process under the limits. Raises
-    :class:`~doiget.library.pdftext.UnusableDocument` when the job refuses the PDF
+    :class:`~doiget.documents.pdftext.UnusableDocument` when the job refuses the PDF
     called ``name``, fails reading it, or the child is stopped by a limit."""
-    from doiget.library.pdftext import UnusableDocument, unreadable
+    from doiget.documents.pdftext import UnusableDocument, unreadable
 
     key = (job.__module__, job.__name__)
     if key not in JOBS:
@@ -64,7 +64,7 @@ def in_child(job: Callable[..., T], name: str, *args: Any) -> T:
 
 
 def _too_large(name: str, what: str) -> Exception:
-    from doiget.library.pdftext import UnusableDocument
+    from doiget.documents.pdftext import UnusableDocument
 
     return UnusableDocument(
         "too_large",
@@ -86,7 +86,7 @@ def _limit() -> None:
 def _serve() -> None:
     """Run the one job on stdin and answer on stdout: its result, its refusal, or how
     it failed (a memory error ends the child, as the limit's other ways do)."""
-    from doiget.library.pdftext import UnusableDocument
+    from doiget.documents.pdftext import UnusableDocument
 
     _limit()
     (module, function), args = pickle.loads(sys.stdin.buffer.read())  # noqa: S301 - our parent

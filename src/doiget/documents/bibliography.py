@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from itertools import groupby, pairwise
 from typing import Final
 
-from doiget.library.pdftext import Line
-from doiget.sources.names import PARTICLES
+from doiget.documents.pdftext import Line
+from doiget.namewords import PARTICLES
 
 _HEADING: Final = re.compile(
     r"(?:(?:\d+(?:\.\d+)*|[IVXLC]+|[A-Z])\.?\s+)?"

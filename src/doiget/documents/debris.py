@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from doiget.library.sections import SectionedLine
+from doiget.documents.sections import SectionedLine
 
 # A number as tables and axes print it: signs (also U+2212 minus, U+00B1 plus-minus),
 # brackets, decimals, thousands separators, percentages, ranges (hyphen or U+2013).

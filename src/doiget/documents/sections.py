@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from doiget.library.pdftext import Line
+from doiget.documents.pdftext import Line
 
 MAX_HEADING_WORDS: Final = 12
 # The deepest a section nests, so a section's path stays short whatever the layout.

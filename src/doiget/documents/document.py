@@ -1,7 +1,7 @@
 """A PDF as a reader sees it: every line once, in reading order, in a tree of sections.
 
-The lines are :func:`doiget.library.pdftext.read_pdf`'s (page-number lines dropped,
-soft hyphens joined); the sections are :func:`doiget.library.sections.walk`'s headings.
+The lines are :func:`doiget.documents.pdftext.read_pdf`'s (page-number lines dropped,
+soft hyphens joined); the sections are :func:`doiget.documents.sections.walk`'s headings.
 Each heading opens a section that runs to the next heading at its own level or above,
 so a section is one unbroken run of lines, its subsections inside it. Lines before the
 first heading form a section of their own, numbered 0 ("Front matter"). Sections are
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from doiget.library.pdftext import Line, read_pdf
+from doiget.documents.pdftext import Line, read_pdf
 
 FRONT_MATTER: Final = "Front matter"
 CAPTION_CHARS: Final = 200
@@ -86,8 +86,8 @@ class Document:
 
 def build(lines: list[Line], pages: int, sha256: str) -> Document:
     """The document of ``lines`` (see the module docstring)."""
-    from doiget.library.bibliography import reference_entries
-    from doiget.library.sections import walk
+    from doiget.documents.bibliography import reference_entries
+    from doiget.documents.sections import walk
 
     sections: list[Section] = []
     owners: list[int] = []

@@ -1,0 +1,1 @@
+"""Claim support: does a cited work say what the sentence citing it claims?"""

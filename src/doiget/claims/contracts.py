@@ -1,0 +1,102 @@
+"""The claim tools' requests and replies: evidence a cited work gives for a claim.
+
+``doiget_check_claims`` answers each ``{claim, ref}`` or ``{claim, text}`` pair per cited
+work; ``doiget_audit_manuscript`` answers every citation of a manuscript the same way,
+with the verifier's verdict on each cited reference beside it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from doiget.contract import Reply, Request
+from doiget.verify.contracts import Reference, Row, VerifyModel
+
+MAX_CLAIMS = 50
+MAX_CLAIM_CHARS = 2_000
+# Inline source text: a page or a passage an agent holds, not a book.
+MAX_INLINE_CHARS = 200_000
+MAX_EVIDENCE = 5
+
+Basis = Literal["full_text", "abstract", "inline", "unavailable"]
+Addressed = Literal["addressed", "partly", "not_addressed", "unavailable"]
+CueKind = Literal["number", "direction", "negation", "certainty", "population"]
+EvidenceRole = Literal["rationale", "context"]
+
+
+class ClaimItem(Request):
+    """One claim and what it cites: one ref, several (``\\citep{a,b}``), or inline text."""
+
+    claim: Annotated[str, Field(min_length=1, max_length=MAX_CLAIM_CHARS)]
+    ref: Reference | Annotated[list[Reference], Field(min_length=1, max_length=10)] | None = Field(
+        default=None, description="DOI, arXiv id, entry key, BibTeX or free text"
+    )
+    text: Annotated[str | None, Field(max_length=MAX_INLINE_CHARS)] = Field(
+        default=None, description="the source's text, when the caller holds it"
+    )
+
+
+class CheckClaims(Request):
+    """Claims to check against the works they cite, answered in input order."""
+
+    items: Annotated[list[ClaimItem], Field(min_length=1, max_length=MAX_CLAIMS)]
+    fetch: bool = Field(
+        default=False, description="fetch an Open Access PDF into the store when needed"
+    )
+
+
+class Evidence(VerifyModel):
+    """A sentence (or two adjacent ones) of the source that bears on the claim.
+
+    Full text gives ``page`` and ``section``; an abstract or inline text gives the
+    character offsets ``start``/``end`` into the text the basis names.
+    """
+
+    text: str
+    score: float
+    role: EvidenceRole
+    page: int | None = None
+    section: str | None = None
+    start: int | None = None
+    end: int | None = None
+
+
+class Cue(VerifyModel):
+    """Where the claim and the best evidence differ: information, never a verdict."""
+
+    kind: CueKind
+    claim_span: str
+    source_span: str
+    evidence: int = Field(description="index into evidence[] of the sentence it names")
+
+
+class WorkCheck(VerifyModel):
+    """What one cited work says about the claim."""
+
+    ref: str | None = None  # the cited work as doiget names it (DOI, arXiv id, key)
+    key: str | None = None  # the citation key, in a manuscript
+    basis: Basis
+    basis_note: str | None = None  # why the basis is what it is (why unavailable)
+    addressed: Addressed
+    confidence: float | None = None
+    evidence: list[Evidence] = Field(default_factory=list)
+    cues: list[Cue] = Field(default_factory=list)
+    verification: Row | None = None
+
+
+class ClaimResult(VerifyModel):
+    """One claim, answered per cited work."""
+
+    claim: str
+    works: list[WorkCheck] = Field(default_factory=list)
+    error: dict[str, Any] | None = None
+
+
+class ClaimChecks(Reply):
+    """One result per claim, in input order."""
+
+    sparse = True
+    ok: bool = True
+    results: list[ClaimResult]

@@ -1,0 +1,2 @@
+"""Reading a manuscript's citations: where each stands, its sentence, the keys it cites,
+and the bibliography that says what each key is."""
