@@ -7,17 +7,20 @@ at :data:`MEMORY_BYTES` of address space or :data:`CPU_SECONDS` of CPU (and kill
 after :data:`WALL_SECONDS`), and the file it read is refused as too large to read,
 while the server, its event loop and every other call go on.
 
-The parent sends one job on the child's stdin (which function, then its arguments,
-pickled) and reads one answer from its stdout. Only the functions in :data:`JOBS` run.
+Children are forked from a fork server started on first use with the PDF readers
+already imported, so a reading pays a fork, not an interpreter's start and its
+imports; the fork server has no threads, so forking it is safe where forking the
+server itself is not. The parent sends one job (which function, then its arguments)
+and reads one answer over a pipe. Only the functions in :data:`JOBS` run.
 """
 
 from __future__ import annotations
 
 import importlib
-import pickle
-import subprocess
-import sys
+import multiprocessing
+import threading
 from collections.abc import Callable
+from multiprocessing.connection import Connection
 from typing import Any, Final, TypeVar
 
 T = TypeVar("T")
@@ -32,6 +35,21 @@ JOBS: Final = frozenset(
         ("doiget.papers.pdfclues", "read_in_child"),
     }
 )
+_STARTED = threading.Lock()
+_context: multiprocessing.context.ForkServerContext | None = None
+
+
+def _forks() -> multiprocessing.context.ForkServerContext:
+    """The fork server's context, its modules preloaded (the server starts on first use)."""
+    global _context
+    with _STARTED:
+        if _context is None:
+            context = multiprocessing.get_context("forkserver")
+            # The main module too: each child would otherwise import it again (as
+            # spawn's children do, so it keeps its work under a __main__ guard).
+            context.set_forkserver_preload(["__main__", *sorted({m for m, _ in JOBS})])
+            _context = context
+        return _context
 
 
 def in_child(job: Callable[..., T], name: str, *args: Any) -> T:
@@ -43,19 +61,26 @@ def in_child(job: Callable[..., T], name: str, *args: Any) -> T:
     key = (job.__module__, job.__name__)
     if key not in JOBS:
         raise ValueError(f"{key} is not a PDF job")
+    receiving, sending = multiprocessing.Pipe(duplex=False)
+    child = _forks().Process(target=_serve, args=(sending, key, args), daemon=True)
     try:
-        done = subprocess.run(  # noqa: S603 - this interpreter, this module
-            [sys.executable, "-m", __name__],
-            input=pickle.dumps((key, args), protocol=pickle.HIGHEST_PROTOCOL),
-            capture_output=True,
-            timeout=WALL_SECONDS,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise _too_large(name, f"took over {WALL_SECONDS} s") from exc
-    if done.returncode != 0 or not done.stdout:
-        raise _too_large(name, f"took more than {MEMORY_BYTES // 2**20} MiB or {CPU_SECONDS} s")
-    outcome, value = pickle.loads(done.stdout)  # noqa: S301 - our own child's answer
+        child.start()
+        sending.close()
+        if not receiving.poll(WALL_SECONDS):
+            raise _too_large(name, f"took over {WALL_SECONDS} s")
+        try:
+            outcome, value = receiving.recv()
+        except (EOFError, OSError) as exc:  # the child ended without an answer
+            raise _too_large(
+                name, f"took more than {MEMORY_BYTES // 2**20} MiB or {CPU_SECONDS} s"
+            ) from exc
+    finally:
+        receiving.close()
+        if child.is_alive():
+            child.kill()
+        if child.pid is not None:
+            child.join()
+            child.close()
     if outcome == "refused":
         raise UnusableDocument(*value)
     if outcome == "failed":
@@ -83,15 +108,15 @@ def _limit() -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS + 5))
 
 
-def _serve() -> None:
-    """Run the one job on stdin and answer on stdout: its result, its refusal, or how
-    it failed (a memory error ends the child, as the limit's other ways do)."""
+def _serve(answer_to: Connection, key: tuple[str, str], args: tuple[Any, ...]) -> None:
+    """Run the one job and send its answer: its result, its refusal, or how it failed
+    (a memory error ends the child without one, as the limit's other ways do)."""
     from doiget.documents.pdftext import UnusableDocument
 
     _limit()
-    (module, function), args = pickle.loads(sys.stdin.buffer.read())  # noqa: S301 - our parent
-    if (module, function) not in JOBS:
+    if key not in JOBS:
         raise SystemExit(2)
+    module, function = key
     job = getattr(importlib.import_module(module), function)
     answer: tuple[str, object]
     try:
@@ -102,8 +127,5 @@ def _serve() -> None:
         raise SystemExit(3) from None
     except Exception as exc:  # PDFium's own errors, whatever their type: the file's fault
         answer = ("failed", f"{type(exc).__name__}: {exc}")
-    sys.stdout.buffer.write(pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL))
-
-
-if __name__ == "__main__":
-    _serve()
+    answer_to.send(answer)
+    answer_to.close()
