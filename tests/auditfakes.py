@@ -106,8 +106,11 @@ def _row(work: CitedWork) -> Row:
         return Row(key=work.key, verdict="not_found", confidence=0.9, note="no real work matches")
     problems = []
     if work.title == "Retracted glacier study":
-        problems = [Problem(field="integrity", kind="retracted", cited=work.title,
-                            actual="10.5555/retraction")]  # fmt: skip
+        problems = [
+            Problem(
+                field="integrity", kind="retracted", cited=work.title, actual="10.5555/retraction"
+            )
+        ]
     ref = f"10.5555/{(work.key or 'x').lower()}"
     match = Match(ref=ref, title=f"{work.title} {HOSTILE}", year=2020, venue="J. Glaciol.")
     return Row(key=work.key, verdict=verdict, confidence=0.9, problems=problems, match=match)  # type: ignore[arg-type]
@@ -136,19 +139,36 @@ class FakeChecker:
             await anyio.sleep_forever()
         addressed = {"wrong": "not_addressed", "part": "partly"}.get(key or "", "addressed")
         evidence = [
-            Evidence(text=f"Ice fronts moved 40 metres a year. {HOSTILE}", score=0.81,
-                     role="rationale", page=3, section="2 Methods"),
-            Evidence(text="Measured by repeat photography.", score=0.52, role="context", page=3,
-                     section="2 Methods"),
-        ]  # fmt: skip
+            Evidence(
+                text=f"Ice fronts moved 40 metres a year. {HOSTILE}",
+                score=0.81,
+                role="rationale",
+                page=3,
+                section="2 Methods",
+            ),
+            Evidence(
+                text="Measured by repeat photography.",
+                score=0.52,
+                role="context",
+                page=3,
+                section="2 Methods",
+            ),
+        ]
         cues = (
             [Cue(kind="number", claim_span="40 %", source_span="14 %", evidence=0)]
             if key == "cue"
             else []
         )
-        return WorkCheck(ref=f"10.5555/{key}", key=key, basis="full_text", addressed=addressed,
-                         confidence=0.8, evidence=evidence, cues=cues,
-                         verification=Row(verdict="verified", confidence=1.0))  # type: ignore[arg-type]  # fmt: skip
+        return WorkCheck(
+            ref=f"10.5555/{key}",
+            key=key,
+            basis="full_text",
+            addressed=addressed,
+            confidence=0.8,
+            evidence=evidence,
+            cues=cues,
+            verification=Row(verdict="verified", confidence=1.0),
+        )  # type: ignore[arg-type]
 
 
 class FakeQuotes:
@@ -158,5 +178,11 @@ class FakeQuotes:
         if request.ref == "10.5555/part":
             raise DoigetError(ErrorCode.NOT_FOUND, "10.5555/part is not in the library.")
         found = request.quote == QUOTE_THERE
-        return QuoteCheck(ok=True, found=found, similarity=1.0 if found else 0.94, passage=QUOTE_THERE,
-                          page=3, section=SectionRef(title="2 Methods"))  # fmt: skip
+        return QuoteCheck(
+            ok=True,
+            found=found,
+            similarity=1.0 if found else 0.94,
+            passage=QUOTE_THERE,
+            page=3,
+            section=SectionRef(title="2 Methods"),
+        )

@@ -8,12 +8,6 @@ import json
 import anyio
 import pytest
 
-from doiget.claims.audit import Audit, audit
-from doiget.claims.audit_contracts import AuditReport
-from doiget.claims.report import worst_first
-from doiget.claims.report.document import as_json
-from doiget.errors import DoigetError, ErrorCode
-
 from auditfakes import (
     QUOTE_ALTERED,
     QUOTE_THERE,
@@ -23,6 +17,11 @@ from auditfakes import (
     draft,
     problem_draft,
 )
+from doiget.claims.audit import Audit, audit
+from doiget.claims.audit_contracts import AuditReport
+from doiget.claims.report import worst_first
+from doiget.claims.report.document import as_json
+from doiget.errors import DoigetError, ErrorCode
 
 
 async def _audit(manuscript=None, **kwargs):  # type: ignore[no-untyped-def]
