@@ -16,6 +16,7 @@ from doiget.claims.audit_contracts import AuditReport, CitationCheck, KeyCheck
 from doiget.claims.report import LABELS, Fact, counts, facts, is_problem, link, where, worst_first
 from doiget.verify.contracts import Row
 
+OPENING: Final = 90  # characters of a sentence shown in the list of citations
 _STYLE: Final = """
 body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d2329;
 background:#f6f7f9}
@@ -27,7 +28,7 @@ h3{font-size:1rem;margin:0 0 .4rem}h4{font-size:.95rem;margin:.6rem 0 .2rem}
 .summary div{background:#fff;border:1px solid #d5d9de;border-radius:6px;padding:.3rem .7rem}
 .summary dt{font-size:.8rem;color:#56606b}.summary dd{margin:0;font-size:1.3rem;font-weight:600}
 .summary .hit{border-color:#c9372c}.summary .hit dd{color:#c9372c}
-nav ol{padding-left:1.6rem}nav li{margin:.15rem 0}
+nav ul{padding-left:1.2rem;list-style:none}nav li{margin:.15rem 0}
 article{background:#fff;border:1px solid #d5d9de;border-left:6px solid #8a939c;
 border-radius:6px;padding:.7rem 1rem;margin:.8rem 0}
 blockquote{margin:.3rem 0;padding:.2rem .8rem;border-left:3px solid #c4cad1;color:#333}
@@ -95,11 +96,18 @@ def _badge(kind: str, text: str) -> str:
 
 def _contents(ordered: list[CitationCheck]) -> str:
     items = "".join(
-        f'<li id="toc-c{c.index}"><a href="#c{c.index}">{escape(where(c.place))}</a> '
-        f"{_badge('s-' + c.status, LABELS[c.status])}</li>"
+        f'<li id="toc-c{c.index}"><a href="#c{c.index}">[{c.index}] {escape(where(c.place))}</a> '
+        f"{_badge('s-' + c.status, LABELS[c.status])} "
+        f'<span class="at">{escape(_opening(c.sentence))}</span></li>'
         for c in ordered
     )
-    return f'<nav id="contents" aria-label="Citations"><h2>Citations</h2><ol>{items}</ol></nav>'
+    return f'<nav id="contents" aria-label="Citations"><h2>Citations</h2><ul>{items}</ul></nav>'
+
+
+def _opening(sentence: str) -> str:
+    """The sentence's first words, to tell a citation from its neighbours."""
+    words = " ".join(sentence.split())
+    return words if len(words) <= OPENING else words[: OPENING - 1].rsplit(" ", 1)[0] + "…"
 
 
 def _group(anchor: str, title: str, citations: list[CitationCheck], works: dict[str, int]) -> str:
