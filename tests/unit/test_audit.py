@@ -220,3 +220,14 @@ async def test_the_json_document_reads_back_as_the_report() -> None:
 async def test_an_empty_manuscript_is_an_empty_report() -> None:
     report, verifier, _ = await _audit(draft())
     assert report.summary.citations == 0 and not report.partial and verifier.calls == []
+
+
+def test_the_audit_tool_fits_the_budget_of_the_model() -> None:
+    from doiget.server.snapshot import stored
+
+    (tool,) = [
+        t for ts in stored().values() for t in ts["tools"] if t["name"] == "doiget_audit_manuscript"
+    ]
+    schema = json.dumps(tool["inputSchema"], separators=(",", ":"), ensure_ascii=False)
+    assert len((tool["name"] + tool["description"] + schema).encode()) <= 900
+    assert tool["annotations"]["openWorldHint"] is True

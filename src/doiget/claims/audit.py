@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import anyio
 
@@ -35,6 +35,9 @@ from doiget.reading.contracts import CheckQuote, QuoteCheck
 from doiget.verify.cited import CitedWork
 from doiget.verify.contracts import Row, Verification
 from doiget.verify.lookup import Offload, here
+
+if TYPE_CHECKING:
+    from doiget.runtime import Runtime
 
 # Citations checked at once: the checker's own budget paces the upstream requests.
 CONCURRENT: Final = 4
@@ -295,6 +298,14 @@ async def audit(
         manuscript, checker=checker, verifier=verifier, quotes=quotes, fetch=fetch, offload=offload
     )
     return await run.run(progress)
+
+
+def claim_checker(runtime: Runtime, verifier: ReferenceVerifier, offload: Offload) -> WorkChecker:
+    """The claim checker of a process, sharing its verifier and work pool."""
+    from doiget.claims.service import ClaimChecker  # type: ignore[import-not-found, import-untyped, unused-ignore]
+
+    checker: WorkChecker = ClaimChecker.of(runtime, verifier=verifier, offload=offload)
+    return checker
 
 
 # -- helpers ----------------------------------------------------------------------

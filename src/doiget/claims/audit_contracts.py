@@ -53,15 +53,11 @@ STATUSES: tuple[Status, ...] = (
 class AuditManuscript(Request):
     """A manuscript to audit: a file (``path``) or its text inline with its bibliography."""
 
-    path: Annotated[str | None, Field(max_length=4096)] = Field(
-        default=None, description="a .tex, .md, .docx, .pdf or .txt file"
-    )
+    path: Annotated[str | None, Field(max_length=4096)] = None
     text: Annotated[str | None, Field(max_length=MAX_MANUSCRIPT_CHARS)] = None
-    format: InlineFormat | None = Field(default=None, description="of text")
-    bibliography: Annotated[str | None, Field(max_length=MAX_BIBLIOGRAPHY_CHARS)] = Field(
-        default=None, description=".bib, CSL-JSON or RIS text"
-    )
-    fetch: bool = Field(default=False, description="fetch Open Access PDFs into the store")
+    format: InlineFormat | None = None
+    bibliography: Annotated[str | None, Field(max_length=MAX_BIBLIOGRAPHY_CHARS)] = None
+    fetch: bool = False
 
 
 class Where(VerifyModel):
