@@ -122,6 +122,7 @@ class FakeChecker:
     ``part`` is partly addressed, ``down`` fails as a source down, ``slow`` never ends."""
 
     calls: list[tuple[str, str | None]] = field(default_factory=list)
+    fetched: list[bool] = field(default_factory=list)
 
     async def check_work(
         self,
@@ -133,6 +134,7 @@ class FakeChecker:
         key: str | None,
     ) -> WorkCheck:
         self.calls.append((claim, key))
+        self.fetched.append(fetch)
         if key == "down":
             raise DoigetError(ErrorCode.NETWORK_ERROR, "Crossref did not answer; try again later.")
         if key == "slow":

@@ -78,6 +78,7 @@ async def test_each_citation_gives_each_key_its_verdict_claim_check_and_quotes()
     assert real.verdict == "verified" and real.work is not None
     assert real.work.addressed == "addressed" and real.work.evidence[0].page == 3
     dumped = json.loads(as_json(report))
+    assert dumped["ok"] is True
     assert "verification" not in dumped["citations"][0]["keys"][0]["work"]  # once, in works[]
     by_index = {c.index: c for c in report.citations}
     assert by_index[2].status == "not_real" and by_index[2].keys[0].verdict == "not_found"

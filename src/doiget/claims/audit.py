@@ -143,6 +143,7 @@ class Audit:
         ]
         works = [self._rows[key] for key in self._keys if key in self._rows]
         return AuditReport(
+            ok=True,
             name=self.manuscript.name,
             format=self.manuscript.format,
             partial=not all(citation.checked for citation in citations),

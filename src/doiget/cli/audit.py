@@ -8,7 +8,7 @@ still printed and written, and the citations left say they were not checked.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, get_args
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -61,9 +61,15 @@ def audit(
 ) -> None:
     """Check every citation of a draft: is the work real, and does it say what the
     sentence claims? (exit 0 even when some are not)"""
+    from doiget.claims.audit_contracts import DraftFormat
     from doiget.claims.manuscripts import read_manuscript  # type: ignore[attr-defined, unused-ignore]
 
     as_json = wants_json(ctx, json_output)
+    formats = get_args(DraftFormat)
+    if fmt is not None and fmt not in formats:
+        raise invalid(
+            f"--format {fmt!r} is not one doiget reads; give one of {', '.join(formats)}."
+        )
     manuscript: Manuscript = read_manuscript(draft, bib=bib, fmt=fmt)
     report, interrupted = _audit(ctx, manuscript, fetch, as_json)
     _write(md, html, report)
