@@ -125,8 +125,8 @@ class Audit:
             async with limit:
                 checked = await self._citation(index, citations[index])
             self._done[index] = checked
-            where = _where_text(checked.place)
-            await report(progress, first + len(self._done), total, f"{where}: {checked.status}")
+            said = f"{checked.place.shown()}: {checked.status}"
+            await report(progress, first + len(self._done), total, said)
 
         async with anyio.create_task_group() as group:
             for index in range(len(citations)):
@@ -340,14 +340,6 @@ def _unavailable(work: WorkCheck) -> str | None:
 def _place(citation: Citation) -> Where:
     place = citation.place
     return Where(file=place.file, line=place.line, page=place.page)
-
-
-def _where_text(place: Where) -> str:
-    if place.line is not None:
-        return f"{place.file}:{place.line}"
-    if place.page is not None:
-        return f"{place.file} p. {place.page}"
-    return place.file
 
 
 def _retracted(check: KeyCheck) -> bool:

@@ -67,6 +67,14 @@ class Where(VerifyModel):
     line: int | None = None
     page: int | None = None
 
+    def shown(self) -> str:
+        """'draft.tex:12', 'paper.pdf p. 3', or the file alone."""
+        if self.line is not None:
+            return f"{self.file}:{self.line}"
+        if self.page is not None:
+            return f"{self.file} p. {self.page}"
+        return self.file
+
 
 class QuoteResult(VerifyModel):
     """A quotation of the citing sentence, looked for word for word in the cited work.

@@ -144,10 +144,12 @@ def _write(md: Path | None, html: Path | None, report: AuditReport) -> None:
 
 
 def _show(report: AuditReport) -> None:
-    from doiget.claims.report import LABELS, counts, where, worst_first
+    from doiget.claims.report import LABELS, counts, worst_first
 
     out = console()
-    summary = ", ".join(f"{number} {label}" for label, number in counts(report.summary) if number)
+    summary = ", ".join(
+        f"{number} {label}" for label, number, _ in counts(report.summary) if number
+    )
     out.print(Text(f"{report.name}: {summary or 'no citations'}", style="bold"))
     if report.stopped:
         out.print(Text(f"partial: {report.stopped}", style="yellow"))
@@ -156,6 +158,6 @@ def _show(report: AuditReport) -> None:
         keys = ", ".join(check.key for check in citation.keys)
         out.print(
             Text.assemble(
-                (f"{LABELS[citation.status]:<24}", colour), f" {where(citation.place)} [{keys}]"
+                (f"{LABELS[citation.status]:<24}", colour), f" {citation.place.shown()} [{keys}]"
             )
         )

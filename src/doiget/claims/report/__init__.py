@@ -17,7 +17,6 @@ from doiget.claims.audit_contracts import (
     QuoteResult,
     Status,
     Summary,
-    Where,
 )
 from doiget.claims.contracts import Evidence, WorkCheck
 
@@ -52,15 +51,6 @@ def is_problem(citation: CitationCheck) -> bool:
     return citation.status in PROBLEMS
 
 
-def where(place: Where) -> str:
-    """'draft.tex:12', 'paper.pdf p. 3', or the file alone."""
-    if place.line is not None:
-        return f"{place.file}:{place.line}"
-    if place.page is not None:
-        return f"{place.file} p. {place.page}"
-    return place.file
-
-
 def located(evidence: Evidence) -> str:
     """Where a piece of evidence stands: 'p. 3, Methods', or its characters."""
     parts = []
@@ -73,20 +63,21 @@ def located(evidence: Evidence) -> str:
     return ", ".join(parts)
 
 
-def counts(summary: Summary) -> list[tuple[str, int]]:
-    """The summary's counts as (label, number), in the order a reader wants them."""
+def counts(summary: Summary) -> list[tuple[str, int, bool]]:
+    """The summary's counts as (label, number, whether a number above 0 is a problem),
+    in the order a reader wants them."""
     return [
-        ("citations", summary.citations),
-        ("cited works", summary.cited_works),
-        ("not real", summary.not_real),
-        ("not in the bibliography", summary.missing),
-        ("retracted", summary.retracted),
-        ("miscited", summary.miscited),
-        ("not addressed", summary.not_addressed),
-        ("partly addressed", summary.partly),
-        ("with cues", summary.with_cues),
-        ("quotations not found", summary.quotes_not_found),
-        ("not checked", summary.unchecked),
+        ("citations", summary.citations, False),
+        ("cited works", summary.cited_works, False),
+        ("not real", summary.not_real, True),
+        ("not in the bibliography", summary.missing, True),
+        ("retracted", summary.retracted, True),
+        ("miscited", summary.miscited, True),
+        ("not addressed", summary.not_addressed, True),
+        ("partly addressed", summary.partly, False),
+        ("with cues", summary.with_cues, True),
+        ("quotations not found", summary.quotes_not_found, True),
+        ("not checked", summary.unchecked, False),
     ]
 
 

@@ -7,7 +7,7 @@ import re
 from typing import Final
 
 from doiget.claims.audit_contracts import AuditReport, CitationCheck
-from doiget.claims.report import LABELS, Fact, counts, facts, is_problem, where, worst_first
+from doiget.claims.report import LABELS, Fact, counts, facts, is_problem, worst_first
 
 # Characters Markdown reads as markup (and '<', which starts raw HTML), escaped so a
 # sentence or title shows as written.
@@ -26,7 +26,7 @@ def as_markdown(report: AuditReport) -> str:
         why = f": {text(report.stopped)}" if report.stopped else ""
         lines += [f"**Partial report**{why}. Citations not checked say so below.", ""]
     lines += ["| | |", "|---|---:|"]
-    lines += [f"| {label} | {number} |" for label, number in counts(report.summary)]
+    lines += [f"| {label} | {number} |" for label, number, _ in counts(report.summary)]
     lines.append("")
     ordered = worst_first(report)
     problems = [citation for citation in ordered if is_problem(citation)]
@@ -43,7 +43,7 @@ def as_markdown(report: AuditReport) -> str:
 
 def _citation(citation: CitationCheck) -> list[str]:
     lines = [
-        f"### [c{citation.index}] {text(where(citation.place))}: {LABELS[citation.status]}",
+        f"### [c{citation.index}] {text(citation.place.shown())}: {LABELS[citation.status]}",
         "",
         f"> {text(citation.sentence)}",
         "",

@@ -13,7 +13,7 @@ from html import escape
 from typing import Final
 
 from doiget.claims.audit_contracts import AuditReport, CitationCheck, KeyCheck
-from doiget.claims.report import LABELS, Fact, counts, facts, is_problem, link, where, worst_first
+from doiget.claims.report import LABELS, Fact, counts, facts, is_problem, link, worst_first
 from doiget.verify.contracts import Row
 
 OPENING: Final = 90  # characters of a sentence shown in the list of citations
@@ -84,8 +84,8 @@ def _partial(report: AuditReport) -> str:
 
 def _summary(report: AuditReport) -> str:
     cells = []
-    for position, (label, number) in enumerate(counts(report.summary)):
-        hit = ' class="hit"' if position >= 2 and number else ""
+    for label, number, alarming in counts(report.summary):
+        hit = ' class="hit"' if alarming and number else ""
         cells.append(f"<div{hit}><dt>{escape(label)}</dt><dd>{number}</dd></div>")
     return f'<dl class="summary">{"".join(cells)}</dl>'
 
@@ -96,7 +96,7 @@ def _badge(kind: str, text: str) -> str:
 
 def _contents(ordered: list[CitationCheck]) -> str:
     items = "".join(
-        f'<li id="toc-c{c.index}"><a href="#c{c.index}">[{c.index}] {escape(where(c.place))}</a> '
+        f'<li id="toc-c{c.index}"><a href="#c{c.index}">[{c.index}] {escape(c.place.shown())}</a> '
         f"{_badge('s-' + c.status, LABELS[c.status])} "
         f'<span class="at">{escape(_opening(c.sentence))}</span></li>'
         for c in ordered
@@ -124,7 +124,7 @@ def _citation(citation: CitationCheck, works: dict[str, int]) -> str:
     return (
         f'<article class="citation s-{citation.status}" id="{anchor}">'
         f"<h3>{_badge('s-' + citation.status, LABELS[citation.status])} "
-        f'<a href="#{anchor}">[{citation.index}] {escape(where(citation.place))}</a></h3>'
+        f'<a href="#{anchor}">[{citation.index}] {escape(citation.place.shown())}</a></h3>'
         f"<blockquote>{escape(citation.sentence)}</blockquote>{keys}{note}"
         f'<p class="back"><a href="#toc-{anchor}">back to the list</a></p></article>'
     )
