@@ -45,6 +45,9 @@ async def test_markdown_gives_the_summary_then_problems_then_the_rest() -> None:
     assert "the claim says \u201c40 %\u201d, the source \u201c14 %\u201d" in text
     assert f"\u201c{QUOTE_ALTERED}\u201d" in text and "not found (similarity 0.94)" in text
     assert "**Partial report**" not in text
+    assert text.endswith(
+        "## Notes on reading the draft\n\n- a \\\\cite inside a comment at line 40 was skipped\n"
+    )
 
 
 async def test_markdown_shows_markup_from_the_draft_as_text() -> None:

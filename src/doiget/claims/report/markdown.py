@@ -36,8 +36,9 @@ def as_markdown(report: AuditReport) -> str:
             lines += [f"## {title}", ""]
             for citation in group:
                 lines += _citation(citation)
-    for note in report.notes:
-        lines.append(f"- {text(note)}")
+    if report.notes:
+        lines += ["## Notes on reading the draft", ""]
+        lines += [f"- {text(note)}" for note in report.notes]
     return "\n".join(lines).rstrip() + "\n"
 
 
