@@ -80,6 +80,7 @@ class FakeVerifier:
 
     calls: list[list[str | None]] = field(default_factory=list)
     failure: DoigetError | None = None
+    hang_on: str | None = None  # the title whose lookup never ends
 
     async def verify_many(
         self,
@@ -91,6 +92,8 @@ class FakeVerifier:
             raise self.failure
         rows = []
         for done, work in enumerate(cited, 1):
+            if work.title == self.hang_on:
+                await anyio.sleep_forever()
             row = _row(work)
             rows.append(row)
             if progress is not None:

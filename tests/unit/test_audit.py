@@ -203,6 +203,29 @@ async def test_a_cancelled_audit_reports_what_it_checked_and_what_it_did_not() -
     assert any(message.startswith("draft.tex:5: not_addressed") for *_, message in messages)
 
 
+async def test_an_audit_cut_short_while_verifying_keeps_the_verdicts_it_has() -> None:
+    verifier = FakeVerifier(hang_on="Retracted glacier study")
+    run = Audit(problem_draft(), checker=FakeChecker(), verifier=verifier, quotes=FakeQuotes(),
+                fetch=False)  # fmt: skip
+    async with anyio.create_task_group() as group:
+
+        async def progress(done: int, total: int, message: str) -> None:
+            if done == 2:  # real and ghost verified; retr's lookup never ends
+                group.cancel_scope.cancel()
+
+        group.start_soon(run.run, progress)
+    report = run.report(stopped="a source stopped answering")
+    verdicts = {c.keys[0].key: c.keys[0].verdict for c in report.citations}
+    assert (verdicts["real"], verdicts["ghost"], verdicts["retr"]) == (
+        "verified",
+        "not_found",
+        None,
+    )
+    assert [row.key for row in report.works] == ["real", "ghost"]
+    assert report.summary.not_real == 1 and report.summary.unchecked == 10
+    assert report.citations[1].status == "not_real"  # what is known is said
+
+
 def test_an_audit_stopped_before_it_began_lists_every_citation_unchecked() -> None:
     run = Audit(problem_draft(), checker=FakeChecker(), verifier=FakeVerifier(),
                 quotes=FakeQuotes(), fetch=False)  # fmt: skip

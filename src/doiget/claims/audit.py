@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import anyio
@@ -157,7 +158,8 @@ class Audit:
     # -- the cited works ----------------------------------------------------------
 
     async def _verify(self, progress: Callable[[int, int, Row], Awaitable[None]]) -> None:
-        """A verdict for each distinct key the bibliography describes, each verified once."""
+        """A verdict for each distinct key the bibliography describes, each verified once;
+        each kept as it comes, so an audit cut short keeps the verdicts it has."""
         from doiget.verify.inputs import read_items
 
         bibliography = self.manuscript.bibliography
@@ -165,15 +167,24 @@ class Audit:
         if not keys:
             return
         references = [bibliography[key].reference or "" for key in keys]
-        cited = await self._offload(lambda: read_items(references))
+
+        def read() -> list[CitedWork]:  # each under the key the draft cites it by
+            return [
+                replace(work, key=key)
+                for work, key in zip(read_items(references), keys, strict=True)
+            ]
+
+        async def kept(done: int, total: int, row: Row) -> None:
+            if row.key is not None:
+                self._rows[row.key] = row
+            await progress(done, total, row)
+
+        cited = await self._offload(read)
         try:
-            verification = await self._verifier.verify_many(cited, progress)
+            await self._verifier.verify_many(cited, kept)
         except DoigetError as error:
             for key in keys:
                 self._unverified[key] = f"not verified: {error.message}"
-            return
-        for key, row in zip(keys, verification.results, strict=True):
-            self._rows[key] = row.model_copy(update={"key": key})
 
     # -- one citation -------------------------------------------------------------
 
