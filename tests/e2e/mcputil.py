@@ -7,8 +7,10 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
+import mcp_types as types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -34,6 +36,7 @@ PAPERS_TOOLS = {
     "doiget_read_paper",
     "doiget_check_quote",
     "doiget_add_pdf",
+    "doiget_audit_manuscript",
 }
 
 
@@ -64,6 +67,25 @@ async def mcp_session(
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
+
+
+async def with_roots(env: dict[str, str], roots: list[Path], work: Any) -> Any:
+    """``work(session)`` with ``doiget serve`` for a client that declares ``roots``."""
+
+    async def list_roots(context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=root.as_uri()) for root in roots])
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "doiget", "serve", "--toolsets", "papers"],
+        env=clean_env(env),
+    )
+    async with (
+        stdio_client(params) as (read, write),
+        ClientSession(read, write, list_roots_callback=list_roots) as session,
+    ):
+        await session.initialize()
+        return await work(session)
 
 
 async def call(

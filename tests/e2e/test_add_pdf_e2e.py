@@ -3,36 +3,16 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-import mcp_types as types
 from addpdfutil import PNAS, PNAS_AUTHORS, PNAS_TITLE, route_sources
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcputil import call
+from mcputil import call, with_roots
 
-from cliutil import clean_env, doiget
+from cliutil import doiget
 from pdfmaker import write_paper_pdf
 from replay import ReplayUpstream
-
-
-async def _with_roots(env: dict[str, str], roots: list[Path], work: Any) -> Any:
-    async def list_roots(context: Any) -> types.ListRootsResult:
-        return types.ListRootsResult(roots=[types.Root(uri=root.as_uri()) for root in roots])
-
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "doiget", "serve", "--toolsets", "papers"],
-        env=clean_env(env),
-    )
-    async with (
-        stdio_client(params) as (read, write),
-        ClientSession(read, write, list_roots_callback=list_roots) as session,
-    ):
-        await session.initialize()
-        return await work(session)
 
 
 async def test_an_agent_adds_a_pdf_from_a_declared_root_and_cites_it(
@@ -64,7 +44,7 @@ async def test_an_agent_adds_a_pdf_from_a_declared_root_and_cites_it(
         again = await call(session, "doiget_add_pdf", {"paths": [str(mine)]})
         assert again["results"][0]["status"] == "already_present"
 
-    await _with_roots(doiget_env, [root], work)
+    await with_roots(doiget_env, [root], work)
 
 
 async def test_a_client_without_roots_adds_only_from_doiget_import_dirs(
@@ -78,9 +58,9 @@ async def test_a_client_without_roots_adds_only_from_doiget_import_dirs(
     async def work(session: ClientSession) -> Any:
         return await call(session, "doiget_add_pdf", {"paths": [str(pdf)]})
 
-    refused = await _with_roots(doiget_env, [], work)
+    refused = await with_roots(doiget_env, [], work)
     assert refused["results"][0]["error"]["code"] == "CAPABILITY_DENIED"
-    allowed = await _with_roots({**doiget_env, "DOIGET_IMPORT_DIRS": str(folder)}, [], work)
+    allowed = await with_roots({**doiget_env, "DOIGET_IMPORT_DIRS": str(folder)}, [], work)
     row = allowed["results"][0]
     assert row["ok"] and row["identified"] is False and row["ref"].startswith("local:")
 

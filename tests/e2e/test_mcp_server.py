@@ -174,6 +174,11 @@ BAD_INPUTS: list[tuple[str, Any]] = [
     ("doiget_read_paper", {"ref": "not a ref"}),
     ("doiget_check_quote", {"ref": NATURE}),
     ("doiget_check_quote", {"quote": "x", "ref": NATURE, "project": "doiget/papers"}),
+    ("doiget_audit_manuscript", {}),
+    ("doiget_audit_manuscript", {"path": "draft.tex", "text": "A claim [1]."}),
+    ("doiget_audit_manuscript", {"path": "draft.tex", "bibliography": "@article{k, title={T}}"}),
+    ("doiget_audit_manuscript", {"text": "A claim [1].", "format": "docx"}),
+    ("doiget_audit_manuscript", {"path": "draft.tex", "fetch": "yes"}),
 ]
 
 

@@ -104,9 +104,12 @@ def unreadable(path: Path, exc: OSError | ValueError) -> DoigetError:
     )
 
 
-def _containing(path: Path, allowed: Sequence[Path]) -> tuple[Path, Path]:
+def containing(
+    path: Path, allowed: Sequence[Path], *, doing: str = "add files from"
+) -> tuple[Path, Path]:
     """The allowed folder (resolved) holding ``path`` once every link is followed, and
-    the resolved path; CAPABILITY_DENIED when there is none."""
+    the resolved path; CAPABILITY_DENIED, saying what doiget may be ``doing`` with the
+    allowed folders, when there is none."""
     real = path.resolve()
     for folder in allowed:
         root = folder.resolve()
@@ -119,8 +122,7 @@ def _containing(path: Path, allowed: Sequence[Path]) -> tuple[Path, Path]:
         where = f"{via}: {shown}"
     raise DoigetError(
         ErrorCode.CAPABILITY_DENIED,
-        f"{path} is outside the folders doiget may add files from{where}. To allow "
-        f"it, {ALLOW_HINT}.",
+        f"{path} is outside the folders doiget may {doing}{where}. To allow it, {ALLOW_HINT}.",
     )
 
 
@@ -132,7 +134,7 @@ def read_local_pdf(path: Path, allowed: Sequence[Path] | None) -> _Read:
         if allowed is None:
             descriptor = open_regular(path)
         else:
-            root, real = _containing(path, allowed)
+            root, real = containing(path, allowed)
             descriptor = open_confined(root, real)
         data = read_capped(descriptor, path, MAX_PDF_BYTES)
     except FileNotFoundError:
@@ -173,7 +175,7 @@ class PdfAdder:
         if allowed is not None:
             for path in given:
                 try:
-                    _containing(path, allowed)
+                    containing(path, allowed)
                 except DoigetError as error:
                     refused[path] = error
                 except (OSError, ValueError) as exc:

@@ -23,6 +23,7 @@ from doiget.health import check_health, unreadable_entries, with_unreadable
 from doiget.owner import LOCAL, current_owner
 from doiget.papers import contracts as c
 from doiget.runtime import Runtime
+from doiget.server.audit_tools import AuditTools
 from doiget.server.reading_tools import ReadingTools
 from doiget.server.refreshed import Refreshed
 from doiget.server.toolset import (
@@ -583,6 +584,7 @@ def papers_toolset(runtime: Runtime) -> Toolset:
     )
     reading = ReadingTools(runtime)
     specs += reading.specs()
+    specs += AuditTools(runtime, lambda: tools.verifier, reading.reader).specs()
 
     async def close() -> None:
         await tools.close()

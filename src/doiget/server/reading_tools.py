@@ -31,6 +31,10 @@ class ReadingTools:
 
         return Reader(self.runtime.settings, self.runtime.pool("papers"))
 
+    def reader(self) -> Reader:
+        """The reader, built on first use."""
+        return self._core.get()
+
     async def read(self, request: c.ReadPaperArgs, call: ToolCall) -> c.PaperReading:
         return await self._core.get().read(request)
 
