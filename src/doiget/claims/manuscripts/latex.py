@@ -1,0 +1,430 @@
+"""A LaTeX draft's citations: ``\\cite`` and its natbib and biblatex forms, in the draft
+and the files it ``\\input``s, with the bibliography it names.
+
+The source is read as TeX reads it where that matters for citations: a ``%`` that no
+backslash escapes starts a comment to the line's end, verbatim-like environments and
+``\\verb`` hold no commands, and braces must balance (an unbalanced brace is refused,
+naming the line it opens on, as a draft that cannot be typeset). Comments and verbatim
+text are blanked, not cut, so every offset keeps its line. A citation command takes
+up to two optional notes in brackets (``\\citep[see][p.~3]{a,b}``) before its keys;
+the multi-citation forms (``\\cites(pre)(post)[pre][post]{a}[post]{b}``) take one such
+group after another. The sentence around a citation is read from the paragraph's text
+once pylatexenc has turned it into plain text, with each citation held by a marker.
+
+``\\input`` and ``\\include`` are followed inside the draft's folder only: a path or a
+link leading out of it, a file that includes itself, nesting deeper than
+:data:`MAX_DEPTH` or more than :data:`MAX_FILES` files are refused; all files together
+are read within the draft's size bound.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from doiget.claims.manuscripts.bibfiles import References, for_citations, read_references
+from doiget.claims.manuscripts.model import Citation, Cited, Manuscript, Place
+from doiget.claims.manuscripts.sentence import sentences_around, tidy
+from doiget.claims.manuscripts.source import (
+    MAX_CITATIONS,
+    MAX_DRAFT_BYTES,
+    LineIndex,
+    blank,
+    decode,
+    too_many_citations,
+)
+from doiget.confined import Refused, read_confined
+from doiget.contract import invalid
+from doiget.errors import DoigetError
+
+MAX_DEPTH: Final = 16
+MAX_FILES: Final = 500
+# The most characters an optional note or a key list spans: a longer one is a bracket
+# left open, not a note.
+MAX_ARGUMENT_CHARS: Final = 4_000
+_CITE_COMMANDS: Final = frozenset(
+    {
+        *(f"{name}{s}" for name in ("cite", "Cite") for s in ("", "p", "t", "alp", "alt")),
+        "citeauthor", "Citeauthor", "citeyear", "citeyearpar", "citetitle", "citeurl",
+        "parencite", "Parencite", "textcite", "Textcite", "autocite", "Autocite",
+        "footcite", "footcitetext", "smartcite", "Smartcite", "supercite", "fullcite",
+        "footfullcite", "citenum",
+    }
+)  # fmt: skip
+_MULTI_COMMANDS: Final = frozenset(
+    {"cites", "Cites", "parencites", "Parencites", "textcites", "Textcites", "autocites",
+     "Autocites", "footcites", "smartcites", "Smartcites", "supercites"}
+)  # fmt: skip
+_INCLUDES: Final = frozenset({"input", "include", "subfile"})
+_VERBATIM: Final = (
+    "verbatim", "verbatim*", "Verbatim", "Verbatim*", "BVerbatim", "LVerbatim", "lstlisting",
+    "minted", "comment", "filecontents", "filecontents*",
+)  # fmt: skip
+_SKIPPED: Final = re.compile(
+    r"\\\\|\\%|\\verb\*?([^\sA-Za-z*])|\\begin\s*\{("
+    + "|".join(re.escape(name) for name in _VERBATIM)
+    + r")\}|%"
+)
+_COMMAND: Final = re.compile(r"\\([A-Za-z]+)(\*?)")
+_BRACES: Final = re.compile(r"\\[\s\S]|[{}]")
+_BARE_INPUT: Final = re.compile(r"[ \t]+([^\s{}%\\]+)")
+_PARAGRAPH_BREAK: Final = re.compile(r"\n[ \t]*\n")
+_BIBLIOGRAPHY: Final = re.compile(r"\\bibliography\s*\{([^{}]*)\}")
+_BIBRESOURCE: Final = re.compile(r"\\addbibresource\s*(?:\[[^\]]{0,200}\])?\s*\{([^{}]*)\}")
+_THEBIBLIOGRAPHY: Final = re.compile(
+    r"\\begin\s*\{thebibliography\}(.*?)(?:\\end\s*\{thebibliography\}|\Z)", re.DOTALL
+)
+_BIBITEM: Final = re.compile(r"\\bibitem\s*(?:\[[^\]]{0,500}\])?\s*\{([^{}]{1,200})\}")
+_MARKER: Final = "\ue000"
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """A citation in one file's text: its span and the keys it cites."""
+
+    start: int
+    end: int
+    keys: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class _Draft:
+    """What reading the draft's files gathers, in reading order."""
+
+    root: Path
+    citations: list[Citation] = field(default_factory=list)
+    bib_names: list[str] = field(default_factory=list)
+    items: References = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    read_bytes: int = 0
+    files: int = 0
+
+
+def _masked(text: str) -> str:
+    """``text`` with comments, ``\\verb`` text and verbatim environments blanked."""
+    spans: list[tuple[int, int]] = []
+    position = 0
+    while (found := _SKIPPED.search(text, position)) is not None:
+        token = found.group()
+        if token in ("\\\\", "\\%"):
+            position = found.end()
+            continue
+        if token == "%":
+            end = text.find("\n", found.start())
+            end = len(text) if end < 0 else end
+        elif found.group(1) is not None:  # \verb|...|: to the delimiter, on this line
+            close = text.find(found.group(1), found.end())
+            line_end = text.find("\n", found.end())
+            end = found.end() if close < 0 or 0 <= line_end < close else close + 1
+        else:
+            closing = re.compile(r"\\end\s*\{" + re.escape(found.group(2)) + r"\}")
+            ended = closing.search(text, found.end())
+            end = ended.start() if ended else len(text)
+            spans.append((found.end(), end))
+            position = ended.end() if ended else len(text)
+            continue
+        spans.append((found.start(), end))
+        position = max(end, found.end())
+    return blank(text, spans)
+
+
+def _check_braces(masked: str, lines: LineIndex, name: str) -> None:
+    """INVALID_REF naming the line of a brace that never closes, or of one that closes
+    nothing."""
+    opened: list[int] = []
+    for found in _BRACES.finditer(masked):
+        token = found.group()
+        if token == "{":
+            opened.append(found.start())
+        elif token == "}":
+            if not opened:
+                raise invalid(
+                    f"{name} line {lines.line(found.start())}: this '}}' closes no brace; "
+                    "remove it or escape it as \\}, then read the draft again."
+                )
+            opened.pop()
+    if opened:
+        raise invalid(
+            f"{name} line {lines.line(opened[-1])}: the '{{' opened on this line is never "
+            "closed; close it (or escape it as \\{), then read the draft again."
+        )
+
+
+def _skip_space(text: str, position: int) -> int:
+    """The first offset at or after ``position`` that is not white space (a blank line
+    ends a command's arguments, as in TeX)."""
+    while position < len(text) and text[position] in " \t\r\n":
+        if text.startswith("\n", position) and _PARAGRAPH_BREAK.match(text, position):
+            return position
+        position += 1
+    return position
+
+
+def _group_end(text: str, start: int, closer: str) -> int | None:
+    """The offset after the ``closer`` matching the opener at ``start`` (braces inside
+    nest; a backslash escapes), None past :data:`MAX_ARGUMENT_CHARS`."""
+    depth, position, limit = 0, start + 1, min(len(text), start + MAX_ARGUMENT_CHARS)
+    while position < limit:
+        char = text[position]
+        if char == "\\":
+            position += 2
+            continue
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            if depth == 0:
+                return position + 1 if closer == "}" else None
+            depth -= 1
+        elif char == closer and depth == 0:
+            return position + 1
+        position += 1
+    return None
+
+
+def _optional(text: str, position: int, opener: str, closer: str, most: int) -> int:
+    """``position`` moved past up to ``most`` optional arguments in ``opener closer``."""
+    for _ in range(most):
+        at = _skip_space(text, position)
+        if not text.startswith(opener, at):
+            break
+        end = _group_end(text, at, closer)
+        if end is None:
+            break
+        position = end
+    return position
+
+
+def _keys_group(text: str, position: int) -> tuple[int, tuple[str, ...]] | None:
+    """The end and keys of a ``{a, b}`` group at ``position`` (after white space)."""
+    at = _skip_space(text, position)
+    if not text.startswith("{", at):
+        return None
+    end = _group_end(text, at, "}")
+    if end is None:
+        return None
+    keys = tuple(key.strip() for key in text[at + 1 : end - 1].split(","))
+    # A macro's definition cites its parameter (``\cite{#1}``), not a work.
+    return end, tuple(key for key in keys if key and "#" not in key and "\\" not in key)
+
+
+def _citation(text: str, name: str, position: int) -> tuple[int, tuple[str, ...]] | None:
+    """The end and keys of the citation command ``name`` whose name ends at ``position``."""
+    if name in _MULTI_COMMANDS:
+        position = _optional(text, position, "(", ")", 2)
+        keys: list[str] = []
+        while True:
+            group = _keys_group(text, _optional(text, position, "[", "]", 2))
+            if group is None:
+                return (position, tuple(keys)) if keys else None
+            position = group[0]
+            keys.extend(group[1])
+    group = _keys_group(text, _optional(text, position, "[", "]", 2))
+    return group
+
+
+def _commands(masked: str) -> Iterator[tuple[str, int, int]]:
+    """(name, start, end of name and star) of every command of ``masked``."""
+    for found in _COMMAND.finditer(masked):
+        yield found.group(1), found.start(), found.end()
+
+
+def _include_target(masked: str, position: int) -> tuple[int, str] | None:
+    """The end and the path of an ``\\input{x}`` or ``\\input x`` whose name ends at
+    ``position``."""
+    at = _skip_space(masked, position)
+    if masked.startswith("{", at):
+        end = _group_end(masked, at, "}")
+        return (end, masked[at + 1 : end - 1].strip()) if end else None
+    bare = _BARE_INPUT.match(masked, position)
+    return (bare.end(), bare.group(1)) if bare else None
+
+
+def _paragraph_text(source: str, found: list[_Found]) -> str:
+    """The plain text of a paragraph's LaTeX, each citation in it a marker."""
+    from pylatexenc import macrospec
+    from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec
+    from pylatexenc.latex2text import get_default_latex_context_db as text_db
+    from pylatexenc.latexwalker import LatexWalker
+    from pylatexenc.latexwalker import get_default_latex_context_db as walker_db
+
+    pieces, position = [], 0
+    for citation in found:
+        pieces.extend((source[position : citation.start], f" {_MARKER} "))
+        position = citation.end
+    pieces.append(source[position:])
+    walking = walker_db()
+    walking.add_context_category("quotes", macros=[macrospec.MacroSpec("enquote", "{")])
+    texting = text_db()
+    texting.add_context_category("quotes", macros=[MacroTextSpec("enquote", "\u201c%s\u201d")])
+    try:
+        nodes, _, _ = LatexWalker(
+            "".join(pieces), latex_context=walking, tolerant_parsing=True
+        ).get_latex_nodes()
+        text: str = LatexNodes2Text(latex_context=texting, math_mode="verbatim").nodelist_to_text(
+            nodes
+        )
+    except Exception:  # pylatexenc gives up on some odd input: read the source as it is
+        text = "".join(pieces)
+    return text.replace("\xa0", " ")
+
+
+def _sentences(masked: str, found: list[_Found]) -> list[tuple[str, tuple[str, ...]]]:
+    """The sentence and quotations of every citation of ``found``, in order."""
+    breaks = [match.end() for match in _PARAGRAPH_BREAK.finditer(masked)]
+    by_paragraph: dict[int, list[_Found]] = {}
+    for citation in found:
+        by_paragraph.setdefault(bisect.bisect_right(breaks, citation.start), []).append(citation)
+    answers: list[tuple[str, tuple[str, ...]]] = []
+    for number, cited in sorted(by_paragraph.items()):
+        start = breaks[number - 1] if number else 0
+        end = breaks[number] if number < len(breaks) else len(masked)
+        shifted = [_Found(c.start - start, c.end - start, c.keys) for c in cited]
+        text = _paragraph_text(masked[start:end], shifted)
+        spans = [(match.start(), match.end()) for match in re.finditer(_MARKER, text)]
+        if len(spans) == len(cited):
+            answers.extend(sentences_around(text, spans))
+        else:  # pylatexenc dropped a marker (inside an argument it discards)
+            whole = tidy(text.replace(_MARKER, " "))
+            answers.extend((whole, ()) for _ in cited)
+    return answers
+
+
+def _read_file(draft: _Draft, path: Path, chain: tuple[Path, ...], place: str) -> None:
+    """Read the LaTeX file ``path`` (inside the draft's folder) into ``draft``, following
+    its includes in order; ``place`` says where it was included from."""
+    shown = path.relative_to(draft.root) if path.is_relative_to(draft.root) else path
+    if len(chain) > MAX_DEPTH:
+        raise invalid(f"{place}: includes nest deeper than {MAX_DEPTH} files; flatten them.")
+    draft.files += 1
+    if draft.files > MAX_FILES:
+        raise invalid(f"{place}: the draft includes more than {MAX_FILES} files.")
+    try:
+        data = read_confined(draft.root, path, limit=MAX_DRAFT_BYTES - draft.read_bytes)
+    except Refused as refused:
+        raise invalid(
+            f"{place}: {shown} is not read: {refused.strerror} (only files inside the "
+            "draft's folder are read); copy it into the folder."
+        ) from None
+    except FileNotFoundError:
+        raise invalid(f"{place}: there is no file {shown} in the draft's folder.") from None
+    except OSError as error:
+        raise invalid(f"{place}: cannot read {shown}: {error.strerror or error}.") from None
+    draft.read_bytes += len(data)
+    name = str(shown)
+    text = decode(data, name)
+    real = path.resolve()
+    _read_text(draft, text, name, (*chain, real))
+
+
+def _read_text(draft: _Draft, text: str, name: str, chain: tuple[Path, ...]) -> None:
+    """Read one file's ``text`` into ``draft`` (``chain``: the files including it)."""
+    masked = _masked(text)
+    lines = LineIndex(text)
+    _check_braces(masked, lines, name)
+    draft.bib_names.extend(
+        part.strip()
+        for match in (*_BIBLIOGRAPHY.finditer(masked), *_BIBRESOURCE.finditer(masked))
+        for part in match.group(1).split(",")
+        if part.strip()
+    )
+    for listing in _THEBIBLIOGRAPHY.finditer(masked):
+        _read_items(draft, listing.group(1))
+    found: list[_Found] = []
+    includes: list[tuple[int, str]] = []
+    for command, start, end in _commands(masked):
+        if command in _CITE_COMMANDS or command in _MULTI_COMMANDS:
+            cited = _citation(masked, command, end)
+            if cited is not None and cited[1]:
+                found.append(_Found(start, cited[0], cited[1]))
+        elif command in _INCLUDES and (target := _include_target(masked, end)):
+            includes.append((start, target[1]))
+    sentences = iter(_sentences(masked, found))
+    events = sorted([(c.start, c) for c in found] + includes, key=lambda event: event[0])
+    for start, event in events:
+        if isinstance(event, _Found):
+            sentence, quotes = next(sentences)
+            if len(draft.citations) < MAX_CITATIONS:
+                place = Place(name, lines.line(start))
+                draft.citations.append(Citation(place, sentence, event.keys, quotes))
+            continue
+        _include(draft, event, f"{name} line {lines.line(start)}", chain)
+
+
+def _include(draft: _Draft, target: str, place: str, chain: tuple[Path, ...]) -> None:
+    """Follow one ``\\input`` of ``target`` (read from the draft's folder)."""
+    written = Path(target)
+    if written.suffix == "":
+        written = written.with_suffix(".tex")
+    path = written if written.is_absolute() else draft.root / written
+    if path.resolve() in chain:
+        raise invalid(f"{place}: {target} includes itself (a cycle); remove the loop.")
+    _read_file(draft, path, chain, place)
+
+
+def _read_items(draft: _Draft, listing: str) -> None:
+    """The ``\\bibitem``s of a ``thebibliography`` list, as free text by key."""
+    from doiget.verify.text import delatex
+
+    items = list(_BIBITEM.finditer(listing))
+    for item, following in zip(items, [*items[1:], None], strict=True):
+        end = following.start() if following else len(listing)
+        key = item.group(1).strip()
+        draft.items.setdefault(key, Cited(key, tidy(delatex(listing[item.end() : end]))))
+
+
+def _bibliography(draft: _Draft, bib: References | None) -> References:
+    """The references the draft names (its .bib files, its list), then ``bib``'s."""
+    found: References = {}
+    for written in draft.bib_names:
+        name = written if Path(written).suffix else f"{written}.bib"
+        try:
+            data = read_confined(draft.root, draft.root / name, limit=MAX_DRAFT_BYTES)
+        except (OSError, ValueError) as error:
+            reason = error.strerror if isinstance(error, OSError) else str(error)
+            draft.notes.append(
+                f"the bibliography {name} was not read ({reason or 'not found'}); pass it "
+                "with bib."
+            )
+            continue
+        try:
+            found.update(read_references(decode(data, name), name))
+        except DoigetError as error:
+            draft.notes.append(f"the bibliography {name} was not read: {error.message}")
+    found.update(draft.items)
+    return found | (bib or {})
+
+
+def read_latex(
+    path: Path, *, text: str | None = None, bib: References | None = None
+) -> Manuscript:
+    """The citations and bibliography of the LaTeX draft at ``path`` (or of ``text``,
+    when given: then ``path`` names it, and its folder is where includes are read)."""
+    root = path.parent.resolve()
+    draft = _Draft(root)
+    if text is None:
+        _read_file(draft, root / path.name, (), path.name)
+    else:
+        if len(text.encode()) > MAX_DRAFT_BYTES:
+            raise invalid(f"{path.name} is longer than {MAX_DRAFT_BYTES:,} bytes.")
+        draft.read_bytes = len(text.encode())
+        _read_text(draft, text, path.name, ((root / path.name).resolve(),))
+    if len(draft.citations) >= MAX_CITATIONS:
+        draft.notes.append(too_many_citations(path.name))
+    references = _bibliography(draft, bib)
+    named = ", ".join(draft.bib_names) or "the bibliography"
+    missing = (
+        f"no entry with this key in {named}"
+        if references
+        else "the draft names no bibliography doiget could read; pass it with bib"
+    )
+    return Manuscript(
+        path.name,
+        "latex",
+        draft.citations,
+        for_citations(draft.citations, references, missing),
+        draft.notes,
+    )
