@@ -17,7 +17,9 @@ from typing import Any, Final
 
 from doiget.claims.manuscripts.model import Citation, Cited
 from doiget.claims.manuscripts.source import decode
+from doiget.confined import read_confined
 from doiget.contract import invalid
+from doiget.errors import DoigetError
 from doiget.verify.bibentries import BibEntry, bib_entries
 from doiget.verify.inputs import csl_checked, csl_items, read_file
 
@@ -92,6 +94,26 @@ def read_bibliography(path: Path) -> References:
     """The references of the bibliography file at ``path``."""
     data = read_file(path, MAX_BIB_BYTES, "a bibliography file of at most 20 MB")
     return read_references(decode(data, path.name), path.name)
+
+
+def read_named(root: Path, names: Iterable[str], notes: list[str]) -> References:
+    """The references of the bibliography files a draft names (relative to its folder
+    ``root``, and read only inside it); one that cannot be read is a note in ``notes``
+    and its keys are then missing, never a failure of the whole draft."""
+    found: References = {}
+    for name in names:
+        try:
+            data = read_confined(root, root / name, limit=MAX_BIB_BYTES)
+            found.update(read_references(decode(data, name), name))
+        except (OSError, ValueError) as error:
+            reason = error.strerror if isinstance(error, OSError) else None
+            notes.append(
+                f"the bibliography {name} was not read ({reason or 'not found'}); pass it "
+                "with bib."
+            )
+        except DoigetError as error:
+            notes.append(f"the bibliography {name} was not read: {error.message}")
+    return found
 
 
 def for_citations(citations: Iterable[Citation], references: References, missing: str) -> References:

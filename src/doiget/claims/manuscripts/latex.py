@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from doiget.claims.manuscripts.bibfiles import References, for_citations, read_references
+from doiget.claims.manuscripts.bibfiles import References, for_citations, read_named
 from doiget.claims.manuscripts.model import Citation, Cited, Manuscript, Place
 from doiget.claims.manuscripts.sentence import sentences_around, tidy
 from doiget.claims.manuscripts.source import (
@@ -39,7 +39,6 @@ from doiget.claims.manuscripts.source import (
 )
 from doiget.confined import Refused, read_confined
 from doiget.contract import invalid
-from doiget.errors import DoigetError
 
 MAX_DEPTH: Final = 16
 MAX_FILES: Final = 500
@@ -378,22 +377,8 @@ def _read_items(draft: _Draft, listing: str) -> None:
 
 def _bibliography(draft: _Draft, bib: References | None) -> References:
     """The references the draft names (its .bib files, its list), then ``bib``'s."""
-    found: References = {}
-    for written in draft.bib_names:
-        name = written if Path(written).suffix else f"{written}.bib"
-        try:
-            data = read_confined(draft.root, draft.root / name, limit=MAX_DRAFT_BYTES)
-        except (OSError, ValueError) as error:
-            reason = error.strerror if isinstance(error, OSError) else str(error)
-            draft.notes.append(
-                f"the bibliography {name} was not read ({reason or 'not found'}); pass it "
-                "with bib."
-            )
-            continue
-        try:
-            found.update(read_references(decode(data, name), name))
-        except DoigetError as error:
-            draft.notes.append(f"the bibliography {name} was not read: {error.message}")
+    names = [name if Path(name).suffix else f"{name}.bib" for name in draft.bib_names]
+    found = read_named(draft.root, names, draft.notes)
     found.update(draft.items)
     return found | (bib or {})
 

@@ -2,7 +2,7 @@
 
 Every format finds its citations in a passage of plain text (a paragraph) and hands
 their spans here: the spans are blanked so a citation's own punctuation ("et al.",
-"p. 3.") never ends a sentence, the passage is split as every document reader splits
+"p. 3.") never ends a sentence (one that opens a sentence holds its place), the passage is split as every document reader splits
 text (:func:`doiget.documents.sentences.split_sentences`), and the sentence holding a
 citation is returned with the white space left by the citations closed up.
 """
@@ -45,7 +45,7 @@ def sentences_around(
     """For each citation span of ``passage`` (in order), the sentence holding it without
     the citations, and the quotations inside that sentence."""
     blanked = blank(passage, spans)
-    bounds = split_sentences(blanked) or [(0, len(blanked))]
+    bounds = split_sentences(_held(blanked, spans)) or [(0, len(blanked))]
     starts = [begin for begin, _ in bounds]
     found: list[tuple[str, tuple[str, ...]]] = []
     for start, _ in spans:
@@ -57,6 +57,19 @@ def sentences_around(
             text = tidy(blanked[bounds[index - 1][0] : bounds[index][1]])
         found.append((text, quotes_in(text)))
     return found
+
+
+def _held(blanked: str, spans: Sequence[tuple[int, int]]) -> str:
+    """``blanked`` with a capital where a citation opens a sentence (it is followed by a
+    word in lower case: "... thick. Lee (2019) disagrees"), so the sentence still ends
+    before it; a citation followed by a capital is left blank and joins the sentence
+    before it ("... thick. [3] Next")."""
+    held = list(blanked)
+    for start, end in spans:
+        following = blanked[end : end + 40].lstrip()
+        if start < end and following[:1].islower():
+            held[start] = "C"
+    return "".join(held)
 
 
 def quotes_in(sentence: str) -> tuple[str, ...]:

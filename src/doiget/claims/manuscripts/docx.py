@@ -1,0 +1,207 @@
+"""A Word draft's Zotero and Mendeley citations, read from the fields they insert.
+
+A citation manager's plugin writes each citation as a field whose instruction is
+``ADDIN ZOTERO_ITEM CSL_CITATION {json}`` (Zotero) or ``ADDIN CSL_CITATION {json}``
+(Mendeley), and whose result is the citation as printed. Word splits the instruction
+over as many runs as it likes (``w:instrText`` inside the runs between the
+``w:fldChar`` marks begin, separate and end), or writes the field whole as a
+``w:fldSimple``. The JSON's ``citationItems[].itemData`` are CSL-JSON items, so the
+draft carries its own bibliography: each item is keyed by its URI (stable across the
+document) or else its id.
+
+The package is read with lxml from the zip (WordprocessingML is the spec;
+python-docx hides fields), after :func:`doiget.web.scrape.ooxml.check_package` has
+refused a package that inflates past its caps. A paragraph's number (1-based, in the
+body's order) is its line.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import zipfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from doiget.claims.manuscripts.bibfiles import References
+from doiget.claims.manuscripts.model import Citation, Cited, Manuscript, Place
+from doiget.claims.manuscripts.sentence import sentences_around
+from doiget.claims.manuscripts.source import MAX_CITATIONS, read_draft, too_many_citations
+from doiget.contract import invalid
+from doiget.errors import DoigetError
+from doiget.verify.inputs import csl_checked
+
+_W: Final = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+_FIELD: Final = re.compile(r"^\s*ADDIN\s+(?:ZOTERO_ITEM\s+)?CSL_CITATION\b")
+_OTHER_CITATION: Final = re.compile(r"^\s*ADDIN\s+(EN\.CITE|Mendeley Citation)", re.IGNORECASE)
+_DOCUMENT: Final = "word/document.xml"
+
+
+@dataclass(slots=True)
+class _Field:
+    """A field being read: its instruction, and where its result starts in the
+    paragraph's text (None before the separate mark)."""
+
+    instruction: list[str] = field(default_factory=list)
+    start: int | None = None
+
+
+@dataclass(slots=True)
+class _Paragraph:
+    """A paragraph's visible text and its fields: (instruction, result span)."""
+
+    text: list[str] = field(default_factory=list)
+    length: int = 0
+    fields: list[tuple[str, int, int]] = field(default_factory=list)
+
+    def add(self, text: str) -> None:
+        self.text.append(text)
+        self.length += len(text)
+
+
+def _read_paragraph(paragraph: Any) -> _Paragraph:
+    """The text and fields of a ``w:p`` element, in document order."""
+    read = _Paragraph()
+    open_fields: list[_Field] = []
+    simple_ends: list[tuple[Any, str, int]] = []
+    for element in paragraph.iter():
+        tag = element.tag
+        while simple_ends and not _within(element, simple_ends[-1][0]):
+            _, instruction, start = simple_ends.pop()
+            read.fields.append((instruction, start, read.length))
+        if tag == f"{_W}t":
+            read.add(element.text or "")
+        elif tag in (f"{_W}tab", f"{_W}br", f"{_W}cr"):
+            read.add(" ")
+        elif tag == f"{_W}instrText" and open_fields:
+            open_fields[-1].instruction.append(element.text or "")
+        elif tag == f"{_W}fldChar":
+            kind = element.get(f"{_W}fldCharType")
+            if kind == "begin":
+                open_fields.append(_Field())
+            elif kind == "separate" and open_fields:
+                open_fields[-1].start = read.length
+            elif kind == "end" and open_fields:
+                done = open_fields.pop()
+                start = read.length if done.start is None else done.start
+                read.fields.append(("".join(done.instruction), start, read.length))
+        elif tag == f"{_W}fldSimple":
+            simple_ends.append((element, element.get(f"{_W}instr") or "", read.length))
+    for _, instruction, start in reversed(simple_ends):
+        read.fields.append((instruction, start, read.length))
+    return read
+
+
+def _within(element: Any, ancestor: Any) -> bool:
+    return any(parent is ancestor for parent in element.iterancestors())
+
+
+def _items(instruction: str, where: str) -> list[Mapping[str, Any]]:
+    """The ``citationItems`` of a citation field's JSON."""
+    at = instruction.find("{")
+    try:
+        data, _ = json.JSONDecoder().raw_decode(instruction[at:]) if at >= 0 else (None, 0)
+    except (ValueError, RecursionError):
+        data = None
+    if not isinstance(data, Mapping) or not isinstance(data.get("citationItems"), list):
+        raise invalid(
+            f"{where}: a citation field's data is not the JSON Zotero or Mendeley write; "
+            "refresh the citations in the citation manager and save again."
+        )
+    return [item for item in data["citationItems"] if isinstance(item, Mapping)]
+
+
+def _key(item: Mapping[str, Any]) -> str | None:
+    """An item's key: its first URI, else its id (the item's data's, then its own)."""
+    for name in ("uris", "uri"):
+        uris = item.get(name)
+        if isinstance(uris, list) and uris and isinstance(uris[0], str):
+            return uris[0]
+    data = item.get("itemData")
+    for source in (data if isinstance(data, Mapping) else {}, item):
+        if source.get("id") not in (None, ""):
+            return str(source["id"])
+    return None
+
+
+def _cited(items: Iterable[Mapping[str, Any]], bibliography: References) -> tuple[str, ...]:
+    """The keys of a field's items, each added to ``bibliography`` with its data."""
+    keys: list[str] = []
+    for item in items:
+        key = _key(item)
+        if key is None:
+            continue
+        keys.append(key)
+        data = item.get("itemData")
+        if isinstance(data, Mapping):
+            bibliography.setdefault(key, Cited(key, dict(csl_checked(data, "a citation's item"))))
+        else:
+            bibliography.setdefault(
+                key, Cited(key, None, missing="the citation field carries no data for this item")
+            )
+    return tuple(dict.fromkeys(keys))
+
+
+def _document_xml(data: bytes, name: str) -> bytes:
+    """The main part of the Word package ``data``, once its sizes are known safe."""
+    from doiget.web.scrape.ooxml import check_package
+
+    try:
+        check_package("docx", data)
+        with zipfile.ZipFile(io.BytesIO(data)) as package:
+            return package.read(_DOCUMENT)
+    except DoigetError as error:
+        raise invalid(f"{name}: {error.message} Save it again from Word.") from None
+    except (zipfile.BadZipFile, KeyError, OSError, EOFError, ValueError):
+        raise invalid(
+            f"{name} is not a Word document (.docx) doiget can open; save it again as .docx."
+        ) from None
+
+
+def read_docx(path: Path) -> Manuscript:
+    """The citations and bibliography of the Word draft at ``path``."""
+    from lxml import etree
+
+    xml = _document_xml(read_draft(path), path.name)
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
+    try:
+        root = etree.fromstring(xml, parser)
+    except etree.XMLSyntaxError as error:
+        raise invalid(
+            f"{path.name}: its text part is not well-formed XML (line {error.lineno}); "
+            "save it again from Word."
+        ) from None
+    citations: list[Citation] = []
+    bibliography: References = {}
+    notes: list[str] = []
+    others = 0
+    body = root.find(f"{_W}body")
+    paragraphs = body.iter(f"{_W}p") if body is not None else iter(())
+    for number, element in enumerate(paragraphs, start=1):
+        paragraph = _read_paragraph(element)
+        found: list[tuple[int, int, tuple[str, ...]]] = []
+        for instruction, start, end in paragraph.fields:
+            if _OTHER_CITATION.match(instruction):
+                others += 1
+            elif _FIELD.match(instruction):
+                items = _items(instruction, f"{path.name} paragraph {number}")
+                found.append((start, end, _cited(items, bibliography)))
+        if not found:
+            continue
+        found.sort()
+        said = sentences_around("".join(paragraph.text), [(a, b) for a, b, _ in found])
+        for (_, _, keys), (sentence, quotes) in zip(found, said, strict=True):
+            citations.append(Citation(Place(path.name, number), sentence, keys, quotes))
+    if others:
+        notes.append(
+            f"{others} citation field(s) of EndNote or an old Mendeley plugin were not read; "
+            "convert them to Zotero or Mendeley Cite citations, or export the draft as text "
+            "with its reference list."
+        )
+    if len(citations) > MAX_CITATIONS:
+        citations = citations[:MAX_CITATIONS]
+        notes.append(too_many_citations(path.name))
+    return Manuscript(path.name, "docx", citations, bibliography, notes)
