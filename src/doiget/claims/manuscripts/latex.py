@@ -377,10 +377,14 @@ def _read_items(draft: _Draft, listing: str) -> None:
 
 def _bibliography(draft: _Draft, bib: References | None) -> References:
     """The references the draft names (its .bib files, its list), then ``bib``'s."""
-    names = [name if Path(name).suffix else f"{name}.bib" for name in draft.bib_names]
-    found = read_named(draft.root, names, draft.notes)
+    found = read_named(draft.root, _bib_files(draft), draft.notes)
     found.update(draft.items)
     return found | (bib or {})
+
+
+def _bib_files(draft: _Draft) -> list[str]:
+    """The .bib files the draft names (``\bibliography{refs}`` names refs.bib)."""
+    return [name if Path(name).suffix else f"{name}.bib" for name in draft.bib_names]
 
 
 def read_latex(
@@ -400,7 +404,7 @@ def read_latex(
     if len(draft.citations) >= MAX_CITATIONS:
         draft.notes.append(too_many_citations(path.name))
     references = _bibliography(draft, bib)
-    named = ", ".join(draft.bib_names) or "the bibliography"
+    named = ", ".join(_bib_files(draft)) or "the bibliography"
     missing = (
         f"no entry with this key in {named}"
         if references
