@@ -2,7 +2,7 @@
 ``@key [p. 4]``, ``[-@key]``) and the bibliography its front matter names or holds.
 
 Parser: markdown-it-py (CommonMark) finds the blocks, so fenced and indented code and
-raw HTML are never read for citations, and each paragraph, heading, list item, quote
+raw HTML are never read for citations (nor are links), and each paragraph, heading, list item, quote
 and table cell comes with its source lines. Pandoc itself (through pypandoc) would
 read citations too, but its AST carries no source lines and its binary is not on
 every machine; the citation syntax inside a block is Pandoc's, read by the patterns
@@ -47,6 +47,8 @@ _KEY: Final = r"(?:\{[^{}\n]{1,200}\}|\w(?:\w|[:.#$%&+?<>~/-](?=\w)){0,200})"
 _CITED: Final = re.compile(rf"(?<![\w@\\])(-?)@({_KEY})")
 _BRACKETED: Final = re.compile(r"\[([^\[\]]{1,2000})\](?![(\[:])")
 _LOCATOR: Final = re.compile(r" ?\[([^\[\]]{0,300})\](?![(\[:])")
+# An inline link or image, ``[text](destination)``: neither its text nor its target cites.
+_LINK: Final = re.compile(r"!?\[[^\[\]]{0,2000}\]\([^()\s]{0,2000}(?:\s[^()]{0,500})?\)")
 _BACKTICKS: Final = re.compile(r"`+")
 _FRONT_END: Final = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 _INLINE_MARKUP: Final = re.compile(r"\*{1,3}|`+")
@@ -111,6 +113,7 @@ def _key(written: str) -> str:
 
 def _citations(text: str) -> Iterator[tuple[int, int, tuple[str, ...]]]:
     """(start, end, keys) of every citation of a block's ``text`` (code spans blanked)."""
+    text = blank(text, [(link.start(), link.end()) for link in _LINK.finditer(text)])
     taken: list[tuple[int, int, tuple[str, ...]]] = []
     for group in _BRACKETED.finditer(text):
         parts = group.group(1).split(";")
