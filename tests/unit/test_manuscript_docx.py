@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
-import bombs
 import docx
 import pytest
 from docx.oxml import parse_xml
 
+import bombs
 from doiget.claims.manuscripts import read_manuscript
 from doiget.errors import DoigetError, ErrorCode
 
@@ -45,7 +45,7 @@ def _field_runs(instruction: str, result: str, pieces: int) -> list[str]:
     runs = [_run('<w:fldChar w:fldCharType="begin"/>')]
     runs += [_run(f'<w:instrText xml:space="preserve">{escape(p)}</w:instrText>') for p in parts]
     runs.append(_run('<w:fldChar w:fldCharType="separate"/>'))
-    runs.append(_run(f"<w:t xml:space=\"preserve\">{escape(result)}</w:t>"))
+    runs.append(_run(f'<w:t xml:space="preserve">{escape(result)}</w:t>'))
     runs.append(_run('<w:fldChar w:fldCharType="end"/>'))
     return runs
 
@@ -53,7 +53,7 @@ def _field_runs(instruction: str, result: str, pieces: int) -> list[str]:
 def _simple(instruction: str, result: str) -> str:
     return (
         f'<w:fldSimple {W} w:instr="{escape(instruction, {chr(34): "&quot;"})}">'
-        f'{_run(f"<w:t>{escape(result)}</w:t>")}</w:fldSimple>'
+        f"{_run(f'<w:t>{escape(result)}</w:t>')}</w:fldSimple>"
     )
 
 
@@ -83,7 +83,11 @@ def test_zotero_field_split_over_five_runs(tmp_path: Path) -> None:
         tmp_path / "draft.docx",
         [
             ["A title"],
-            ["Lake ice thickens in winter ", tuple(_field_runs(instruction, "(Smith 2020; Lee 2019)", 5)), ". Then it melts."],
+            [
+                "Lake ice thickens in winter ",
+                tuple(_field_runs(instruction, "(Smith 2020; Lee 2019)", 5)),
+                ". Then it melts.",
+            ],
         ],
     )
     manuscript = read_manuscript(path)
@@ -107,7 +111,7 @@ def test_mendeley_field_and_a_simple_field_in_one_paragraph(tmp_path: Path) -> N
         tmp_path / "draft.docx",
         [
             [
-                'Rivers “run fast” ',
+                "Rivers “run fast” ",
                 tuple(_field_runs(mendeley, "[1]", 7)),
                 ". Seas rise ",
                 (_simple(zotero, "[2]"),),

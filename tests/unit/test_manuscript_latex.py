@@ -92,7 +92,7 @@ def test_sentence_quotes_and_lines(tmp_path: Path) -> None:
     manuscript = _read(tmp_path, body)
     first, second = manuscript.citations
     assert first.place.line == 2
-    assert first.sentence == "As showed, “ice is thick” and “snow is \"cold\"” in winter."
+    assert first.sentence == 'As showed, “ice is thick” and “snow is "cold"” in winter.'
     assert first.quotes == ("ice is thick", 'snow is "cold"')
     assert second.place.line == 3
     assert second.sentence == "Next one."
@@ -110,7 +110,10 @@ def test_bibliography_files_and_missing_keys(tmp_path: Path) -> None:
 
 
 def test_addbibresource_and_a_missing_file_is_a_note(tmp_path: Path) -> None:
-    body = "\\addbibresource[label=x]{refs.bib}\n\\addbibresource{gone.bib}\nIce \\autocite{smith2020}.\n"
+    body = (
+        "\\addbibresource[label=x]{refs.bib}\n\\addbibresource{gone.bib}\n"
+        "Ice \\autocite{smith2020}.\n"
+    )
     manuscript = _read(tmp_path, body, **{"refs.bib": BIB})
     assert manuscript.bibliography["smith2020"].reference is not None
     assert any("gone.bib" in note for note in manuscript.notes)

@@ -97,7 +97,7 @@ def test_front_matter_lines_are_counted(tmp_path: Path) -> None:
         "\n"
         "# Intro with [@h]\n"
         "\n"
-        "> Quoted \"ice is thick\" [@q]\n"
+        '> Quoted "ice is thick" [@q]\n'
         "\n"
         "- item one\n"
         "- item two [see @a,\n"
@@ -133,7 +133,9 @@ def test_bibliography_formats(tmp_path: Path, files: dict[str, str], front: str)
 
 
 def test_ris_record_is_kept_whole(tmp_path: Path) -> None:
-    manuscript = _read(tmp_path, "---\nbibliography: r.ris\n---\nSnow [@lee2019].\n", **{"r.ris": RIS})
+    manuscript = _read(
+        tmp_path, "---\nbibliography: r.ris\n---\nSnow [@lee2019].\n", **{"r.ris": RIS}
+    )
     reference = manuscript.bibliography["lee2019"].reference
     assert isinstance(reference, str)
     assert reference.startswith("TY  - JOUR") and "TI  - Snow" in reference

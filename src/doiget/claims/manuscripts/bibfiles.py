@@ -85,8 +85,7 @@ def read_references(text: str, name: str) -> References:
     if suffix in ("", ".bib", ".bibtex") or stripped.startswith("@"):
         return _from_bibtex(text, name)
     raise invalid(
-        f"{name} is not a bibliography doiget reads; pass a .bib, CSL-JSON (.json) or "
-        ".ris file."
+        f"{name} is not a bibliography doiget reads; pass a .bib, CSL-JSON (.json) or .ris file."
     )
 
 
@@ -108,15 +107,16 @@ def read_named(root: Path, names: Iterable[str], notes: list[str]) -> References
         except (OSError, ValueError) as error:
             reason = error.strerror if isinstance(error, OSError) else None
             notes.append(
-                f"the bibliography {name} was not read ({reason or 'not found'}); pass it "
-                "with bib."
+                f"the bibliography {name} was not read ({reason or 'not found'}); pass it with bib."
             )
         except DoigetError as error:
             notes.append(f"the bibliography {name} was not read: {error.message}")
     return found
 
 
-def for_citations(citations: Iterable[Citation], references: References, missing: str) -> References:
+def for_citations(
+    citations: Iterable[Citation], references: References, missing: str
+) -> References:
     """The entry of every key ``citations`` cite, in the order first cited; a key
     ``references`` lacks is kept as missing (``missing`` says why)."""
     found: References = {}

@@ -108,11 +108,11 @@ def _masked(text: str) -> str:
     spans: list[tuple[int, int]] = []
     position = 0
     while (found := _SKIPPED.search(text, position)) is not None:
-        token = found.group()
-        if token in ("\\\\", "\\%"):
+        mark = found.group()
+        if mark in ("\\\\", "\\%"):
             position = found.end()
             continue
-        if token == "%":
+        if mark == "%":
             end = text.find("\n", found.start())
             end = len(text) if end < 0 else end
         elif found.group(1) is not None:  # \verb|...|: to the delimiter, on this line
@@ -136,10 +136,10 @@ def _check_braces(masked: str, lines: LineIndex, name: str) -> None:
     nothing."""
     opened: list[int] = []
     for found in _BRACES.finditer(masked):
-        token = found.group()
-        if token == "{":
+        mark = found.group()
+        if mark == "{":
             opened.append(found.start())
-        elif token == "}":
+        elif mark == "}":
             if not opened:
                 raise invalid(
                     f"{name} line {lines.line(found.start())}: this '}}' closes no brace; "
@@ -221,8 +221,7 @@ def _citation(text: str, name: str, position: int) -> tuple[int, tuple[str, ...]
                 return (position, tuple(keys)) if keys else None
             position = group[0]
             keys.extend(group[1])
-    group = _keys_group(text, _optional(text, position, "[", "]", 2))
-    return group
+    return _keys_group(text, _optional(text, position, "[", "]", 2))
 
 
 def _commands(masked: str) -> Iterator[tuple[str, int, int]]:
@@ -250,7 +249,8 @@ def _paragraph_text(source: str, found: list[_Found]) -> str:
     from pylatexenc.latexwalker import LatexWalker
     from pylatexenc.latexwalker import get_default_latex_context_db as walker_db
 
-    pieces, position = [], 0
+    pieces: list[str] = []
+    position = 0
     for citation in found:
         pieces.extend((source[position : citation.start], f" {_MARKER} "))
         position = citation.end
@@ -342,7 +342,9 @@ def _read_text(draft: _Draft, text: str, name: str, chain: tuple[Path, ...]) -> 
         elif command in _INCLUDES and (target := _include_target(masked, end)):
             includes.append((start, target[1]))
     sentences = iter(_sentences(masked, found))
-    events = sorted([(c.start, c) for c in found] + includes, key=lambda event: event[0])
+    events: list[tuple[int, _Found | str]] = [(c.start, c) for c in found]
+    events.extend(includes)
+    events.sort(key=lambda event: event[0])
     for start, event in events:
         if isinstance(event, _Found):
             sentence, quotes = next(sentences)
@@ -387,9 +389,7 @@ def _bib_files(draft: _Draft) -> list[str]:
     return [name if Path(name).suffix else f"{name}.bib" for name in draft.bib_names]
 
 
-def read_latex(
-    path: Path, *, text: str | None = None, bib: References | None = None
-) -> Manuscript:
+def read_latex(path: Path, *, text: str | None = None, bib: References | None = None) -> Manuscript:
     """The citations and bibliography of the LaTeX draft at ``path`` (or of ``text``,
     when given: then ``path`` names it, and its folder is where includes are read)."""
     root = path.parent.resolve()

@@ -1,5 +1,5 @@
-"""Citations of a PDF or plain-text draft: numbered (``[3]``, ``[1–4, 7]``) or
-author–year (``(Smith et al., 2020; Lee 2019a)``, ``Smith and Jones (2018)``), with
+"""Citations of a PDF or plain-text draft: numbered (``[3]``, ``[1-4, 7]``) or
+author-year (``(Smith et al., 2020; Lee 2019a)``, ``Smith and Jones (2018)``), with
 the reference list that ends the draft as its bibliography.
 
 The reference list is found and split by the reader the verifier uses
@@ -35,12 +35,12 @@ from doiget.documents.bibliography import ReferenceEntry, reference_entries, ref
 from doiget.documents.pdftext import Line
 from doiget.namewords import PARTICLES
 
-# The most numbers one range cites ("[1–400]" is a typo, not 400 citations).
+# The most numbers one range cites ("[1-400]" is a typo, not 400 citations).
 MAX_RANGE: Final = 100
 _NUMBER: Final = r"\d{1,4}(?:\s*[-\u2013\u2014]\s*\d{1,4})?"
 _NUMBERED: Final = re.compile(rf"\[\s*({_NUMBER}(?:\s*[,;]\s*{_NUMBER}){{0,50}})\s*\]")
 _NAME: Final = (
-    rf"(?:(?:{'|'.join(sorted(PARTICLES))})\s+){{0,3}}"
+    rf"(?:(?i:{'|'.join(sorted(PARTICLES))})\s+){{0,3}}"
     r"[A-Z\u00c0-\u024f][\w\u00c0-\u024f'\u2019-]{1,40}"
 )
 _AUTHORS: Final = rf"({_NAME})(?:\s+et\s+al\.?|\s+(?:and|&)\s+{_NAME})?"
@@ -57,7 +57,7 @@ _TOP: Final = 1e9
 
 
 def _numbers(written: str) -> list[str]:
-    """The numbers ``1–4, 7`` cites, ranges spelled out."""
+    """The numbers ``1-4, 7`` cites, ranges spelled out."""
     numbers: list[str] = []
     for part in re.split(r"[,;]", written):
         ends = [int(end) for end in re.split(r"[-\u2013\u2014]", part) if end.strip()]
@@ -77,7 +77,7 @@ def _family(name: str) -> str:
 
 
 def _author_year(text: str) -> Iterator[tuple[int, int, tuple[str, ...]]]:
-    """(start, end, keys) of the author–year citations of ``text``."""
+    """(start, end, keys) of the author-year citations of ``text``."""
     for group in _PARENTHESES.finditer(text):
         keys = [
             f"{found.group(1)} {year.strip()}"
@@ -95,7 +95,9 @@ def _author_year(text: str) -> Iterator[tuple[int, int, tuple[str, ...]]]:
 def _citations(text: str, numbered: bool) -> list[tuple[int, int, tuple[str, ...]]]:
     """(start, end, keys) of every citation of ``text``, in order, none overlapping."""
     if numbered:
-        found = [(m.start(), m.end(), tuple(_numbers(m.group(1)))) for m in _NUMBERED.finditer(text)]
+        found = [
+            (m.start(), m.end(), tuple(_numbers(m.group(1)))) for m in _NUMBERED.finditer(text)
+        ]
     else:
         found = sorted(_author_year(text))
     kept: list[tuple[int, int, tuple[str, ...]]] = []
@@ -235,7 +237,9 @@ def read_pdf(path: Path) -> Manuscript:
         found = _citations(sentence.text, numbered)
         said = sentences_around(sentence.text, [(a, b) for a, b, _ in found])
         for (_, _, keys), (text, quotes) in zip(found, said, strict=True):
-            citations.append(Citation(Place(path.name, page=sentence.first_page), text, keys, quotes))
+            citations.append(
+                Citation(Place(path.name, page=sentence.first_page), text, keys, quotes)
+            )
     notes = _capped(citations, path.name)
     return Manuscript(
         path.name,

@@ -2,8 +2,9 @@
 
 Every format finds its citations in a passage of plain text (a paragraph) and hands
 their spans here: the spans are blanked so a citation's own punctuation ("et al.",
-"p. 3.") never ends a sentence (one that opens a sentence holds its place), the passage is split as every document reader splits
-text (:func:`doiget.documents.sentences.split_sentences`), and the sentence holding a
+"p. 3.") never ends a sentence (one that opens a sentence holds its place), the
+passage is split as every document reader splits text
+(:func:`doiget.documents.sentences.split_sentences`), and the sentence holding a
 citation is returned with the white space left by the citations closed up.
 """
 
