@@ -3,6 +3,7 @@ reference list the verifier's reader finds."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -162,3 +163,26 @@ def test_unknown_format_is_refused(tmp_path: Path) -> None:
         read_manuscript(path)
     assert raised.value.code is ErrorCode.INVALID_REF
     assert read_manuscript(path, text="Ice [1].", fmt="text").citations
+
+
+@pytest.mark.parametrize(
+    ("name", "cite"),
+    [("draft.md", "[@k{}]"), ("draft.tex", "\\cite{{k{}}}"), ("draft.txt", "[{}]")],
+)
+def test_many_citations_in_one_sentence_read_within_bounds(
+    tmp_path: Path, name: str, cite: str
+) -> None:
+    """Every citation's sentence is read from a bounded window, once: 20,000 citations
+    in one sentence (a draft of no punctuation) read in seconds, the first 10,000 of
+    them, with a note; reading each citation's whole sentence took minutes."""
+    path = tmp_path / name
+    path.write_text(
+        "Ice grows " + " and ".join(cite.format(i % 5_000) for i in range(20_000)) + ".\n"
+    )
+    started = time.perf_counter()
+    manuscript = read_manuscript(path)
+    elapsed = time.perf_counter() - started
+    assert len(manuscript.citations) == 10_000
+    assert any("more than 10,000" in note for note in manuscript.notes)
+    assert len(manuscript.citations[-1].sentence) <= 2_000
+    assert elapsed < 40, f"{elapsed:.1f} s"

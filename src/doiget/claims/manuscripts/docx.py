@@ -29,7 +29,7 @@ from typing import Any, Final
 from doiget.claims.manuscripts.bibfiles import References
 from doiget.claims.manuscripts.model import Citation, Cited, Manuscript, Place
 from doiget.claims.manuscripts.sentence import sentences_around
-from doiget.claims.manuscripts.source import MAX_CITATIONS, read_draft, too_many_citations
+from doiget.claims.manuscripts.source import read_draft, within_bound
 from doiget.contract import invalid
 from doiget.errors import DoigetError
 from doiget.verify.inputs import csl_checked
@@ -189,9 +189,9 @@ def read_docx(path: Path) -> Manuscript:
             elif _FIELD.match(instruction):
                 items = _items(instruction, f"{path.name} paragraph {number}")
                 found.append((start, end, _cited(items, bibliography)))
+        found = within_bound(sorted(found), len(citations), notes, path.name)
         if not found:
             continue
-        found.sort()
         said = sentences_around("".join(paragraph.text), [(a, b) for a, b, _ in found])
         for (_, _, keys), (sentence, quotes) in zip(found, said, strict=True):
             citations.append(Citation(Place(path.name, number), sentence, keys, quotes))
@@ -201,7 +201,4 @@ def read_docx(path: Path) -> Manuscript:
             "convert them to Zotero or Mendeley Cite citations, or export the draft as text "
             "with its reference list."
         )
-    if len(citations) > MAX_CITATIONS:
-        citations = citations[:MAX_CITATIONS]
-        notes.append(too_many_citations(path.name))
     return Manuscript(path.name, "docx", citations, bibliography, notes)

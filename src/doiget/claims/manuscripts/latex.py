@@ -20,11 +20,12 @@ are read within the draft's size bound.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from doiget.claims.manuscripts.bibfiles import References, for_citations, read_named
 from doiget.claims.manuscripts.model import Citation, Cited, Manuscript, Place
@@ -35,7 +36,7 @@ from doiget.claims.manuscripts.source import (
     LineIndex,
     blank,
     decode,
-    too_many_citations,
+    within_bound,
 )
 from doiget.confined import Refused, read_confined
 from doiget.contract import invalid
@@ -74,9 +75,8 @@ _BARE_INPUT: Final = re.compile(r"[ \t]+([^\s{}%\\]+)")
 _PARAGRAPH_BREAK: Final = re.compile(r"\n[ \t]*\n")
 _BIBLIOGRAPHY: Final = re.compile(r"\\bibliography\s*\{([^{}]*)\}")
 _BIBRESOURCE: Final = re.compile(r"\\addbibresource\s*(?:\[[^\]]{0,200}\])?\s*\{([^{}]*)\}")
-_THEBIBLIOGRAPHY: Final = re.compile(
-    r"\\begin\s*\{thebibliography\}(.*?)(?:\\end\s*\{thebibliography\}|\Z)", re.DOTALL
-)
+_LIST_BEGIN: Final = re.compile(r"\\begin\s*\{thebibliography\}")
+_LIST_END: Final = re.compile(r"\\end\s*\{thebibliography\}")
 _BIBITEM: Final = re.compile(r"\\bibitem\s*(?:\[[^\]]{0,500}\])?\s*\{([^{}]{1,200})\}")
 _MARKER: Final = "\ue000"
 
@@ -116,9 +116,10 @@ def _masked(text: str) -> str:
             end = text.find("\n", found.start())
             end = len(text) if end < 0 else end
         elif found.group(1) is not None:  # \verb|...|: to the delimiter, on this line
-            close = text.find(found.group(1), found.end())
             line_end = text.find("\n", found.end())
-            end = found.end() if close < 0 or 0 <= line_end < close else close + 1
+            line_end = len(text) if line_end < 0 else line_end
+            close = text.find(found.group(1), found.end(), line_end)
+            end = found.end() if close < 0 else close + 1
         else:
             closing = re.compile(r"\\end\s*\{" + re.escape(found.group(2)) + r"\}")
             ended = closing.search(text, found.end())
@@ -241,13 +242,26 @@ def _include_target(masked: str, position: int) -> tuple[int, str] | None:
     return (bare.end(), bare.group(1)) if bare else None
 
 
+@functools.cache
+def _contexts() -> tuple[Any, Any]:
+    """pylatexenc's macro tables (parsing, then text), with ``\\enquote`` as quotes;
+    built once: building them takes longer than reading a paragraph."""
+    from pylatexenc import macrospec
+    from pylatexenc.latex2text import MacroTextSpec
+    from pylatexenc.latex2text import get_default_latex_context_db as text_db
+    from pylatexenc.latexwalker import get_default_latex_context_db as walker_db
+
+    walking = walker_db()
+    walking.add_context_category("quotes", macros=[macrospec.MacroSpec("enquote", "{")])
+    texting = text_db()
+    texting.add_context_category("quotes", macros=[MacroTextSpec("enquote", "\u201c%s\u201d")])
+    return walking, texting
+
+
 def _paragraph_text(source: str, found: list[_Found]) -> str:
     """The plain text of a paragraph's LaTeX, each citation in it a marker."""
-    from pylatexenc import macrospec
-    from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec
-    from pylatexenc.latex2text import get_default_latex_context_db as text_db
+    from pylatexenc.latex2text import LatexNodes2Text
     from pylatexenc.latexwalker import LatexWalker
-    from pylatexenc.latexwalker import get_default_latex_context_db as walker_db
 
     pieces: list[str] = []
     position = 0
@@ -255,10 +269,7 @@ def _paragraph_text(source: str, found: list[_Found]) -> str:
         pieces.extend((source[position : citation.start], f" {_MARKER} "))
         position = citation.end
     pieces.append(source[position:])
-    walking = walker_db()
-    walking.add_context_category("quotes", macros=[macrospec.MacroSpec("enquote", "{")])
-    texting = text_db()
-    texting.add_context_category("quotes", macros=[MacroTextSpec("enquote", "\u201c%s\u201d")])
+    walking, texting = _contexts()
     try:
         nodes, _, _ = LatexWalker(
             "".join(pieces), latex_context=walking, tolerant_parsing=True
@@ -330,17 +341,20 @@ def _read_text(draft: _Draft, text: str, name: str, chain: tuple[Path, ...]) -> 
         for part in match.group(1).split(",")
         if part.strip()
     )
-    for listing in _THEBIBLIOGRAPHY.finditer(masked):
-        _read_items(draft, listing.group(1))
+    for listing in _lists(masked):
+        _read_items(draft, listing)
     found: list[_Found] = []
     includes: list[tuple[int, str]] = []
     for command, start, end in _commands(masked):
         if command in _CITE_COMMANDS or command in _MULTI_COMMANDS:
+            if len(found) > MAX_CITATIONS:
+                continue  # past the bound no citation is read; includes still are
             cited = _citation(masked, command, end)
             if cited is not None and cited[1]:
                 found.append(_Found(start, cited[0], cited[1]))
         elif command in _INCLUDES and (target := _include_target(masked, end)):
             includes.append((start, target[1]))
+    found = within_bound(found, len(draft.citations), draft.notes, name)
     sentences = iter(_sentences(masked, found))
     events: list[tuple[int, _Found | str]] = [(c.start, c) for c in found]
     events.extend(includes)
@@ -348,7 +362,7 @@ def _read_text(draft: _Draft, text: str, name: str, chain: tuple[Path, ...]) -> 
     for start, event in events:
         if isinstance(event, _Found):
             sentence, quotes = next(sentences)
-            if len(draft.citations) < MAX_CITATIONS:
+            if within_bound([event], len(draft.citations), draft.notes, name):
                 place = Place(name, lines.line(start))
                 draft.citations.append(Citation(place, sentence, event.keys, quotes))
             continue
@@ -364,6 +378,17 @@ def _include(draft: _Draft, target: str, place: str, chain: tuple[Path, ...]) ->
     if path.resolve() in chain:
         raise invalid(f"{place}: {target} includes itself (a cycle); remove the loop.")
     _read_file(draft, path, chain, place)
+
+
+def _lists(masked: str) -> Iterator[str]:
+    """The body of every ``thebibliography`` list (one left open runs to the end)."""
+    position = 0
+    while (begin := _LIST_BEGIN.search(masked, position)) is not None:
+        end = _LIST_END.search(masked, begin.end())
+        yield masked[begin.end() : end.start() if end else len(masked)]
+        if end is None:
+            return
+        position = end.end()
 
 
 def _read_items(draft: _Draft, listing: str) -> None:
@@ -401,8 +426,6 @@ def read_latex(path: Path, *, text: str | None = None, bib: References | None = 
             raise invalid(f"{path.name} is longer than {MAX_DRAFT_BYTES:,} bytes.")
         draft.read_bytes = len(text.encode())
         _read_text(draft, text, path.name, ((root / path.name).resolve(),))
-    if len(draft.citations) >= MAX_CITATIONS:
-        draft.notes.append(too_many_citations(path.name))
     references = _bibliography(draft, bib)
     named = ", ".join(_bib_files(draft)) or "the bibliography"
     missing = (

@@ -33,15 +33,17 @@ from doiget.claims.manuscripts.bibfiles import (
 from doiget.claims.manuscripts.model import Citation, Manuscript, Place
 from doiget.claims.manuscripts.sentence import sentences_around
 from doiget.claims.manuscripts.source import (
-    MAX_CITATIONS,
     MAX_DRAFT_BYTES,
+    LineIndex,
     blank,
     decode,
     read_draft,
-    too_many_citations,
+    within_bound,
 )
 from doiget.contract import invalid
 
+# The most front matter read: inline references for a long review fit many times over.
+MAX_FRONT_MATTER_CHARS: Final = 2 * 1024 * 1024
 _KEY: Final = r"(?:\{[^{}\n]{1,200}\}|\w(?:\w|[:.#$%&+?<>~/-](?=\w)){0,200})"
 # A key where an ``@`` follows no letter, digit or ``@`` (an e-mail address is no key).
 _CITED: Final = re.compile(rf"(?<![\w@\\])(-?)@({_KEY})")
@@ -60,7 +62,12 @@ def _front_matter(text: str) -> tuple[int, str]:
     if first.rstrip() != "---":
         return 0, ""
     start = len(first) + 1
-    closing = _FRONT_END.search(text, start)
+    closing = _FRONT_END.search(text, start, start + MAX_FRONT_MATTER_CHARS)
+    if closing is None and _FRONT_END.search(text, start):
+        raise invalid(
+            f"line 1: the front matter is longer than {MAX_FRONT_MATTER_CHARS:,} characters; "
+            "keep the references in a bibliography file named by bibliography:."
+        )
     if closing is None:
         raise invalid("line 1: the front matter opened by '---' never closes; end it with '---'.")
     return closing.end(), text[start : closing.start()]
@@ -157,17 +164,15 @@ def read_markdown(
     body = blank(text, [(0, front_end)])
     for first, content in _blocks(body):
         masked = blank(content, _code_spans(content))
-        found = list(_citations(masked))
+        found = within_bound(list(_citations(masked)), len(citations), notes, path.name)
         if not found:
             continue
         plain = _INLINE_MARKUP.sub(lambda match: " " * len(match.group()), masked)
         said = sentences_around(plain, [(start, end) for start, end, _ in found])
+        lines = LineIndex(content)
         for (start, _, keys), (sentence, quotes) in zip(found, said, strict=True):
-            line = first + content.count("\n", 0, start) + 1
+            line = first + lines.line(start)
             citations.append(Citation(Place(path.name, line), sentence, keys, quotes))
-    if len(citations) > MAX_CITATIONS:
-        citations = citations[:MAX_CITATIONS]
-        notes.append(too_many_citations(path.name))
     named = meta.get("bibliography")
     names = [named] if isinstance(named, str) else [str(name) for name in named or []]
     references = read_named(path.parent.resolve(), names, notes)

@@ -24,11 +24,11 @@ from doiget.claims.manuscripts.bibfiles import References, for_citations
 from doiget.claims.manuscripts.model import Citation, Cited, Manuscript, Place
 from doiget.claims.manuscripts.sentence import sentences_around
 from doiget.claims.manuscripts.source import (
-    MAX_CITATIONS,
     MAX_DRAFT_BYTES,
+    LineIndex,
     decode,
     read_draft,
-    too_many_citations,
+    within_bound,
 )
 from doiget.contract import invalid
 from doiget.documents.bibliography import ReferenceEntry, reference_entries, reference_heading
@@ -181,36 +181,36 @@ def read_plain_text(path: Path, *, text: str | None = None) -> Manuscript:
     laid_out = _text_lines(source_lines)
     heading = reference_heading(laid_out)
     entries = reference_entries(laid_out)
-    numbered = bool(entries) and all(entry.label for entry in entries)
-    if not entries:
-        numbered = _NUMBERED.search(text) is not None
     body_end = len(source_lines)
     if heading is not None:
         heading_line = laid_out[heading]
         body_end = round((_TOP - heading_line.top) / _LINE_STEP)
     body = "\n".join(source_lines[:body_end])
+    numbered = _is_numbered(entries, body)
+    lines = LineIndex(body)
     citations: list[Citation] = []
+    notes: list[str] = []
     starts = [0, *(match.end() for match in _BLANK_LINE.finditer(body))]
     ends = [*(match.start() for match in _BLANK_LINE.finditer(body)), len(body)]
     for start, end in zip(starts, ends, strict=True):
         paragraph = body[start:end]
-        found = _citations(paragraph, numbered)
+        found = within_bound(_citations(paragraph, numbered), len(citations), notes, path.name)
         said = sentences_around(paragraph, [(a, b) for a, b, _ in found])
         for (at, _, keys), (sentence, quotes) in zip(found, said, strict=True):
-            line = body.count("\n", 0, start + at) + 1
-            citations.append(Citation(Place(path.name, line), sentence, keys, quotes))
-    notes = _capped(citations, path.name)
-    return Manuscript(
-        path.name,
-        "text",
-        citations[:MAX_CITATIONS],
-        _bibliography(citations[:MAX_CITATIONS], entries, numbered, path.name),
-        notes,
-    )
+            place = Place(path.name, lines.line(start + at))
+            citations.append(Citation(place, sentence, keys, quotes))
+    bibliography = _bibliography(citations, entries, numbered, path.name)
+    return Manuscript(path.name, "text", citations, bibliography, notes)
 
 
-def _capped(citations: Sequence[Citation], name: str) -> list[str]:
-    return [too_many_citations(name)] if len(citations) > MAX_CITATIONS else []
+def _is_numbered(entries: Sequence[ReferenceEntry], body: str) -> bool:
+    """Whether the draft cites by number: its reference list is numbered, or (a list
+    not read as numbered, or none) its body holds more numbered citations than
+    author-year ones."""
+    if entries and all(entry.label for entry in entries):
+        return True
+    numbered = sum(1 for _ in _NUMBERED.finditer(body))
+    return numbered > sum(1 for _ in _author_year(body))
 
 
 def read_pdf(path: Path) -> Manuscript:
@@ -229,22 +229,15 @@ def read_pdf(path: Path) -> Manuscript:
     heading = reference_heading(lines)
     entries = reference_entries(lines)
     body = lines if heading is None else lines[:heading]
-    numbered = bool(entries) and all(entry.label for entry in entries)
-    if not entries:
-        numbered = any(_NUMBERED.search(line.text) for line in body)
+    numbered = _is_numbered(entries, "\n".join(line.text for line in body))
     citations: list[Citation] = []
+    notes: list[str] = []
     for sentence in sentences(sectioned(body)):
-        found = _citations(sentence.text, numbered)
+        found = within_bound(_citations(sentence.text, numbered), len(citations), notes, path.name)
         said = sentences_around(sentence.text, [(a, b) for a, b, _ in found])
         for (_, _, keys), (text, quotes) in zip(found, said, strict=True):
             citations.append(
                 Citation(Place(path.name, page=sentence.first_page), text, keys, quotes)
             )
-    notes = _capped(citations, path.name)
-    return Manuscript(
-        path.name,
-        "pdf",
-        citations[:MAX_CITATIONS],
-        _bibliography(citations[:MAX_CITATIONS], entries, numbered, path.name),
-        notes,
-    )
+    bibliography = _bibliography(citations, entries, numbered, path.name)
+    return Manuscript(path.name, "pdf", citations, bibliography, notes)

@@ -28,16 +28,21 @@ _QUOTES: Final = re.compile(
     rf"|\u201e([^\u201c\u201d\u201e]{_LENGTH})[\u201c\u201d]"
     rf"|\"([^\"]{_LENGTH})\""
 )
+# The most characters of a sentence kept around its citation: prose sentences are far
+# shorter, and a "sentence" of a whole unpunctuated draft is read once, not per citation.
+MAX_SENTENCE_CHARS: Final = 2_000
 _SPACES: Final = re.compile(r"\s+")
-_BEFORE_PUNCTUATION: Final = re.compile(r"\s+([.,;:!?)\]])")
-_EMPTY_BRACKETS: Final = re.compile(r"\(\s*\)|\[\s*\]")
+_BEFORE_PUNCTUATION: Final = re.compile(r" ([.,;:!?)\]])")
+_EMPTY_BRACKETS: Final = re.compile(r"\( ?\)|\[ ?\]")
 
 
 def tidy(text: str) -> str:
     """``text`` on one line, with the gaps a removed citation leaves closed up."""
+    # White space first, one character at a time: a pattern that starts over at every
+    # blank of a long run of them would take time quadratic in the run.
+    text = _SPACES.sub(" ", text)
     text = _EMPTY_BRACKETS.sub(" ", text)
-    text = _SPACES.sub(" ", text).strip()
-    return _BEFORE_PUNCTUATION.sub(r"\1", text)
+    return _BEFORE_PUNCTUATION.sub(r"\1", _SPACES.sub(" ", text).strip())
 
 
 def sentences_around(
@@ -51,13 +56,22 @@ def sentences_around(
     found: list[tuple[str, tuple[str, ...]]] = []
     for start, _ in spans:
         index = max(bisect.bisect_right(starts, start) - 1, 0)
-        text = tidy(blanked[bounds[index][0] : bounds[index][1]])
+        text = tidy(_window(blanked, bounds[index][0], bounds[index][1], start))
         # A citation set after the full stop ("... shown. [3]") belongs to the sentence
         # before it, when its own holds nothing but citations.
         if not text.strip(" .,;:") and index > 0:
-            text = tidy(blanked[bounds[index - 1][0] : bounds[index][1]])
+            text = tidy(_window(blanked, bounds[index - 1][0], bounds[index][1], start))
         found.append((text, quotes_in(text)))
     return found
+
+
+def _window(text: str, begin: int, end: int, at: int) -> str:
+    """``text[begin:end]``, or the :data:`MAX_SENTENCE_CHARS` of it around ``at`` when
+    it is longer."""
+    if end - begin > MAX_SENTENCE_CHARS:
+        begin = max(begin, min(at - MAX_SENTENCE_CHARS // 2, end - MAX_SENTENCE_CHARS))
+        end = begin + MAX_SENTENCE_CHARS
+    return text[begin:end]
 
 
 def _held(blanked: str, spans: Sequence[tuple[int, int]]) -> str:

@@ -8,13 +8,16 @@ it is read, never read in part.
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeVar
 
 from doiget.contract import invalid
 from doiget.verify.inputs import read_file
 
+T = TypeVar("T")
+_NEWLINE: Final = re.compile("\n")
 MAX_DRAFT_BYTES: Final = 20 * 1024 * 1024
 # Citations read from one draft: a long review cites a few thousand times.
 MAX_CITATIONS: Final = 10_000
@@ -40,8 +43,7 @@ class LineIndex:
     """The 1-based line of any offset of a text, found by bisection."""
 
     def __init__(self, text: str) -> None:
-        self._starts = [0]
-        self._starts.extend(index + 1 for index, char in enumerate(text) if char == "\n")
+        self._starts = [0, *(found.end() for found in _NEWLINE.finditer(text))]
 
     def line(self, offset: int) -> int:
         """The line holding ``offset``."""
@@ -52,12 +54,20 @@ class LineIndex:
         return self._starts[line - 1]
 
 
-def too_many_citations(name: str) -> str:
-    """The note of a draft that cites past :data:`MAX_CITATIONS`."""
-    return (
+def within_bound(found: list[T], held: int, notes: list[str], name: str) -> list[T]:
+    """``found`` (citations of one passage) cut to what the draft still takes once it
+    holds ``held``: past :data:`MAX_CITATIONS` no sentence is read, and ``notes`` says
+    so once."""
+    room = MAX_CITATIONS - held
+    if len(found) <= room:
+        return found
+    note = (
         f"{name} cites more than {MAX_CITATIONS:,} times; the first {MAX_CITATIONS:,} "
         "citations are read: split the draft to read the rest."
     )
+    if note not in notes:
+        notes.append(note)
+    return found[: max(room, 0)]
 
 
 def blank(text: str, spans: Sequence[tuple[int, int]]) -> str:
