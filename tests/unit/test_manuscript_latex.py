@@ -238,3 +238,22 @@ def test_a_draft_over_the_size_bound_is_refused_unread(tmp_path: Path) -> None:
     with pytest.raises(DoigetError) as raised:
         read_manuscript(path)
     assert raised.value.code is ErrorCode.INVALID_REF
+
+
+def test_includes_nested_too_deep_are_refused(tmp_path: Path) -> None:
+    draft = tmp_path / "draft"
+    draft.mkdir()
+    (draft / "main.tex").write_text("\\input{p1}\n")
+    for depth in range(1, 20):
+        (draft / f"p{depth}.tex").write_text(f"Level {depth}.\n\\input{{p{depth + 1}}}\n")
+    _refused(tmp_path, "deeper than 16")
+
+
+def test_included_files_share_the_draft_size_bound(tmp_path: Path) -> None:
+    draft = tmp_path / "draft"
+    draft.mkdir()
+    (draft / "main.tex").write_text("Text \\cite{a}.\n\\input{half1}\n\\input{half2}\n")
+    for name in ("half1.tex", "half2.tex"):
+        with (draft / name).open("wb") as handle:
+            handle.truncate(11 * 1024 * 1024)
+    _refused(tmp_path, "main.tex line 3", "half2.tex")
