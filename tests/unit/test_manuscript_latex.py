@@ -225,10 +225,17 @@ def test_an_unbalanced_brace_in_an_included_file_names_that_file(tmp_path: Path)
     _refused(tmp_path, "part.tex line 3")
 
 
-def test_inline_text_is_read_without_a_file(tmp_path: Path) -> None:
-    manuscript = read_manuscript(tmp_path / "inline.tex", text="Ice \\cite{a}.\n")
-    assert _keys(manuscript) == [("a",)]
-    assert manuscript.bibliography["a"].missing
+def test_inline_text_reads_no_file_it_names(tmp_path: Path) -> None:
+    (tmp_path / "part.tex").write_text("Leaked \\cite{leak}.\n")
+    (tmp_path / "refs.bib").write_text(BIB)
+    text = "Ice \\cite{smith2020}.\n\\input{part}\n\\bibliography{refs}\n"
+    manuscript = read_manuscript(tmp_path / "inline.tex", text=text)
+    assert _keys(manuscript) == [("smith2020",)]
+    assert manuscript.bibliography["smith2020"].reference is None
+    assert any("part.tex was not read" in note for note in manuscript.notes)
+    assert any("refs.bib was not read" in note for note in manuscript.notes)
+    given = read_manuscript(tmp_path / "inline.tex", text=text, bib_text=BIB)
+    assert given.bibliography["smith2020"].reference is not None
 
 
 def test_a_draft_over_the_size_bound_is_refused_unread(tmp_path: Path) -> None:
@@ -256,4 +263,4 @@ def test_included_files_share_the_draft_size_bound(tmp_path: Path) -> None:
     for name in ("half1.tex", "half2.tex"):
         with (draft / name).open("wb") as handle:
             handle.truncate(11 * 1024 * 1024)
-    _refused(tmp_path, "main.tex line 3", "half2.tex")
+    _refused(tmp_path, "main.tex line 3", "half2.tex", "20,971,520 bytes")

@@ -183,3 +183,9 @@ def test_inline_text(tmp_path: Path) -> None:
         tmp_path / "x.md", text="Ice [@a].\n", bib_text="@article{a, title={T}}\n"
     )
     assert manuscript.bibliography["a"].reference is not None
+    (tmp_path / "refs.bib").write_text(BIB)
+    named = read_manuscript(
+        tmp_path / "x.md", text="---\nbibliography: refs.bib\n---\n[@smith2020]\n"
+    )
+    assert named.bibliography["smith2020"].reference is None
+    assert any("refs.bib was not read" in note for note in named.notes)

@@ -95,12 +95,19 @@ def read_bibliography(path: Path) -> References:
     return read_references(decode(data, path.name), path.name)
 
 
-def read_named(root: Path, names: Iterable[str], notes: list[str]) -> References:
+def read_named(root: Path | None, names: Iterable[str], notes: list[str]) -> References:
     """The references of the bibliography files a draft names (relative to its folder
-    ``root``, and read only inside it); one that cannot be read is a note in ``notes``
-    and its keys are then missing, never a failure of the whole draft."""
+    ``root``, and read only inside it; none is read for a draft passed as text, without
+    a folder); one that cannot be read is a note in ``notes`` and its keys are then
+    missing, never a failure of the whole draft."""
     found: References = {}
     for name in names:
+        if root is None:
+            notes.append(
+                f"the bibliography {name} was not read: the draft came as text, without its "
+                "folder; pass the bibliography with it."
+            )
+            continue
         try:
             data = read_confined(root, root / name, limit=MAX_BIB_BYTES)
             found.update(read_references(decode(data, name), name))

@@ -20,6 +20,7 @@ are read within the draft's size bound.
 from __future__ import annotations
 
 import bisect
+import errno
 import functools
 import re
 from collections.abc import Iterator
@@ -92,9 +93,10 @@ class _Found:
 
 @dataclass(slots=True)
 class _Draft:
-    """What reading the draft's files gathers, in reading order."""
+    """What reading the draft's files gathers, in reading order; ``root`` is the
+    draft's folder (None for a draft passed as text: nothing it names is read)."""
 
-    root: Path
+    root: Path | None
     citations: list[Citation] = field(default_factory=list)
     bib_names: list[str] = field(default_factory=list)
     items: References = field(default_factory=dict)
@@ -306,15 +308,27 @@ def _sentences(masked: str, found: list[_Found]) -> list[tuple[str, tuple[str, .
 def _read_file(draft: _Draft, path: Path, chain: tuple[Path, ...], place: str) -> None:
     """Read the LaTeX file ``path`` (inside the draft's folder) into ``draft``, following
     its includes in order; ``place`` says where it was included from."""
-    shown = path.relative_to(draft.root) if path.is_relative_to(draft.root) else path
+    root = draft.root
+    if root is None:
+        draft.notes.append(
+            f"{place}: {path.name} was not read: the draft came as text, without its folder; "
+            "pass the draft's file to read the files it includes."
+        )
+        return
+    shown = path.relative_to(root) if path.is_relative_to(root) else path
     if len(chain) > MAX_DEPTH:
         raise invalid(f"{place}: includes nest deeper than {MAX_DEPTH} files; flatten them.")
     draft.files += 1
     if draft.files > MAX_FILES:
         raise invalid(f"{place}: the draft includes more than {MAX_FILES} files.")
     try:
-        data = read_confined(draft.root, path, limit=MAX_DRAFT_BYTES - draft.read_bytes)
+        data = read_confined(root, path, limit=MAX_DRAFT_BYTES - draft.read_bytes)
     except Refused as refused:
+        if refused.errno == errno.EFBIG:
+            raise invalid(
+                f"{place}: {shown} is not read: the draft and the files it includes hold "
+                f"more than {MAX_DRAFT_BYTES:,} bytes; read the draft in parts."
+            ) from None
         raise invalid(
             f"{place}: {shown} is not read: {refused.strerror} (only files inside the "
             "draft's folder are read); copy it into the folder."
@@ -374,7 +388,7 @@ def _include(draft: _Draft, target: str, place: str, chain: tuple[Path, ...]) ->
     written = Path(target)
     if written.suffix == "":
         written = written.with_suffix(".tex")
-    path = written if written.is_absolute() else draft.root / written
+    path = written if written.is_absolute() or draft.root is None else draft.root / written
     if path.resolve() in chain:
         raise invalid(f"{place}: {target} includes itself (a cycle); remove the loop.")
     _read_file(draft, path, chain, place)
@@ -410,22 +424,22 @@ def _bibliography(draft: _Draft, bib: References | None) -> References:
 
 
 def _bib_files(draft: _Draft) -> list[str]:
-    """The .bib files the draft names (``\bibliography{refs}`` names refs.bib)."""
+    """The .bib files the draft names (``\\bibliography{refs}`` names refs.bib)."""
     return [name if Path(name).suffix else f"{name}.bib" for name in draft.bib_names]
 
 
 def read_latex(path: Path, *, text: str | None = None, bib: References | None = None) -> Manuscript:
     """The citations and bibliography of the LaTeX draft at ``path`` (or of ``text``,
-    when given: then ``path`` names it, and its folder is where includes are read)."""
-    root = path.parent.resolve()
-    draft = _Draft(root)
+    when given: then ``path`` only names it, and no file it names is read)."""
     if text is None:
+        root = path.parent.resolve()
+        draft = _Draft(root)
         _read_file(draft, root / path.name, (), path.name)
     else:
+        draft = _Draft(None)
         if len(text.encode()) > MAX_DRAFT_BYTES:
             raise invalid(f"{path.name} is longer than {MAX_DRAFT_BYTES:,} bytes.")
-        draft.read_bytes = len(text.encode())
-        _read_text(draft, text, path.name, ((root / path.name).resolve(),))
+        _read_text(draft, text, path.name, (path,))
     references = _bibliography(draft, bib)
     named = ", ".join(_bib_files(draft)) or "the bibliography"
     missing = (

@@ -152,7 +152,8 @@ def read_markdown(
     path: Path, *, text: str | None = None, bib: References | None = None
 ) -> Manuscript:
     """The citations and bibliography of the Markdown draft at ``path`` (or of
-    ``text``, when given: ``path`` names it and its folder holds what it names)."""
+    ``text``, when given: ``path`` only names it, and no file it names is read)."""
+    given = text
     if text is None:
         text = decode(read_draft(path), path.name)
     elif len(text.encode()) > MAX_DRAFT_BYTES:
@@ -175,7 +176,8 @@ def read_markdown(
             citations.append(Citation(Place(path.name, line), sentence, keys, quotes))
     named = meta.get("bibliography")
     names = [named] if isinstance(named, str) else [str(name) for name in named or []]
-    references = read_named(path.parent.resolve(), names, notes)
+    folder = path.parent.resolve() if given is None else None
+    references = read_named(folder, names, notes)
     inline = meta.get("references")
     if isinstance(inline, list):
         references |= csl_references(inline, f"{path.name}'s front matter")

@@ -47,7 +47,7 @@ def read_manuscript(
     bib_text: str | None = None,
 ) -> Manuscript:
     """The citations and bibliography of the draft at ``path``, or of ``text`` (then
-    ``path`` names the draft and its folder is where files it names are read). ``bib``
+    ``path`` only names the draft: no file it includes or names is read). ``bib``
     (a file) or ``bib_text`` (a bibliography's text: BibTeX, CSL-JSON or RIS) give the
     bibliography when the draft does not name one, or replace the entries it does."""
     chosen = format_of(path, fmt)
