@@ -4,6 +4,7 @@ the draft's folder, braces that do not balance, and the bibliography by key."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -264,3 +265,21 @@ def test_included_files_share_the_draft_size_bound(tmp_path: Path) -> None:
         with (draft / name).open("wb") as handle:
             handle.truncate(11 * 1024 * 1024)
     _refused(tmp_path, "main.tex line 3", "half2.tex", "20,971,520 bytes")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param("A run " + "\\cite" * 400_000 + "{a}.\n", id="macro-run"),
+        pytest.param("\\cite[" * 200_000 + "\n", id="open-notes"),
+        pytest.param("\\cites(" * 200_000 + "\n", id="open-multi-notes"),
+        pytest.param("x " + "{" * 100_000 + "\\cite{a}" + "}" * 100_000 + "\n", id="deep-braces"),
+    ],
+)
+def test_hostile_source_reads_in_bounded_time(tmp_path: Path, body: str) -> None:
+    """Arguments are matched in one pass and a long paragraph is read without
+    pylatexenc: these took from 40 s to minutes read argument by argument and whole."""
+    (tmp_path / "main.tex").write_text(body)
+    started = time.perf_counter()
+    read_manuscript(tmp_path / "main.tex")
+    assert time.perf_counter() - started < 15

@@ -4,6 +4,7 @@ citations, front matter lines counted, and bibliographies in each format."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -189,3 +190,24 @@ def test_inline_text(tmp_path: Path) -> None:
     )
     assert named.bibliography["smith2020"].reference is None
     assert any("refs.bib was not read" in note for note in named.notes)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("[" * 400_000 + "@a" + "]" * 400_000 + "\n", id="bracket-run"),
+        pytest.param("---\na: " + "[" * 50_000 + "]" * 50_000 + "\n---\nx\n", id="deep-yaml"),
+        pytest.param(">" * 100_000 + " x [@a]\n", id="deep-quotes"),
+    ],
+)
+def test_hostile_draft_reads_in_bounded_time(tmp_path: Path, text: str) -> None:
+    """Only blocks are parsed (inline links take time quadratic in a run of brackets)
+    and YAML deeper than CSL-JSON is refused before PyYAML recurses: these took from
+    40 s to minutes, or overflowed the stack."""
+    (tmp_path / "draft.md").write_text(text)
+    started = time.perf_counter()
+    try:
+        read_manuscript(tmp_path / "draft.md")
+    except DoigetError as error:
+        assert error.code is ErrorCode.INVALID_REF
+    assert time.perf_counter() - started < 15

@@ -71,7 +71,7 @@ _SKIPPED: Final = re.compile(
     + r")\}|%"
 )
 _COMMAND: Final = re.compile(r"\\([A-Za-z]+)(\*?)")
-_BRACES: Final = re.compile(r"\\[\s\S]|[{}]")
+_GROUP_MARKS: Final = re.compile(r"\\[\s\S]|[{}\[\]()]")
 _BARE_INPUT: Final = re.compile(r"[ \t]+([^\s{}%\\]+)")
 _PARAGRAPH_BREAK: Final = re.compile(r"\n[ \t]*\n")
 _BIBLIOGRAPHY: Final = re.compile(r"\\bibliography\s*\{([^{}]*)\}")
@@ -80,6 +80,12 @@ _LIST_BEGIN: Final = re.compile(r"\\begin\s*\{thebibliography\}")
 _LIST_END: Final = re.compile(r"\\end\s*\{thebibliography\}")
 _BIBITEM: Final = re.compile(r"\\bibitem\s*(?:\[[^\]]{0,500}\])?\s*\{([^{}]{1,200})\}")
 _MARKER: Final = "\ue000"
+# What pylatexenc reads: a paragraph of this many characters at most, and this many in
+# all for a draft; past either, text is read roughly (:func:`_rough_text`).
+MAX_EXACT_PARAGRAPH: Final = 20_000
+MAX_EXACT_CHARS: Final = 2_000_000
+_ROUGH: Final = re.compile(r"\\[A-Za-z]+\*?|\\([^A-Za-z])|``|''|[{}~]")
+_ROUGH_MARKS: Final = {"``": "\u201c", "''": "\u201d", "~": " "}
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +109,7 @@ class _Draft:
     notes: list[str] = field(default_factory=list)
     read_bytes: int = 0
     files: int = 0
+    exact: int = 0  # characters pylatexenc has read
 
 
 def _masked(text: str) -> str:
@@ -134,26 +141,41 @@ def _masked(text: str) -> str:
     return blank(text, spans)
 
 
-def _check_braces(masked: str, lines: LineIndex, name: str) -> None:
-    """INVALID_REF naming the line of a brace that never closes, or of one that closes
-    nothing."""
-    opened: list[int] = []
-    for found in _BRACES.finditer(masked):
-        mark = found.group()
+def _groups(masked: str, lines: LineIndex, name: str) -> dict[int, int]:
+    """Where every group of ``masked`` ends: ``{`` by brace nesting; ``[`` and ``(`` as
+    TeX reads an optional argument, at the first closer at their brace depth. One pass:
+    each citation then finds its arguments' ends without scanning. INVALID_REF naming
+    the line of a brace that never closes, or of one that closes nothing."""
+    ends: dict[int, int] = {}
+    braces: list[tuple[int, int, int]] = []  # (offset, brackets open, parentheses open)
+    brackets: list[int] = []
+    parentheses: list[int] = []
+    for found in _GROUP_MARKS.finditer(masked):
+        mark, at = found.group(), found.start()
         if mark == "{":
-            opened.append(found.start())
+            braces.append((at, len(brackets), len(parentheses)))
         elif mark == "}":
-            if not opened:
+            if not braces:
                 raise invalid(
-                    f"{name} line {lines.line(found.start())}: this '}}' closes no brace; "
-                    "remove it or escape it as \\}, then read the draft again."
+                    f"{name} line {lines.line(at)}: this '}}' closes no brace; remove it or "
+                    "escape it as \\}, then read the draft again."
                 )
-            opened.pop()
-    if opened:
+            opened, held_brackets, held_parentheses = braces.pop()
+            ends[opened] = at + 1
+            del brackets[held_brackets:], parentheses[held_parentheses:]
+        elif mark in "[(":
+            (brackets if mark == "[" else parentheses).append(at)
+        elif mark in "])":
+            stack = brackets if mark == "]" else parentheses
+            floor = braces[-1][1 if mark == "]" else 2] if braces else 0
+            while len(stack) > floor:
+                ends[stack.pop()] = at + 1
+    if braces:
         raise invalid(
-            f"{name} line {lines.line(opened[-1])}: the '{{' opened on this line is never "
+            f"{name} line {lines.line(braces[-1][0])}: the '{{' opened on this line is never "
             "closed; close it (or escape it as \\{), then read the draft again."
         )
+    return ends
 
 
 def _skip_space(text: str, position: int) -> int:
@@ -166,46 +188,30 @@ def _skip_space(text: str, position: int) -> int:
     return position
 
 
-def _group_end(text: str, start: int, closer: str) -> int | None:
-    """The offset after the ``closer`` matching the opener at ``start`` (braces inside
-    nest; a backslash escapes), None past :data:`MAX_ARGUMENT_CHARS`."""
-    depth, position, limit = 0, start + 1, min(len(text), start + MAX_ARGUMENT_CHARS)
-    while position < limit:
-        char = text[position]
-        if char == "\\":
-            position += 2
-            continue
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            if depth == 0:
-                return position + 1 if closer == "}" else None
-            depth -= 1
-        elif char == closer and depth == 0:
-            return position + 1
-        position += 1
-    return None
+def _group_end(ends: dict[int, int], start: int) -> int | None:
+    """The offset after the group opened at ``start``; None when it never closes or
+    spans more than :data:`MAX_ARGUMENT_CHARS` (a bracket left open, not a note)."""
+    end = ends.get(start)
+    return end if end is not None and end - start <= MAX_ARGUMENT_CHARS else None
 
 
-def _optional(text: str, position: int, opener: str, closer: str, most: int) -> int:
-    """``position`` moved past up to ``most`` optional arguments in ``opener closer``."""
+def _optional(text: str, ends: dict[int, int], position: int, opener: str, most: int) -> int:
+    """``position`` moved past up to ``most`` optional arguments opened by ``opener``."""
     for _ in range(most):
         at = _skip_space(text, position)
-        if not text.startswith(opener, at):
-            break
-        end = _group_end(text, at, closer)
+        end = _group_end(ends, at) if text.startswith(opener, at) else None
         if end is None:
             break
         position = end
     return position
 
 
-def _keys_group(text: str, position: int) -> tuple[int, tuple[str, ...]] | None:
+def _keys_group(
+    text: str, ends: dict[int, int], position: int
+) -> tuple[int, tuple[str, ...]] | None:
     """The end and keys of a ``{a, b}`` group at ``position`` (after white space)."""
     at = _skip_space(text, position)
-    if not text.startswith("{", at):
-        return None
-    end = _group_end(text, at, "}")
+    end = _group_end(ends, at) if text.startswith("{", at) else None
     if end is None:
         return None
     keys = tuple(key.strip() for key in text[at + 1 : end - 1].split(","))
@@ -213,18 +219,20 @@ def _keys_group(text: str, position: int) -> tuple[int, tuple[str, ...]] | None:
     return end, tuple(key for key in keys if key and "#" not in key and "\\" not in key)
 
 
-def _citation(text: str, name: str, position: int) -> tuple[int, tuple[str, ...]] | None:
+def _citation(
+    text: str, ends: dict[int, int], name: str, position: int
+) -> tuple[int, tuple[str, ...]] | None:
     """The end and keys of the citation command ``name`` whose name ends at ``position``."""
     if name in _MULTI_COMMANDS:
-        position = _optional(text, position, "(", ")", 2)
+        position = _optional(text, ends, position, "(", 2)
         keys: list[str] = []
         while True:
-            group = _keys_group(text, _optional(text, position, "[", "]", 2))
+            group = _keys_group(text, ends, _optional(text, ends, position, "[", 2))
             if group is None:
                 return (position, tuple(keys)) if keys else None
             position = group[0]
             keys.extend(group[1])
-    return _keys_group(text, _optional(text, position, "[", "]", 2))
+    return _keys_group(text, ends, _optional(text, ends, position, "[", 2))
 
 
 def _commands(masked: str) -> Iterator[tuple[str, int, int]]:
@@ -233,12 +241,12 @@ def _commands(masked: str) -> Iterator[tuple[str, int, int]]:
         yield found.group(1), found.start(), found.end()
 
 
-def _include_target(masked: str, position: int) -> tuple[int, str] | None:
+def _include_target(masked: str, ends: dict[int, int], position: int) -> tuple[int, str] | None:
     """The end and the path of an ``\\input{x}`` or ``\\input x`` whose name ends at
     ``position``."""
     at = _skip_space(masked, position)
     if masked.startswith("{", at):
-        end = _group_end(masked, at, "}")
+        end = _group_end(ends, at)
         return (end, masked[at + 1 : end - 1].strip()) if end else None
     bare = _BARE_INPUT.match(masked, position)
     return (bare.end(), bare.group(1)) if bare else None
@@ -260,32 +268,54 @@ def _contexts() -> tuple[Any, Any]:
     return walking, texting
 
 
-def _paragraph_text(source: str, found: list[_Found]) -> str:
-    """The plain text of a paragraph's LaTeX, each citation in it a marker."""
-    from pylatexenc.latex2text import LatexNodes2Text
-    from pylatexenc.latexwalker import LatexWalker
-
+def _with_markers(source: str, found: list[_Found]) -> str:
+    """A paragraph's LaTeX with each citation in it replaced by a marker."""
     pieces: list[str] = []
     position = 0
     for citation in found:
         pieces.extend((source[position : citation.start], f" {_MARKER} "))
         position = citation.end
     pieces.append(source[position:])
+    return "".join(pieces)
+
+
+def _exact_text(source: str) -> str | None:
+    """``source`` as pylatexenc turns it into text; None when pylatexenc gives up."""
+    from pylatexenc.latex2text import LatexNodes2Text
+    from pylatexenc.latexwalker import LatexWalker
+
     walking, texting = _contexts()
     try:
         nodes, _, _ = LatexWalker(
-            "".join(pieces), latex_context=walking, tolerant_parsing=True
+            source, latex_context=walking, tolerant_parsing=True
         ).get_latex_nodes()
         text: str = LatexNodes2Text(latex_context=texting, math_mode="verbatim").nodelist_to_text(
             nodes
         )
-    except Exception:  # pylatexenc gives up on some odd input: read the source as it is
-        text = "".join(pieces)
+    except Exception:  # pylatexenc gives up on some odd input
+        return None
     return text.replace("\xa0", " ")
 
 
-def _sentences(masked: str, found: list[_Found]) -> list[tuple[str, tuple[str, ...]]]:
-    """The sentence and quotations of every citation of ``found``, in order."""
+def _rough_text(source: str) -> str:
+    """``source`` as text without pylatexenc: commands dropped, escaped characters and
+    the arguments' text kept, TeX quotes curled."""
+
+    def plain(found: re.Match[str]) -> str:
+        if found.group(1) is not None:
+            return found.group(1)
+        return _ROUGH_MARKS.get(found.group(), "")
+
+    return _ROUGH.sub(plain, source)
+
+
+def _sentences(
+    draft: _Draft, masked: str, found: list[_Found]
+) -> list[tuple[str, tuple[str, ...]]]:
+    """The sentence and quotations of every citation of ``found``, in order. A paragraph
+    is read by pylatexenc within :data:`MAX_EXACT_PARAGRAPH` characters and while the
+    draft has read fewer than :data:`MAX_EXACT_CHARS` so; otherwise roughly (pylatexenc
+    takes time that grows faster than the text on some input, a long run of macros)."""
     breaks = [match.end() for match in _PARAGRAPH_BREAK.finditer(masked)]
     by_paragraph: dict[int, list[_Found]] = {}
     for citation in found:
@@ -295,13 +325,17 @@ def _sentences(masked: str, found: list[_Found]) -> list[tuple[str, tuple[str, .
         start = breaks[number - 1] if number else 0
         end = breaks[number] if number < len(breaks) else len(masked)
         shifted = [_Found(c.start - start, c.end - start, c.keys) for c in cited]
-        text = _paragraph_text(masked[start:end], shifted)
+        source = _with_markers(masked[start:end], shifted)
+        text = None
+        if len(source) <= MAX_EXACT_PARAGRAPH and draft.exact + len(source) <= MAX_EXACT_CHARS:
+            draft.exact += len(source)
+            text = _exact_text(source)
+        if text is None or text.count(_MARKER) != len(cited):
+            # pylatexenc was not asked, gave up, or dropped a marker (inside an argument
+            # it discards): the rough reading keeps every one.
+            text = _rough_text(source)
         spans = [(match.start(), match.end()) for match in re.finditer(_MARKER, text)]
-        if len(spans) == len(cited):
-            answers.extend(sentences_around(text, spans))
-        else:  # pylatexenc dropped a marker (inside an argument it discards)
-            whole = tidy(text.replace(_MARKER, " "))
-            answers.extend((whole, ()) for _ in cited)
+        answers.extend(sentences_around(text, spans))
     return answers
 
 
@@ -348,7 +382,7 @@ def _read_text(draft: _Draft, text: str, name: str, chain: tuple[Path, ...]) -> 
     """Read one file's ``text`` into ``draft`` (``chain``: the files including it)."""
     masked = _masked(text)
     lines = LineIndex(text)
-    _check_braces(masked, lines, name)
+    ends = _groups(masked, lines, name)
     draft.bib_names.extend(
         part.strip()
         for match in (*_BIBLIOGRAPHY.finditer(masked), *_BIBRESOURCE.finditer(masked))
@@ -363,13 +397,13 @@ def _read_text(draft: _Draft, text: str, name: str, chain: tuple[Path, ...]) -> 
         if command in _CITE_COMMANDS or command in _MULTI_COMMANDS:
             if len(found) > MAX_CITATIONS:
                 continue  # past the bound no citation is read; includes still are
-            cited = _citation(masked, command, end)
+            cited = _citation(masked, ends, command, end)
             if cited is not None and cited[1]:
                 found.append(_Found(start, cited[0], cited[1]))
-        elif command in _INCLUDES and (target := _include_target(masked, end)):
+        elif command in _INCLUDES and (target := _include_target(masked, ends, end)):
             includes.append((start, target[1]))
     found = within_bound(found, len(draft.citations), draft.notes, name)
-    sentences = iter(_sentences(masked, found))
+    sentences = iter(_sentences(draft, masked, found))
     events: list[tuple[int, _Found | str]] = [(c.start, c) for c in found]
     events.extend(includes)
     events.sort(key=lambda event: event[0])

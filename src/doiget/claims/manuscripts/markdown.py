@@ -13,8 +13,9 @@ A key starts with a letter, digit or ``_`` and may hold ``:.#$%&-+?<>~/`` betwee
 those (as Pandoc's keys do), or is written in braces (``@{a key}``); an ``@`` after a
 letter or digit (``me@example.org``) starts none. The front matter is YAML
 (``bibliography:`` a path or a list, read from the draft's folder; ``references:`` CSL
-items); its lines count, so every line number is the file's. YAML aliases are refused:
-a few lines of them expand without bound.
+items); its lines count, so every line number is the file's. YAML aliases are refused
+(a few lines of them expand without bound), and so is nesting deeper than CSL-JSON's
+(PyYAML reads it in time quadratic in the depth, then recursively).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from doiget.claims.manuscripts.source import (
     within_bound,
 )
 from doiget.contract import invalid
+from doiget.verify.inputs import MAX_JSON_DEPTH
 
 # The most front matter read: inline references for a long review fit many times over.
 MAX_FRONT_MATTER_CHARS: Final = 2 * 1024 * 1024
@@ -77,14 +79,24 @@ def _yaml(front: str) -> dict[str, Any]:
     """The front matter's YAML, refused with its line when it cannot be read."""
     import yaml
 
+    depth = 0
     try:
         for event in yaml.parse(front, Loader=yaml.SafeLoader):
+            line = event.start_mark.line + 2 if event.start_mark else 2
             if isinstance(event, yaml.AliasEvent):
-                line = event.start_mark.line + 2 if event.start_mark else 2
                 raise invalid(
                     f"line {line}: the front matter uses a YAML alias (*name); write the "
                     "value out instead."
                 )
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_JSON_DEPTH:
+                    raise invalid(
+                        f"line {line}: the front matter nests deeper than {MAX_JSON_DEPTH} "
+                        "levels, which no bibliography needs; write it flatter."
+                    )
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
         data = yaml.safe_load(front)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
@@ -143,7 +155,9 @@ def _blocks(body: str) -> Iterator[tuple[int, str]]:
     """(first line, 0-based; text) of every block of inline text markdown-it finds."""
     from markdown_it import MarkdownIt
 
-    for token in MarkdownIt("commonmark").enable("table").parse(body):
+    # Blocks only: the inline rules (links, emphasis) are not needed to find citations,
+    # and take time quadratic in the length of a run of brackets.
+    for token in MarkdownIt("commonmark").enable("table").disable("inline").parse(body):
         if token.type == "inline" and token.map is not None:
             yield token.map[0], token.content
 
