@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
@@ -190,3 +191,64 @@ def test_zip_bomb_is_refused_before_inflating(tmp_path: Path, package: Any) -> N
         read_manuscript(path)
     assert raised.value.code is ErrorCode.INVALID_REF
     assert "zip bomb" in raised.value.message
+
+
+def _with_part(path: Path, part: str, xml: str) -> None:
+    """Add ``part`` to the package at ``path`` (the reader reads parts by name)."""
+    with zipfile.ZipFile(path, "a") as package:
+        package.writestr(part, xml)
+
+
+def _notes(kind: str, notes: dict[str, list[str | tuple[str, ...]]]) -> str:
+    body = "".join(
+        f'<w:{kind} w:id="{number}"><w:p>'
+        + "".join(
+            _run(f'<w:t xml:space="preserve">{escape(piece)}</w:t>')
+            if isinstance(piece, str)
+            else "".join(piece)
+            for piece in pieces
+        )
+        + f"</w:p></w:{kind}>"
+        for number, pieces in notes.items()
+    )
+    return f'<?xml version="1.0"?><w:{kind}s {W}><w:{kind} w:id="0"><w:p/></w:{kind}>{body}</w:{kind}s>'
+
+
+def test_citations_in_footnotes_and_endnotes_stand_at_their_marks(tmp_path: Path) -> None:
+    foot = _instruction([_item("http://zotero.org/users/1/items/FFF", 1, "Foot work")])
+    end = _instruction([_item(None, "ITEM-9", "End work")], zotero=False)
+    body = _instruction([_item("http://zotero.org/users/1/items/BBB", 2, "Body work")])
+    path = _write(
+        tmp_path / "notes.docx",
+        [
+            ["Intro paragraph."],
+            [
+                "Lake ice thickens in winter.",
+                (_run('<w:footnoteReference w:id="2"/>'),),
+                " Snow insulates it ",
+                tuple(_field_runs(body, "(B)", 2)),
+                ". Rivers freeze last.",
+                (_run('<w:endnoteReference w:id="3"/>'),),
+            ],
+        ],
+    )
+    _with_part(
+        path,
+        "word/footnotes.xml",
+        _notes("footnote", {"2": ["See ", tuple(_field_runs(foot, "F.", 5)), "."]}),
+    )
+    _with_part(
+        path, "word/endnotes.xml", _notes("endnote", {"3": [tuple(_field_runs(end, "E.", 3))]})
+    )
+    manuscript = read_manuscript(path)
+    got = [(c.keys, c.place.line, c.sentence) for c in manuscript.citations]
+    assert got == [
+        (("http://zotero.org/users/1/items/FFF",), 2, "Lake ice thickens in winter."),
+        (("http://zotero.org/users/1/items/BBB",), 2, "Snow insulates it."),
+        (("ITEM-9",), 2, "Rivers freeze last."),
+    ]
+    assert manuscript.bibliography["ITEM-9"].reference == {
+        "id": "ITEM-9",
+        "type": "article-journal",
+        "title": "End work",
+    }

@@ -12,7 +12,8 @@ document) or else its id.
 The package is read with lxml from the zip (WordprocessingML is the spec;
 python-docx hides fields), after :func:`doiget.web.scrape.ooxml.check_package` has
 refused a package that inflates past its caps. A paragraph's number (1-based, in the
-body's order) is its line.
+body's order) is its line. Citations in footnotes and endnotes (note styles) are
+citations of the body sentence where the note's mark stands.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ _W: Final = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _FIELD: Final = re.compile(r"^\s*ADDIN\s+(?:ZOTERO_ITEM\s+)?CSL_CITATION\b")
 _OTHER_CITATION: Final = re.compile(r"^\s*ADDIN\s+(EN\.CITE|Mendeley Citation)", re.IGNORECASE)
 _DOCUMENT: Final = "word/document.xml"
+_NOTE_PARTS: Final = (("word/footnotes.xml", "footnote"), ("word/endnotes.xml", "endnote"))
+_PARTS: Final = (_DOCUMENT, *(part for part, _ in _NOTE_PARTS))
 
 
 @dataclass(slots=True)
@@ -51,11 +54,13 @@ class _Field:
 
 @dataclass(slots=True)
 class _Paragraph:
-    """A paragraph's visible text and its fields: (instruction, result span)."""
+    """A paragraph's visible text, its fields (instruction, result span) and the marks
+    of its footnotes and endnotes (kind, id, offset)."""
 
     text: list[str] = field(default_factory=list)
     length: int = 0
     fields: list[tuple[str, int, int]] = field(default_factory=list)
+    marks: list[tuple[str, str, int]] = field(default_factory=list)
 
     def add(self, text: str) -> None:
         self.text.append(text)
@@ -88,6 +93,9 @@ def _read_paragraph(paragraph: Any) -> _Paragraph:
                 done = open_fields.pop()
                 start = read.length if done.start is None else done.start
                 read.fields.append(("".join(done.instruction), start, read.length))
+        elif tag in (f"{_W}footnoteReference", f"{_W}endnoteReference"):
+            kind = tag.removeprefix(_W).removesuffix("Reference")
+            read.marks.append((kind, element.get(f"{_W}id") or "", read.length))
         elif tag == f"{_W}fldSimple":
             simple_ends.append((element, element.get(f"{_W}instr") or "", read.length))
     for _, instruction, start in reversed(simple_ends):
@@ -145,60 +153,121 @@ def _cited(items: Iterable[Mapping[str, Any]], bibliography: References) -> tupl
     return tuple(dict.fromkeys(keys))
 
 
-def _document_xml(data: bytes, name: str) -> bytes:
-    """The main part of the Word package ``data``, once its sizes are known safe."""
+def _parts(data: bytes, name: str) -> dict[str, bytes]:
+    """The text parts of the Word package ``data`` (body, footnotes, endnotes: those
+    it has), once its sizes are known safe."""
     from doiget.web.scrape.ooxml import check_package
 
     try:
         check_package("docx", data)
         with zipfile.ZipFile(io.BytesIO(data)) as package:
-            return package.read(_DOCUMENT)
+            held = set(package.namelist())
+            return {part: package.read(part) for part in _PARTS if part in held}
     except DoigetError as error:
         raise invalid(f"{name}: {error.message} Save it again from Word.") from None
-    except (zipfile.BadZipFile, KeyError, OSError, EOFError, ValueError):
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError):
         raise invalid(
             f"{name} is not a Word document (.docx) doiget can open; save it again as .docx."
         ) from None
 
 
-def read_docx(path: Path) -> Manuscript:
-    """The citations and bibliography of the Word draft at ``path``."""
+def _root(xml: bytes, name: str, part: str) -> Any:
+    """The parsed XML of a part (no entities resolved, no network, libxml2's depth cap)."""
     from lxml import etree
 
-    xml = _document_xml(read_draft(path), path.name)
     parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
     try:
-        root = etree.fromstring(xml, parser)
+        return etree.fromstring(xml, parser)
     except etree.XMLSyntaxError as error:
         raise invalid(
-            f"{path.name}: its text part is not well-formed XML (line {error.lineno}); "
-            "save it again from Word."
+            f"{name}: its part {part} is not well-formed XML (line {error.lineno}); save it "
+            "again from Word."
         ) from None
-    citations: list[Citation] = []
-    bibliography: References = {}
-    notes: list[str] = []
-    others = 0
-    body = root.find(f"{_W}body")
-    paragraphs = body.iter(f"{_W}p") if body is not None else iter(())
-    for number, element in enumerate(paragraphs, start=1):
-        paragraph = _read_paragraph(element)
+
+
+@dataclass(slots=True)
+class _Reader:
+    """A Word draft's citations as they are read: each with its paragraph and offset,
+    so a note's citations take their place at the note's mark in the body."""
+
+    name: str
+    found: list[tuple[int, int, Citation]] = field(default_factory=list)
+    bibliography: References = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    others: int = 0
+
+    def fields(self, paragraph: _Paragraph, where: str) -> list[tuple[int, int, tuple[str, ...]]]:
+        """The citation fields of ``paragraph``: (start, end, keys), in order."""
         found: list[tuple[int, int, tuple[str, ...]]] = []
         for instruction, start, end in paragraph.fields:
             if _OTHER_CITATION.match(instruction):
-                others += 1
+                self.others += 1
             elif _FIELD.match(instruction):
-                items = _items(instruction, f"{path.name} paragraph {number}")
-                found.append((start, end, _cited(items, bibliography)))
-        found = within_bound(sorted(found), len(citations), notes, path.name)
-        if not found:
-            continue
-        said = sentences_around("".join(paragraph.text), [(a, b) for a, b, _ in found])
-        for (_, _, keys), (sentence, quotes) in zip(found, said, strict=True):
-            citations.append(Citation(Place(path.name, number), sentence, keys, quotes))
-    if others:
-        notes.append(
-            f"{others} citation field(s) of EndNote or an old Mendeley plugin were not read; "
-            "convert them to Zotero or Mendeley Cite citations, or export the draft as text "
-            "with its reference list."
+                found.append((start, end, _cited(_items(instruction, where), self.bibliography)))
+        return within_bound(sorted(found), len(self.found), self.notes, self.name)
+
+    def add(self, number: int, text: str, found: list[tuple[int, int, tuple[str, ...]]]) -> None:
+        """Citations of the body paragraph ``number`` (whose text is ``text``) at spans."""
+        said = sentences_around(text, [(start, end) for start, end, _ in found])
+        for (start, _, keys), (sentence, quotes) in zip(found, said, strict=True):
+            citation = Citation(Place(self.name, number), sentence, keys, quotes)
+            self.found.append((number, start, citation))
+
+
+def read_docx(path: Path) -> Manuscript:
+    """The citations and bibliography of the Word draft at ``path``: the body's, then
+    those of its footnotes and endnotes, placed at their marks in the body."""
+    parts = _parts(read_draft(path), path.name)
+    if _DOCUMENT not in parts:
+        raise invalid(f"{path.name} has no document body; save it again from Word as .docx.")
+    reader = _Reader(path.name)
+    anchors: dict[tuple[str, str], tuple[int, int]] = {}
+    texts: dict[int, str] = {}
+    body = _root(parts[_DOCUMENT], path.name, _DOCUMENT).find(f"{_W}body")
+    paragraphs = body.iter(f"{_W}p") if body is not None else iter(())
+    for number, element in enumerate(paragraphs, start=1):
+        paragraph = _read_paragraph(element)
+        text = "".join(paragraph.text)
+        for kind, note, offset in paragraph.marks:
+            anchors[(kind, note)] = (number, offset)
+            texts[number] = text
+        found = reader.fields(paragraph, f"{path.name} paragraph {number}")
+        if found:
+            reader.add(number, text, found)
+    for part, kind in _NOTE_PARTS:
+        if part in parts:
+            _read_notes(reader, _root(parts[part], path.name, part), kind, anchors, texts)
+    if reader.others:
+        reader.notes.append(
+            f"{reader.others} citation field(s) of EndNote or an old Mendeley plugin were not "
+            "read; convert them to Zotero or Mendeley Cite citations, or export the draft as "
+            "text with its reference list."
         )
-    return Manuscript(path.name, "docx", citations, bibliography, notes)
+    reader.found.sort(key=lambda entry: entry[:2])
+    citations = [citation for _, _, citation in reader.found]
+    return Manuscript(path.name, "docx", citations, reader.bibliography, reader.notes)
+
+
+def _read_notes(
+    reader: _Reader,
+    root: Any,
+    kind: str,
+    anchors: dict[tuple[str, str], tuple[int, int]],
+    texts: dict[int, str],
+) -> None:
+    """The citations of each footnote or endnote (``kind``), as citations of the body
+    sentence its mark stands in; a note no mark points to (a separator) is skipped."""
+    for note in root.iter(f"{_W}{kind}"):
+        anchor = anchors.get((kind, note.get(f"{_W}id") or ""))
+        if anchor is None:
+            continue
+        number, offset = anchor
+        where = f"{reader.name} {kind} {note.get(f'{_W}id')}"
+        keys = [
+            key
+            for element in note.iter(f"{_W}p")
+            for _, _, cited in reader.fields(_read_paragraph(element), where)
+            for key in cited
+        ]
+        if keys:
+            reader.add(number, texts[number], [(offset, offset, tuple(dict.fromkeys(keys)))])
