@@ -211,7 +211,8 @@ def _notes(kind: str, notes: dict[str, list[str | tuple[str, ...]]]) -> str:
         + f"</w:p></w:{kind}>"
         for number, pieces in notes.items()
     )
-    return f'<?xml version="1.0"?><w:{kind}s {W}><w:{kind} w:id="0"><w:p/></w:{kind}>{body}</w:{kind}s>'
+    separator = f'<w:{kind} w:id="0"><w:p/></w:{kind}>'
+    return f'<?xml version="1.0"?><w:{kind}s {W}>{separator}{body}</w:{kind}s>'
 
 
 def test_citations_in_footnotes_and_endnotes_stand_at_their_marks(tmp_path: Path) -> None:
