@@ -73,12 +73,13 @@ def test_comments_verbatim_and_escaped_percent(tmp_path: Path) -> None:
             r"\end{verbatim}",
             r"\begin{comment}\cite{inside_comment}\end{comment}",
             r"\newcommand{\mycite}[1]{\cite{#1}}",
+            r"\nocite{*} \nocite{listed_only}",
             r"Last \citep{last}.",
         ]
     )
     manuscript = _read(tmp_path, body)
     assert _keys(manuscript) == [("real",), ("last",)]
-    assert [c.place.line for c in manuscript.citations] == [2, 10]
+    assert [c.place.line for c in manuscript.citations] == [2, 11]
     assert manuscript.citations[0].sentence == "Costs fell 5%."
 
 

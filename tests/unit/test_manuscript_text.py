@@ -165,6 +165,14 @@ def test_unknown_format_is_refused(tmp_path: Path) -> None:
     assert read_manuscript(path, text="Ice [1].", fmt="text").citations
 
 
+def test_a_bibliography_passed_with_a_draft_that_has_its_own_is_noted(tmp_path: Path) -> None:
+    (tmp_path / "refs.bib").write_text("@article{a, title={T}}\n")
+    (tmp_path / "draft.txt").write_text(NUMBERED)
+    manuscript = read_manuscript(tmp_path / "draft.txt", bib=tmp_path / "refs.bib")
+    assert manuscript.bibliography["1"].reference == ENTRIES[0]
+    assert any("was not used" in note for note in manuscript.notes)
+
+
 @pytest.mark.parametrize(
     ("name", "cite"),
     [("draft.md", "[@k{}]"), ("draft.tex", "\\cite{{k{}}}"), ("draft.txt", "[{}]")],

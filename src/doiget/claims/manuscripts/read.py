@@ -24,6 +24,15 @@ FORMATS: Final = {
     ".text": "text",
 }
 _BINARY: Final = frozenset({"docx", "pdf"})
+# Drafts that carry their bibliography, so a bibliography passed with them is not used.
+_OWN_BIBLIOGRAPHY: Final = {
+    "docx": "the bibliography passed was not used: a Word draft's citation fields carry "
+    "the works they cite.",
+    "pdf": "the bibliography passed was not used: a PDF draft's citations are matched to its "
+    "own reference list.",
+    "text": "the bibliography passed was not used: a text draft's citations are matched to "
+    "its own reference list.",
+}
 
 
 def format_of(path: Path, fmt: str | None) -> str:
@@ -69,9 +78,11 @@ def read_manuscript(
     if chosen == "docx":
         from doiget.claims.manuscripts.docx import read_docx
 
-        return read_docx(path)
-    from doiget.claims.manuscripts.plaintext import read_pdf, read_plain_text
+        manuscript = read_docx(path)
+    else:
+        from doiget.claims.manuscripts.plaintext import read_pdf, read_plain_text
 
-    if chosen == "pdf":
-        return read_pdf(path)
-    return read_plain_text(path, text=text)
+        manuscript = read_pdf(path) if chosen == "pdf" else read_plain_text(path, text=text)
+    if given is not None:
+        manuscript.notes.append(_OWN_BIBLIOGRAPHY[chosen])
+    return manuscript
