@@ -8,8 +8,10 @@ naming the line it opens on, as a draft that cannot be typeset). Comments and ve
 text are blanked, not cut, so every offset keeps its line. A citation command takes
 up to two optional notes in brackets (``\\citep[see][p.~3]{a,b}``) before its keys;
 the multi-citation forms (``\\cites(pre)(post)[pre][post]{a}[post]{b}``) take one such
-group after another. The sentence around a citation is read from the paragraph's text
-once pylatexenc has turned it into plain text, with each citation held by a marker.
+group after another; every argument's end is found in the one pass that checks the
+braces. The sentence around a citation is read from the paragraph's text once
+pylatexenc has turned it into plain text, with each citation held by a marker (a
+paragraph too long for pylatexenc to read in bounded time is read roughly).
 
 ``\\input`` and ``\\include`` are followed inside the draft's folder only: a path or a
 link leading out of it, a file that includes itself, nesting deeper than
@@ -70,7 +72,7 @@ _SKIPPED: Final = re.compile(
     + "|".join(re.escape(name) for name in _VERBATIM)
     + r")\}|%"
 )
-_COMMAND: Final = re.compile(r"\\([A-Za-z]+)(\*?)")
+_COMMAND: Final = re.compile(r"\\([A-Za-z]+)\*?")
 _GROUP_MARKS: Final = re.compile(r"\\[\s\S]|[{}\[\]()]")
 _BARE_INPUT: Final = re.compile(r"[ \t]+([^\s{}%\\]+)")
 _PARAGRAPH_BREAK: Final = re.compile(r"\n[ \t]*\n")
@@ -241,15 +243,14 @@ def _commands(masked: str) -> Iterator[tuple[str, int, int]]:
         yield found.group(1), found.start(), found.end()
 
 
-def _include_target(masked: str, ends: dict[int, int], position: int) -> tuple[int, str] | None:
-    """The end and the path of an ``\\input{x}`` or ``\\input x`` whose name ends at
-    ``position``."""
+def _include_target(masked: str, ends: dict[int, int], position: int) -> str | None:
+    """The path of an ``\\input{x}`` or ``\\input x`` whose name ends at ``position``."""
     at = _skip_space(masked, position)
     if masked.startswith("{", at):
         end = _group_end(ends, at)
-        return (end, masked[at + 1 : end - 1].strip()) if end else None
+        return masked[at + 1 : end - 1].strip() if end else None
     bare = _BARE_INPUT.match(masked, position)
-    return (bare.end(), bare.group(1)) if bare else None
+    return bare.group(1) if bare else None
 
 
 @functools.cache
@@ -401,7 +402,7 @@ def _read_text(draft: _Draft, text: str, name: str, chain: tuple[Path, ...]) -> 
             if cited is not None and cited[1]:
                 found.append(_Found(start, cited[0], cited[1]))
         elif command in _INCLUDES and (target := _include_target(masked, ends, end)):
-            includes.append((start, target[1]))
+            includes.append((start, target))
     found = within_bound(found, len(draft.citations), draft.notes, name)
     sentences = iter(_sentences(draft, masked, found))
     events: list[tuple[int, _Found | str]] = [(c.start, c) for c in found]

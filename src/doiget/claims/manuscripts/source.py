@@ -35,7 +35,7 @@ def decode(data: bytes, name: str) -> str:
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
         raise invalid(
-            f"{name} is not UTF-8 text (line {line}); save the draft as UTF-8 and read it again."
+            f"{name} is not UTF-8 text (line {line}); save it as UTF-8 and read it again."
         ) from None
 
 
