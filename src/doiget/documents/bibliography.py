@@ -76,7 +76,7 @@ def reference_entries(lines: Sequence[Line]) -> list[ReferenceEntry]:
 def _reference_lines(lines: Sequence[Line]) -> list[Line]:
     """The lines of the last reference list in ``lines``, without its heading, the
     footnotes and footers inside it, and whatever follows it."""
-    heading = _last_heading(lines)
+    heading = reference_heading(lines)
     if heading is None:
         return []
     following = lines[heading + 1 :]
@@ -92,7 +92,9 @@ def _reference_lines(lines: Sequence[Line]) -> list[Line]:
     return taken
 
 
-def _last_heading(lines: Sequence[Line]) -> int | None:
+def reference_heading(lines: Sequence[Line]) -> int | None:
+    """The index of the last reference list's heading in ``lines`` (None without one):
+    the text above it is the body that cites."""
     for index in range(len(lines) - 1, -1, -1):
         text = lines[index].text.strip()
         if len(text) <= _LONGEST_HEADING and _HEADING.fullmatch(text):

@@ -45,8 +45,9 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-def _csl(data: Any, what: str) -> Any:
-    """``data`` once it is known to nest no deeper than CSL-JSON does."""
+def csl_checked(data: Any, what: str) -> Any:
+    """``data`` (parsed JSON) once it is known to nest no deeper than CSL-JSON does;
+    INVALID_REF otherwise."""
     if _depth(data) > MAX_JSON_DEPTH:
         raise invalid(
             f"{what} nests deeper than {MAX_JSON_DEPTH} levels, which no CSL-JSON item does; "
@@ -58,7 +59,7 @@ def _csl(data: Any, what: str) -> Any:
 def _json(text: str, what: str) -> Any:
     """``text`` parsed as JSON, refused cleanly when it is not JSON or nests too deeply."""
     try:
-        return _csl(json.loads(text), what)
+        return csl_checked(json.loads(text), what)
     except RecursionError:
         raise invalid(
             f"{what} nests too deeply to be CSL-JSON; pass CSL-JSON items as citation "
@@ -119,7 +120,7 @@ def read_item(item: str | Mapping[str, Any]) -> CitedWork:
     """One reference of a tool call: a CSL-JSON object, or a string holding a BibTeX
     entry, an RIS record, a CSL-JSON object or free text."""
     if isinstance(item, Mapping):
-        return read_csl(_csl(item, "the CSL-JSON item"))
+        return read_csl(csl_checked(item, "the CSL-JSON item"))
     if len(item) > MAX_REFERENCE_CHARS:
         raise invalid(
             f"a reference of {len(item)} characters is longer than {MAX_REFERENCE_CHARS}; "
@@ -141,6 +142,17 @@ def read_item(item: str | Mapping[str, Any]) -> CitedWork:
     return works[0] if works else _free_text(text)
 
 
+def csl_items(text: str, what: str) -> list[Mapping[str, Any]]:
+    """The CSL-JSON items of ``text`` (one item or a list of them), INVALID_REF when it
+    is not JSON or nests deeper than CSL-JSON does."""
+    try:
+        data = _json(text, what)
+    except ValueError as exc:
+        raise invalid(f"{what} is not valid CSL-JSON: {exc}.") from None
+    items = data if isinstance(data, list) else [data]
+    return [item for item in items if isinstance(item, Mapping)]
+
+
 def read_text(text: str, name: str = "") -> list[CitedWork]:
     """Every reference of a document's text, its format told by its name or content."""
     what = name or "the input"
@@ -157,12 +169,7 @@ def _read_text(text: str, name: str, what: str) -> list[CitedWork]:
     if suffix == ".ris" or (not suffix and _RIS_TAG.search(text)):
         return read_ris(text)
     if suffix == ".json" or (not suffix and stripped[:1] in "[{"):
-        try:
-            data = _json(text, what)
-        except ValueError as exc:
-            raise invalid(f"{what} is not valid CSL-JSON: {exc}.") from None
-        items = data if isinstance(data, list) else [data]
-        return [read_csl(item) for item in items if isinstance(item, Mapping)]
+        return [read_csl(item) for item in csl_items(text, what)]
     return [_guarded(_free_text, part) for part in _PARAGRAPH.split(text) if part.strip()]
 
 

@@ -1,0 +1,88 @@
+"""A draft's bytes and text, read within bounds, and line numbers of offsets in it.
+
+A draft is at most :data:`MAX_DRAFT_BYTES` (all of its included files together for
+LaTeX): far more than a paper with its appendices, so a larger file is refused before
+it is read, never read in part.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final, TypeVar
+
+from doiget.contract import invalid
+from doiget.verify.inputs import read_file
+
+T = TypeVar("T")
+_NEWLINE: Final = re.compile("\n")
+MAX_DRAFT_BYTES: Final = 20 * 1024 * 1024
+# Citations read from one draft: a long review cites a few thousand times.
+MAX_CITATIONS: Final = 10_000
+
+
+def read_draft(path: Path, limit: int = MAX_DRAFT_BYTES) -> bytes:
+    """The bytes of the draft at ``path`` (a regular file of at most ``limit`` bytes)."""
+    return read_file(path, limit, f"a draft of at most {limit // (1024 * 1024)} MB")
+
+
+def decode(data: bytes, name: str) -> str:
+    """``data`` as UTF-8 text (a byte-order mark dropped); INVALID_REF when it is not."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise invalid(
+            f"{name} is not UTF-8 text (line {line}); save it as UTF-8 and read it again."
+        ) from None
+
+
+class LineIndex:
+    """The 1-based line of any offset of a text, found by bisection."""
+
+    def __init__(self, text: str) -> None:
+        self._starts = [0, *(found.end() for found in _NEWLINE.finditer(text))]
+
+    def line(self, offset: int) -> int:
+        """The line holding ``offset``."""
+        return bisect.bisect_right(self._starts, offset)
+
+    def start(self, line: int) -> int:
+        """The offset where the 1-based ``line`` starts."""
+        return self._starts[line - 1]
+
+
+def within_bound(found: list[T], held: int, notes: list[str], name: str) -> list[T]:
+    """``found`` (citations of one passage) cut to what the draft still takes once it
+    holds ``held``: past :data:`MAX_CITATIONS` no sentence is read, and ``notes`` says
+    so once."""
+    room = MAX_CITATIONS - held
+    if len(found) <= room:
+        return found
+    note = (
+        f"{name} cites more than {MAX_CITATIONS:,} times; the first {MAX_CITATIONS:,} "
+        "citations are read: split the draft to read the rest."
+    )
+    if note not in notes:
+        notes.append(note)
+    return found[: max(room, 0)]
+
+
+def blank(text: str, spans: Sequence[tuple[int, int]]) -> str:
+    """``text`` with each span's characters turned to spaces (line breaks kept), so
+    offsets and line numbers stay those of the original."""
+    if not spans:
+        return text
+    parts: list[str] = []
+    position = 0
+    for start, end in sorted(spans):
+        if end <= position:
+            continue
+        start = max(start, position)
+        parts.append(text[position:start])
+        parts.append("".join("\n" if char == "\n" else " " for char in text[start:end]))
+        position = end
+    parts.append(text[position:])
+    return "".join(parts)
