@@ -35,8 +35,10 @@ def drafts(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, Any, Any]]:
 
     read: list[tuple[Any, Any, Any]] = []
 
-    def read_manuscript(source: Any, *, fmt: Any = None, bib: Any = None) -> Any:
-        read.append((source, fmt, bib))
+    def read_manuscript(
+        source: Any, *, fmt: Any = None, bib: Any = None, text: Any = None, bib_text: Any = None
+    ) -> Any:
+        read.append((source if text is None else text, fmt, bib if bib_text is None else bib_text))
         return problem_draft()
 
     monkeypatch.setattr(manuscripts, "read_manuscript", read_manuscript, raising=False)

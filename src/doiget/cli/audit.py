@@ -62,7 +62,7 @@ def audit(
     """Check every citation of a draft: is the work real, and does it say what the
     sentence claims? (exit 0 even when some are not)"""
     from doiget.claims.audit_contracts import DraftFormat
-    from doiget.claims.manuscripts import read_manuscript  # type: ignore[attr-defined, unused-ignore]
+    from doiget.claims.manuscripts import read_manuscript
 
     as_json = wants_json(ctx, json_output)
     formats = get_args(DraftFormat)

@@ -67,10 +67,17 @@ class AuditTools:
                 field="path",
             )
         if request.text is not None:
-            from doiget.claims.manuscripts import read_manuscript  # type: ignore[attr-defined, unused-ignore]
+            from doiget.claims.manuscripts import read_manuscript
 
             text, fmt, bib = request.text, request.format, request.bibliography
-            return await self._pooled(lambda: read_manuscript(text, fmt=fmt, bib=bib))
+            if fmt is None:
+                raise invalid(
+                    "say which format the text is in: format latex, markdown or text.",
+                    field="format",
+                )
+            return await self._pooled(
+                lambda: read_manuscript(Path("manuscript"), text=text, fmt=fmt, bib_text=bib)
+            )
         if request.bibliography is not None:
             raise invalid(
                 "bibliography goes with text; a manuscript file names its own bibliography "
@@ -113,7 +120,7 @@ def _read_confined(path: Path, allowed: list[Path], fmt: str | None) -> Manuscri
     from doiget.papers.adding import containing
 
     _, real = containing(path, allowed, doing="read manuscripts from")
-    from doiget.claims.manuscripts import read_manuscript  # type: ignore[attr-defined, unused-ignore]
+    from doiget.claims.manuscripts import read_manuscript
 
     manuscript: Manuscript = read_manuscript(real, fmt=fmt)
     return manuscript
