@@ -43,7 +43,15 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from doiget.postingfile import Connection, Filed, Mapped, read_header, table_stamp, write
+from doiget.postingfile import (
+    Connection,
+    Filed,
+    Header,
+    Mapped,
+    read_header,
+    table_stamp,
+    write,
+)
 
 logger = logging.getLogger("doiget.fts5rank")
 
@@ -243,6 +251,8 @@ class PostingCache:
         # taken into memory yet (each is checked as it is taken).
         self._file: Mapped | None = None
         self._filed: dict[Phrase, Filed] = {}
+        # The stamp of a snapshot found damaged: written anew even though it is current.
+        self._rejected: str | None = None
         self._reads = 0
 
     # -- public -----------------------------------------------------------------
@@ -356,9 +366,10 @@ class PostingCache:
 
     def persist(self, holding: Callable[[], AbstractContextManager[Connection | None]]) -> None:
         """Write what the cache holds to ``snapshot``, stamped with the table's state it
-        follows, unless it was taken from that file (``holding()`` as for ``warm``).
-        The arrays are taken under the caller's lock (a write replaces them, never
-        changes them in place) and written outside it."""
+        follows, unless it was taken from that file or the file already has that stamp
+        (another process wrote it) and was not found damaged here (``holding()`` as for
+        ``warm``). The arrays are taken under the caller's lock (a write replaces them,
+        never changes them in place) and written outside it."""
         if self.snapshot is None:
             return
         with holding() as conn:
@@ -370,6 +381,9 @@ class PostingCache:
             self._follow(conn)  # a commit of another connection before the stamp: not ours
             stats = self._stats
             if since != self._generation or stats is None or self._file is not None:
+                return
+            on_disk = read_header(self.snapshot)
+            if on_disk is not None and on_disk.stamp == stamp != self._rejected:
                 return
             counts = (stats.rows, stats.tokens)
             lengths = (stats.lengths.rowids, stats.lengths.values)
@@ -529,12 +543,16 @@ class PostingCache:
             if len(rowids) != len(lengths):
                 raise ValueError("as many lengths as rows")
         except (OSError, ValueError) as exc:
-            logger.info("the search postings file %s was left unused: %s", self.snapshot, exc)
+            self._reject(header, exc)
             return
         self._stats = _Table(header.rows, header.tokens, _RowValues(rowids, lengths))
         self._file = mapped
         self._filed = {Phrase(filed.word, filed.prefix): filed for filed in header.phrases}
         self._cold = False
+
+    def _reject(self, header: Header, exc: Exception) -> None:
+        logger.info("the search postings file %s was left unused: %s", self.snapshot, exc)
+        self._rejected = header.stamp
 
     def _held(self, phrase: Phrase) -> _RowValues | None:
         """The phrase's postings if held, or filed (taken from the snapshot now);
@@ -553,7 +571,7 @@ class PostingCache:
             if len(rowids) != len(frequencies):
                 raise ValueError("as many frequencies as rowids")
         except ValueError as exc:
-            logger.info("the search postings file %s was left unused: %s", self.snapshot, exc)
+            self._reject(self._file.header, exc)
             self._file, self._filed, self._cold = None, {}, True
             return None
         posting = _RowValues(rowids, frequencies)

@@ -196,12 +196,13 @@ def write(
     each phrase's (word, prefix, rowids, frequencies)."""
     import numpy as np
 
-    arrays: list[bytes] = []
+    # Written from the arrays themselves (those held are contiguous, of these types
+    # already): no copy of the postings is made.
+    arrays: list[npt.NDArray[Any]] = []
 
     def laid(values: npt.NDArray[Any], dtype: str) -> list[int]:
-        data = np.ascontiguousarray(values, dtype=dtype).tobytes()
-        arrays.append(data + b"\0" * (-len(data) % _ALIGN))
-        return [len(arrays) - 1, len(values), zlib.crc32(data)]
+        arrays.append(np.ascontiguousarray(values, dtype=dtype))
+        return [len(arrays) - 1, len(values), zlib.crc32(arrays[-1].data)]
 
     length_refs = [laid(lengths[0], _ROWIDS), laid(lengths[1], _LENGTHS)]
     phrase_refs = [
@@ -211,8 +212,8 @@ def write(
 
     def header(start: int) -> bytes:
         offsets = [start]
-        for data in arrays:
-            offsets.append(offsets[-1] + len(data))
+        for values in arrays:
+            offsets.append(offsets[-1] + _aligned(values.nbytes))
 
         def placed(ref: list[int]) -> list[int]:
             return [offsets[ref[0]], ref[1], ref[2]]
@@ -237,6 +238,11 @@ def write(
         if len(MAGIC) + _LENGTH_BYTES + len(text) == start:
             break
         start = len(MAGIC) + _LENGTH_BYTES + len(text)
-    write_atomic(
-        path, b"".join([MAGIC, len(text).to_bytes(_LENGTH_BYTES, "little"), text, *arrays])
-    )
+    parts: list[bytes | memoryview] = [MAGIC, len(text).to_bytes(_LENGTH_BYTES, "little"), text]
+    for values in arrays:
+        parts += [values.data.cast("B"), bytes(_aligned(values.nbytes) - values.nbytes)]
+    write_atomic(path, parts)
+
+
+def _aligned(size: int) -> int:
+    return size + -size % _ALIGN

@@ -781,11 +781,12 @@ def test_a_damaged_or_restamped_postings_file_is_never_trusted(
         opened.close()
 
 
+@pytest.mark.parametrize("damage", [damaged_array, damaged_lengths, truncated])
 def test_a_damaged_postings_file_is_written_anew_by_the_next_warming(
-    library: PaperIndex,
+    library: PaperIndex, damage: Any
 ) -> None:
     path = filed(library, FILED)
-    damaged_array(path)
+    damage(path)
     opened = fresh(library)
     try:
         same_as_fts5(opened, FILED)
@@ -795,6 +796,30 @@ def test_a_damaged_postings_file_is_written_anew_by_the_next_warming(
     again = fresh(library)
     try:
         same_as_fts5(again, FILED)
+        assert cache_of(again).phrases_read == 0
+    finally:
+        again.close()
+
+
+def test_a_warming_leaves_a_current_postings_file_another_process_wrote(
+    library: PaperIndex,
+) -> None:
+    opened = fresh(library)
+    try:
+        same_as_fts5(opened, FILED[:2])  # warm without a file to take
+        path = filed(library, FILED)  # meanwhile another process wrote one
+        written = path.stat().st_ino
+        opened._warm()
+        assert path.stat().st_ino == written  # not written again
+        change_directly(library)
+        same_as_fts5(opened, FILED[:2])
+        opened._warm()  # the file is stale now: written anew
+        assert path.stat().st_ino != written
+    finally:
+        opened.close()
+    again = fresh(library)
+    try:
+        same_as_fts5(again, FILED[:2])
         assert cache_of(again).phrases_read == 0
     finally:
         again.close()
