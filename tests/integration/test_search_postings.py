@@ -13,6 +13,8 @@ import json
 import random
 import re
 import sqlite3
+import subprocess
+import sys
 import threading
 import unicodedata
 from collections import Counter
@@ -633,6 +635,25 @@ def through_another_index(index: PaperIndex) -> None:
         other.close()
 
 
+def in_another_process(index: PaperIndex) -> None:
+    """An entry added by another process through its own index."""
+    entry = entry_of(index, 970, "quantum neural " * 3)
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from doiget.papers.index import PaperIndex\n"
+        "from doiget.papers.store import Store\n"
+        "index = PaperIndex(Store(Path(sys.argv[1])), Path(sys.argv[2]))\n"
+        "index.upsert(index.store.entry_at(Path(sys.argv[3])))\n"
+        "index.close()\n"
+    )
+    subprocess.run(
+        [sys.executable, "-c", script, index.store.root, index.path, entry.metadata_path],
+        check=True,
+        timeout=120,
+    )
+
+
 def reindexed(index: PaperIndex) -> None:
     """The index rebuilt from unchanged files: FTS5's records start again alike."""
     other = fresh(index)
@@ -643,7 +664,8 @@ def reindexed(index: PaperIndex) -> None:
 
 
 @pytest.mark.parametrize(
-    "change", [through_another_index, change_directly, merged_directly, reindexed]
+    "change",
+    [through_another_index, in_another_process, change_directly, merged_directly, reindexed],
 )
 def test_a_postings_file_older_than_the_index_is_ignored(library: PaperIndex, change: Any) -> None:
     filed(library, FILED)
@@ -878,3 +900,53 @@ def test_a_first_search_of_a_filed_common_word_waits_for_the_ranking(
         same_as_fts5(opened, FILED)
     finally:
         opened.close()
+
+
+@pytest.mark.parametrize("spread", [1, 100_003])  # rowids dense, and far apart
+def test_postings_taken_from_the_file_give_bm25_scores_to_the_bit(
+    tmp_path: Path, spread: int
+) -> None:
+    """A cache that takes its postings from the file another cache wrote ranks with the
+    very same score bits as bm25(), every word or any, and over a few rows asked
+    about, reading nothing from the table."""
+    path = tmp_path / "bare.sqlite3"
+    writer = bare_table(path, texts(500, 2), spread)
+    snapshot = tmp_path / "bare.postings"
+
+    def cache() -> PostingCache:
+        return PostingCache("t", ("body",), tokenize="unicode61", snapshot=snapshot)
+
+    first = cache()
+
+    @contextlib.contextmanager
+    def holding() -> Iterator[sqlite3.Connection | None]:
+        yield writer
+
+    with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as reader:
+        first.warm(reader, [Phrase(term) for term in frequent_terms(reader, "t", 1)], holding)
+    first.persist(holding)
+    conn = sqlite3.connect(path)
+    second = cache()
+    rng = random.Random(4)
+    for _ in range(30):
+        words = rng.sample((*COMMON, "gauge", "knot", "soil", "absent"), rng.randint(1, 4))
+        for every, joiner in ((False, " OR "), (True, " ")):
+            expected = conn.execute(
+                "SELECT rowid, bm25(t) FROM t WHERE t MATCH ? ORDER BY bm25(t), rowid LIMIT 25",
+                (joiner.join(f'"{word}"' for word in words),),
+            ).fetchall()
+            found = second.top(conn, [Phrase(word) for word in words], 25, every=every)
+            assert found == [(int(rowid), float(score)) for rowid, score in expected], words
+            asked = np.array([n * spread for n in sorted(rng.sample(range(1, 501), 5))])
+            expected = conn.execute(
+                "SELECT rowid, bm25(t) FROM t WHERE t MATCH ? AND rowid IN "
+                "(SELECT value FROM json_each(?)) ORDER BY bm25(t), rowid",
+                (joiner.join(f'"{word}"' for word in words), json.dumps(asked.tolist())),
+            ).fetchall()
+            found = second.top(
+                conn, [Phrase(word) for word in words], 500, every=every, among=asked
+            )
+            assert found == [(int(rowid), float(score)) for rowid, score in expected]
+    assert second.phrases_read == 1  # "absent", in no row, so not filed
+    conn.close()
+    writer.close()
