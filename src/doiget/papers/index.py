@@ -240,7 +240,7 @@ class PaperIndex:
     def __init__(self, store: Store, path: Path | None = None) -> None:
         self.store = store
         # Outside .metadata, so the index's own files never look like a change there.
-        self.path = path or store.root / ".index" / "library.sqlite3"
+        self.path = path or store.index_dir / "library.sqlite3"
         # Beside the index: the postings a warming read, for the next process to start
         # warm (see doiget.postingfile).
         self.postings_path = self.path.with_suffix(".postings")
