@@ -239,7 +239,7 @@ class PostingCache:
         self._state: tuple[int, int] | None = None
         self._stats: _Table | None = None
         self._postings: OrderedDict[Phrase, _RowValues] = OrderedDict()
-        self._held_count = 0
+        self._held = 0
         self._terms: dict[str, str | None] = {}
         # The words each prefix covers, as the table last read has them.
         self._covering: dict[str, list[str] | None] = {}
@@ -273,7 +273,7 @@ class PostingCache:
         self._follow(conn)
         counts = {}
         for word in words:
-            posting = self._held(Phrase(word))
+            posting = self._in_memory(Phrase(word))
             if posting is not None:
                 counts[word] = len(posting.rowids)
         return counts
@@ -345,9 +345,9 @@ class PostingCache:
                 if conn is None:
                     return
                 self._follow(conn)
-                if self._held_count >= self.budget * 2 // 3:
+                if self._held >= self.budget * 2 // 3:
                     return
-                if phrase is not None and self._held(phrase) is not None:
+                if phrase is not None and self._in_memory(phrase) is not None:
                     continue
                 now = self._generation
             if stats is None or since != now:
@@ -424,7 +424,7 @@ class PostingCache:
 
     def _reset(self) -> None:
         self._postings.clear()
-        self._held_count = 0
+        self._held = 0
         self._stats = None
         self._cold = True
         self._file = None
@@ -482,7 +482,7 @@ class PostingCache:
         assert self._stats is not None
         self._stats.lengths.forget(rowid)
         for posting in self._postings.values():
-            self._held_count -= int(posting.forget(rowid))
+            self._held -= int(posting.forget(rowid))
 
     def _learn_row(self, conn: Connection, rowid: int) -> None:
         """Add a row this connection wrote to every cached posting it belongs in."""
@@ -507,7 +507,7 @@ class PostingCache:
             )
             if freq:
                 posting.learn(rowid, freq)
-                self._held_count += 1
+                self._held += 1
 
     def _instances(self, conn: Connection, values: tuple[Any, ...]) -> list[tuple[str, int]]:
         """Each token of one row as (term, column number), as the FTS5 table sees it."""
@@ -554,7 +554,7 @@ class PostingCache:
         logger.info("the search postings file %s was left unused: %s", self.snapshot, exc)
         self._rejected = header.stamp
 
-    def _held(self, phrase: Phrase) -> _RowValues | None:
+    def _in_memory(self, phrase: Phrase) -> _RowValues | None:
         """The phrase's postings if held, or filed (taken from the snapshot now);
         a filed array that fails its checks ends the use of the snapshot, and the
         cache warms again (which writes it anew)."""
@@ -597,7 +597,7 @@ class PostingCache:
     def _posting(self, conn: Connection, phrase: Phrase, *, build: bool) -> _RowValues | None:
         """The phrase's postings: held or filed, summed from held words' (a prefix), or
         read from the table when ``build`` (else None)."""
-        found = self._held(phrase)
+        found = self._in_memory(phrase)
         if found is not None:
             return found
         if phrase.prefix:
@@ -658,12 +658,12 @@ class PostingCache:
         """Cache ``posting``; drop the least recently used past the budget."""
         replaced = self._postings.pop(phrase, None)
         if replaced is not None:
-            self._held_count -= len(replaced.rowids)
+            self._held -= len(replaced.rowids)
         self._postings[phrase] = posting
-        self._held_count += len(posting.rowids)
-        while self._held_count > self.budget and len(self._postings) > 1:
+        self._held += len(posting.rowids)
+        while self._held > self.budget and len(self._postings) > 1:
             _, dropped = self._postings.popitem(last=False)
-            self._held_count -= len(dropped.rowids)
+            self._held -= len(dropped.rowids)
 
     def _build(self, conn: Connection, stats: _Table, phrase: Phrase) -> _RowValues | None:
         """The phrase's postings recovered from its one-phrase bm25() scores, or None

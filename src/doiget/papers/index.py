@@ -97,9 +97,10 @@ _WARM_FROM_ROWS: Final = 20_000
 # Changed by every write through doiget: part of the postings file's stamp, since FTS5's
 # own records start again alike when the table is rebuilt.
 _GENERATION: Final = "SELECT value FROM meta WHERE name = 'generation'"
-# A word in this many entries takes FTS5 longer to rank than the rest of the ranking's
-# import: a first search of it waits for the import (at most _WAIT_FOR_RANKING_S) when
-# the postings file holds it.
+# A word in this many entries is slow for FTS5 to rank (about 1 ms a thousand entries,
+# several times that on a loaded machine): a first search of one the postings file holds
+# waits for the ranking's import (at most _WAIT_FOR_RANKING_S), once, rather than have
+# FTS5 rank it and every common word searched after it while numpy imports.
 _SLOW_FOR_FTS5: Final = 10_000
 _WAIT_FOR_RANKING_S: Final = 2.0
 
@@ -530,10 +531,10 @@ class PaperIndex:
         return cache.top(db, phrases, limit, every=True, held_only=warming)
 
     def _filed_common(self, db: sqlite3.Connection, words: list[str]) -> bool:
-        """Whether the postings file holds a word of ``words`` that FTS5 is slow to rank
-        and is in step with the index: then the ranking from it, once imported, serves
-        the search sooner than FTS5 would (read before numpy is: the header and stamp
-        only)."""
+        """Whether the postings file is in step with the index and holds a word of
+        ``words`` that FTS5 is slow to rank (as lower case: a word the tokenizer
+        changes more is left to FTS5). Read before numpy is imported: the file's header
+        and the index's stamp only."""
         header = read_header(self.postings_path)
         if header is None:
             return False
