@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 
@@ -16,13 +17,15 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def _fsynced_temp(directory: Path, name: str, data: bytes) -> Path:
+def _fsynced_temp(directory: Path, name: str, data: bytes | Sequence[bytes | memoryview]) -> Path:
     """A private temp file (mkstemp: O_EXCL, mode 0600) in ``directory`` holding
-    ``data``, fsynced; removed again if writing it fails."""
+    ``data`` (or its parts one after another), fsynced; removed again if writing it
+    fails."""
     fd, temp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for part in [data] if isinstance(data, bytes) else data:
+                handle.write(part)
             handle.flush()
             os.fsync(handle.fileno())
     except BaseException:
@@ -31,8 +34,10 @@ def _fsynced_temp(directory: Path, name: str, data: bytes) -> Path:
     return Path(temp)
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` so readers see the old or the new file, never a mix."""
+def write_atomic(path: Path, data: bytes | Sequence[bytes | memoryview]) -> None:
+    """Replace ``path`` with ``data`` (or its parts, written one after another, so a
+    large file need not be joined in memory first) so readers see the old or the new
+    file, never a mix."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = _fsynced_temp(path.parent, path.name, data)
     try:

@@ -18,6 +18,11 @@ data_version``) empties it; this connection's own writes to the content table ar
 recorded by temporary triggers and applied row by row (a row's terms are read back
 through a private probe table with the same tokenizer), so adding one paper does not
 throw away what a thousand searches built.
+
+Given a ``snapshot`` path, a cache that has warmed writes what it holds there (see
+doiget.postingfile), and a cache starting empty takes the rows' lengths and the filed
+postings from that file when its stamp is the table's current state: a process that
+has just opened the table ranks the words a warming read before at once.
 """
 
 # Table and column names in the SQL below are the caller's constants, never user text;
@@ -27,14 +32,28 @@ throw away what a thousand searches built.
 from __future__ import annotations
 
 import itertools
+import logging
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from pathlib import Path
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
+
+from doiget.postingfile import (
+    Connection,
+    Filed,
+    Header,
+    Mapped,
+    read_header,
+    table_stamp,
+    write,
+)
+
+logger = logging.getLogger("doiget.fts5rank")
 
 K1: Final = 1.2
 B: Final = 0.75
@@ -54,12 +73,6 @@ IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 # A row of a one-phrase bm25() query, as read into an array.
 _SCORED_ROW: Final = np.dtype([("rowid", np.int64), ("score", np.float64)])
-
-
-class Connection(Protocol):
-    """What is used of a connection: sqlite3's and apsw's both have it."""
-
-    def execute(self, sql: str, bindings: Sequence[Any] = ..., /) -> Any: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,11 +163,17 @@ def _idf(rows: int, hits: int) -> float:
     return idf if idf > 0.0 else _IDF_FLOOR
 
 
+@dataclass(slots=True)
 class _Table:
-    """The row count, average row length and each row's length of one FTS5 table."""
+    """The row count, total token count and each row's length of one FTS5 table."""
 
-    def __init__(self, conn: Connection, table: str, columns: int) -> None:
-        self.rows, self.tokens = _averages(conn, table)
+    rows: int
+    tokens: int
+    lengths: _RowValues
+
+    @classmethod
+    def read(cls, conn: Connection, table: str, columns: int) -> _Table:
+        rows, tokens = _averages(conn, table)
         # Read row by row: a list of every row's tuple (a hundred thousand of them) made
         # the garbage collector scan the whole heap as it filled; the blobs it keeps
         # are not tracked.
@@ -163,9 +182,10 @@ class _Table:
         for rowid, size in conn.execute(f"SELECT id, sz FROM {table}_docsize ORDER BY id"):
             ids.append(rowid)
             blobs.append(bytes(size))
-        self.lengths = _RowValues(
+        lengths = _RowValues(
             np.array(ids, dtype=np.int64), _row_sizes(blobs, columns).astype(np.float64)
         )
+        return cls(rows, tokens, lengths)
 
     @property
     def avgdl(self) -> float:
@@ -188,6 +208,11 @@ class PostingCache:
     ``content`` names the table whose rows the FTS5 table indexes and that table's rowid
     column, when this connection writes through it (its writes are then applied row by
     row); without it every write of this connection empties the cache.
+
+    ``snapshot`` is the file the postings are kept in between processes (``persist``
+    writes it, a cache starting empty takes what it holds), and ``generation`` an SQL
+    expression whose value the writer changes on each of its writes (part of the
+    file's stamp).
     """
 
     def __init__(
@@ -199,6 +224,8 @@ class PostingCache:
         tokenize: str,
         content: tuple[str, str] | None = None,
         budget: int = 6_000_000,
+        snapshot: Path | None = None,
+        generation: str = "''",
     ) -> None:
         self.table = table
         self.columns = tuple(columns)
@@ -206,6 +233,8 @@ class PostingCache:
         self.tokenize = tokenize
         self.content = content
         self.budget = budget
+        self.snapshot = snapshot
+        self.generation = generation
         self._conn: Connection | None = None
         self._state: tuple[int, int] | None = None
         self._stats: _Table | None = None
@@ -218,6 +247,13 @@ class PostingCache:
         self._generation = 0
         # Phrases searched while the cache warmed and not held: it reads them first.
         self._asked: deque[Phrase] = deque(maxlen=_ASKED_KEPT)
+        # The snapshot taken when the cache started empty, and the phrases of it not
+        # taken into memory yet (each is checked as it is taken).
+        self._file: Mapped | None = None
+        self._filed: dict[Phrase, Filed] = {}
+        # The stamp of a snapshot found damaged: written anew even though it is current.
+        self._rejected: str | None = None
+        self._reads = 0
 
     # -- public -----------------------------------------------------------------
 
@@ -226,13 +262,18 @@ class PostingCache:
         """How many phrases' postings are cached."""
         return len(self._postings)
 
+    @property
+    def phrases_read(self) -> int:
+        """How many phrases' postings were read from the table (not the snapshot)."""
+        return self._reads
+
     def holders(self, conn: Connection, words: Iterable[str]) -> dict[str, int]:
         """How many rows hold each of ``words`` whose postings (as a whole word) are
         in memory; words not cached are left out."""
         self._follow(conn)
         counts = {}
         for word in words:
-            posting = self._postings.get(Phrase(word))
+            posting = self._in_memory(Phrase(word))
             if posting is not None:
                 counts[word] = len(posting.rowids)
         return counts
@@ -306,11 +347,11 @@ class PostingCache:
                 self._follow(conn)
                 if self._held >= self.budget * 2 // 3:
                     return
-                if phrase in self._postings:
+                if phrase is not None and self._in_memory(phrase) is not None:
                     continue
                 now = self._generation
             if stats is None or since != now:
-                stats, since = _Table(reader, self.table, len(self.columns)), now
+                stats, since = _Table.read(reader, self.table, len(self.columns)), now
             built = None if phrase is None else self._build(reader, stats, phrase)
             with holding() as conn:
                 if conn is None:
@@ -322,6 +363,32 @@ class PostingCache:
                     self._stats = stats
                 if phrase is not None and built is not None:
                     self._keep(phrase, built)
+
+    def persist(self, holding: Callable[[], AbstractContextManager[Connection | None]]) -> None:
+        """Write what the cache holds to ``snapshot``, stamped with the table's state it
+        follows, unless it was taken from that file or the file already has that stamp
+        (another process wrote it) and was not found damaged here (``holding()`` as for
+        ``warm``). The arrays are taken under the caller's lock (a write replaces them,
+        never changes them in place) and written outside it."""
+        if self.snapshot is None:
+            return
+        with holding() as conn:
+            if conn is None:
+                return
+            self._follow(conn)
+            since = self._generation
+            stamp = self._stamp(conn)
+            self._follow(conn)  # a commit of another connection before the stamp: not ours
+            stats = self._stats
+            if since != self._generation or stats is None or self._file is not None:
+                return
+            on_disk = read_header(self.snapshot)
+            if on_disk is not None and on_disk.stamp == stamp != self._rejected:
+                return
+            counts = (stats.rows, stats.tokens)
+            lengths = (stats.lengths.rowids, stats.lengths.values)
+            phrases = [(p.word, p.prefix, v.rowids, v.values) for p, v in self._postings.items()]
+        write(self.snapshot, stamp, counts, lengths, phrases)
 
     def _asked_first(self, phrases: Iterable[Phrase]) -> Iterator[Phrase]:
         """``phrases``, each after the phrases searches have asked for meanwhile."""
@@ -347,6 +414,7 @@ class PostingCache:
             return
         if self._state is None or version != self._state[0] or self.content is None:
             self._reset()
+            self._adopt(conn)
         else:
             self._apply_own_writes(conn)
         _end_implicit_transaction(conn)
@@ -359,6 +427,8 @@ class PostingCache:
         self._held = 0
         self._stats = None
         self._cold = True
+        self._file = None
+        self._filed = {}
         if self._conn is not None and self.content is not None:
             self._conn.execute(f"DELETE FROM temp.{self.table}_changed")
 
@@ -395,6 +465,8 @@ class PostingCache:
             int(row[0]) for row in conn.execute(f"SELECT rowid FROM temp.{self.table}_changed")
         ]
         conn.execute(f"DELETE FROM temp.{self.table}_changed")
+        if changed:
+            self._filed = {}  # filed before these rows changed
         if self._stats is None:
             return
         if len(changed) > _MAX_CHANGES:
@@ -449,6 +521,63 @@ class PostingCache:
             for term, column in conn.execute(f"SELECT term, col FROM {probe}_terms")
         ]
 
+    # -- the snapshot -----------------------------------------------------------
+
+    def _stamp(self, conn: Connection) -> str:
+        config = (self.columns, self.weights, self.tokenize)
+        return table_stamp(conn, self.table, config, self.generation)
+
+    def _adopt(self, conn: Connection) -> None:
+        """Take the rows' lengths and the filed phrases from the snapshot (the cache
+        just emptied) when its stamp is the table's current state and it passes its
+        checks; it is then warm, with nothing read from the table."""
+        if self.snapshot is None:
+            return
+        header = read_header(self.snapshot)
+        if header is None or header.stamp != self._stamp(conn):
+            return
+        try:
+            mapped = Mapped(self.snapshot, header)
+            rowids = mapped.rowids(header.lengths[0])
+            lengths = mapped.lengths()
+            if len(rowids) != len(lengths):
+                raise ValueError("as many lengths as rows")
+        except (OSError, ValueError) as exc:
+            self._reject(header, exc)
+            return
+        self._stats = _Table(header.rows, header.tokens, _RowValues(rowids, lengths))
+        self._file = mapped
+        self._filed = {Phrase(filed.word, filed.prefix): filed for filed in header.phrases}
+        self._cold = False
+
+    def _reject(self, header: Header, exc: Exception) -> None:
+        logger.info("the search postings file %s was left unused: %s", self.snapshot, exc)
+        self._rejected = header.stamp
+
+    def _in_memory(self, phrase: Phrase) -> _RowValues | None:
+        """The phrase's postings if held, or filed (taken from the snapshot now);
+        a filed array that fails its checks ends the use of the snapshot, and the
+        cache warms again (which writes it anew)."""
+        found = self._postings.get(phrase)
+        if found is not None:
+            self._postings.move_to_end(phrase)
+            return found
+        filed = self._filed.pop(phrase, None)
+        if filed is None or self._file is None:
+            return None
+        try:
+            rowids = self._file.rowids(filed.rowids)
+            frequencies = self._file.frequencies(filed.frequencies)
+            if len(rowids) != len(frequencies):
+                raise ValueError("as many frequencies as rowids")
+        except ValueError as exc:
+            self._reject(self._file.header, exc)
+            self._file, self._filed, self._cold = None, {}, True
+            return None
+        posting = _RowValues(rowids, frequencies)
+        self._keep(phrase, posting)
+        return posting
+
     # -- postings ---------------------------------------------------------------
 
     def _term(self, conn: Connection, word: str) -> str | None:
@@ -462,15 +591,14 @@ class PostingCache:
 
     def _table_stats(self, conn: Connection) -> _Table:
         if self._stats is None:
-            self._stats = _Table(conn, self.table, len(self.columns))
+            self._stats = _Table.read(conn, self.table, len(self.columns))
         return self._stats
 
     def _posting(self, conn: Connection, phrase: Phrase, *, build: bool) -> _RowValues | None:
-        """The phrase's postings: held, summed from held words' (a prefix), or read
-        from the table when ``build`` (else None)."""
-        found = self._postings.get(phrase)
+        """The phrase's postings: held or filed, summed from held words' (a prefix), or
+        read from the table when ``build`` (else None)."""
+        found = self._in_memory(phrase)
         if found is not None:
-            self._postings.move_to_end(phrase)
             return found
         if phrase.prefix:
             words = self._covered(conn, phrase.word)
@@ -540,6 +668,7 @@ class PostingCache:
     def _build(self, conn: Connection, stats: _Table, phrase: Phrase) -> _RowValues | None:
         """The phrase's postings recovered from its one-phrase bm25() scores, or None
         when recomputing the scores from them does not give those scores exactly."""
+        self._reads += 1
         weights = ", ".join(repr(float(weight)) for weight in self.weights)
         # Read row by row into arrays: a list of every row first would make the garbage
         # collector scan the whole heap, tens of milliseconds, as it filled.

@@ -13,22 +13,28 @@ import json
 import random
 import re
 import sqlite3
+import subprocess
+import sys
+import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import apsw
 import numpy as np
 import pytest
 
+from doiget import postingfile
 from doiget.fts5rank import Phrase, PostingCache, _row_sizes, _varints, frequent_terms
 from doiget.library.index.base import ChunkRecord, CollectionInfo, Filters, Hit
 from doiget.library.index.sqlite import SqliteIndex, _tables, floored_out
 from doiget.models import Author, Work
 from doiget.papers.index import _SEARCH, PaperIndex, match_expression
-from doiget.papers.store import Store
+from doiget.papers.store import Entry, Store
+from doiget.postingfile import Mapped, read_header, table_stamp
 from doiget.refs import Ref
 
 # A skewed vocabulary: the first words are in most entries, the last in a few.
@@ -548,3 +554,399 @@ def test_a_first_search_never_waits_for_the_ranking_to_import(
     for query in ("quantum", "twin quantum", "gauge fiel"):
         assert by_index(library, query, 20) == by_fts5(library, query, 20)
     assert cache_of(library).phrases_held  # ranked from postings now
+
+
+# -- the postings file: a fresh process starts warm from it, or ignores it ------------
+
+
+def filed(index: PaperIndex, asked: list[str]) -> Path:
+    """The postings file of ``index`` after ``asked`` were searched (their postings
+    held), written as a warming writes it when it ends."""
+    from doiget.papers import index as module
+
+    module._import_ranking()  # as once the ranking is imported: searches use postings
+    for query in asked:
+        index.search(query, 20)
+    index._warm()  # nothing frequent enough to read here: it writes what is held
+    assert index.postings_path.is_file()
+    return index.postings_path
+
+
+def fresh(index: PaperIndex) -> PaperIndex:
+    """The same index opened as by a process just started."""
+    return PaperIndex(index.store, index.path)
+
+
+def same_as_fts5(index: PaperIndex, asked: list[str]) -> None:
+    for query in asked:
+        for limit in (1, 20, 400):
+            assert by_index(index, query, limit) == by_fts5(index, query, limit), query
+
+
+FILED = ["quantum", "quantum neural", "graph protein", "neural model", "twin quantum", "qu"]
+
+
+def test_a_fresh_index_ranks_from_the_postings_file_and_reads_no_phrase(
+    library: PaperIndex,
+) -> None:
+    filed(library, FILED)
+    held = cache_of(library).phrases_held
+    opened = fresh(library)
+    try:
+        # Words whole and as prefixes, alone and together, in other orders than asked.
+        asked = ["model neural", "protein", "quantum graph", "twin", "neural quantum", "qu"]
+        same_as_fts5(opened, asked)
+        cache = cache_of(opened)
+        assert cache.phrases_read == 0  # every phrase came from the file
+        assert 0 < cache.phrases_held <= held
+        same_as_fts5(opened, ["gauge enzyme"])  # words not filed: read from FTS5
+        assert cache.phrases_read > 0
+    finally:
+        opened.close()
+
+
+def entry_of(index: PaperIndex, number: int, title: str) -> Entry:
+    work = replace(entry_work(random.Random(number)), title=title)
+    entry = index.store.entry(write(index.store, number, work))
+    assert entry is not None
+    return entry
+
+
+def change_directly(index: PaperIndex) -> None:
+    """A row deleted from the index without doiget (no generation of its own)."""
+    with contextlib.closing(sqlite3.connect(index.path)) as other:
+        other.execute("DELETE FROM entries WHERE id = 7")
+        other.commit()
+
+
+def merged_directly(index: PaperIndex) -> None:
+    """FTS5's segments merged: the same rows, other records."""
+    with contextlib.closing(sqlite3.connect(index.path)) as other:
+        other.execute("INSERT INTO entries_fts(entries_fts) VALUES ('optimize')")
+        other.commit()
+
+
+def through_another_index(index: PaperIndex) -> None:
+    other = fresh(index)
+    try:
+        other.upsert(entry_of(index, 950, "quantum " * 6))
+        other.remove(index.store.key(Ref("doi", "10.5555/post.12")))
+    finally:
+        other.close()
+
+
+def in_another_process(index: PaperIndex) -> None:
+    """An entry added by another process through its own index."""
+    entry = entry_of(index, 970, "quantum neural " * 3)
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from doiget.papers.index import PaperIndex\n"
+        "from doiget.papers.store import Store\n"
+        "index = PaperIndex(Store(Path(sys.argv[1])), Path(sys.argv[2]))\n"
+        "index.upsert(index.store.entry_at(Path(sys.argv[3])))\n"
+        "index.close()\n"
+    )
+    subprocess.run(
+        [sys.executable, "-c", script, index.store.root, index.path, entry.metadata_path],
+        check=True,
+        timeout=120,
+    )
+
+
+def reindexed(index: PaperIndex) -> None:
+    """The index rebuilt from unchanged files: FTS5's records start again alike."""
+    other = fresh(index)
+    try:
+        other.rebuild()
+    finally:
+        other.close()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [through_another_index, in_another_process, change_directly, merged_directly, reindexed],
+)
+def test_a_postings_file_older_than_the_index_is_ignored(library: PaperIndex, change: Any) -> None:
+    filed(library, FILED)
+    change(library)
+    opened = fresh(library)
+    try:
+        same_as_fts5(opened, FILED)
+        assert cache_of(opened).phrases_read > 0  # the file was not used
+    finally:
+        opened.close()
+
+
+def test_a_rebuild_changes_the_stamp_though_fts5_starts_again_alike(library: PaperIndex) -> None:
+    """Rebuilt from the same files, FTS5's own records can come out as they were: the
+    generation written with each write keeps the stamps apart."""
+    from doiget.papers import index as module
+
+    def stamp() -> str:
+        with contextlib.closing(sqlite3.connect(library.path)) as conn:
+            config = (module._FTS_COLUMNS, module._FTS_WEIGHTS, module._TOKENIZE)
+            return table_stamp(conn, "entries_fts", config, module._GENERATION)
+
+    before = stamp()
+    library.ensure_fresh()  # nothing changed: nothing written
+    assert stamp() == before
+    reindexed(library)
+    assert stamp() != before
+
+
+def test_a_write_by_another_connection_drops_what_the_file_gave(library: PaperIndex) -> None:
+    filed(library, FILED)
+    opened = fresh(library)
+    try:
+        same_as_fts5(opened, FILED[:2])  # from the file
+        assert cache_of(opened).phrases_read == 0
+        through_another_index(library)  # a commit of another connection, while it is open
+        same_as_fts5(opened, FILED)
+        assert cache_of(opened).phrases_read > 0
+    finally:
+        opened.close()
+
+
+def test_writes_of_its_own_keep_what_the_file_gave_in_step(library: PaperIndex) -> None:
+    filed(library, FILED)
+    opened = fresh(library)
+    try:
+        same_as_fts5(opened, ["quantum"])  # taken from the file; the rest still filed
+        opened.upsert(entry_of(library, 960, "quantum neural graph"))
+        opened.remove(library.store.key(Ref("doi", "10.5555/post.20")))
+        same_as_fts5(opened, FILED)  # those not taken yet are read again, not trusted
+    finally:
+        opened.close()
+
+
+def damaged_array(path: Path) -> None:
+    """One byte of the last phrase's frequencies changed: its CRC-32 fails."""
+    header = read_header(path)
+    assert header is not None
+    at = header.phrases[-1].frequencies.offset
+    data = bytearray(path.read_bytes())
+    data[at] ^= 0x40
+    path.write_bytes(bytes(data))
+
+
+def damaged_lengths(path: Path) -> None:
+    header = read_header(path)
+    assert header is not None
+    data = bytearray(path.read_bytes())
+    data[header.lengths[1].offset + 3] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+def truncated(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 8])
+
+
+def cut_in_header(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:40])
+
+
+def emptied(path: Path) -> None:
+    path.write_bytes(b"")
+
+
+def foreign(path: Path) -> None:
+    path.write_bytes(b"SQLite format 3\0" + bytes(4096))
+
+
+def restamped(path: Path) -> None:
+    """The stamp of another state of the table, the rest intact."""
+    header = read_header(path)
+    assert header is not None
+    path.write_bytes(path.read_bytes().replace(header.stamp.encode(), b"0" * 64, 1))
+
+
+def rowids_out_of_order(path: Path) -> None:
+    """Two rowids of a phrase swapped, in a file written with right CRC-32s."""
+    header = read_header(path)
+    assert header is not None
+    mapped = Mapped(path, header)
+    phrases = []
+    for at, filed in enumerate(header.phrases):
+        rowids = mapped.rowids(filed.rowids).copy()
+        if at == 0:
+            rowids[[0, 1]] = rowids[[1, 0]]
+        phrases.append((filed.word, filed.prefix, rowids, mapped.frequencies(filed.frequencies)))
+    lengths = (mapped.rowids(header.lengths[0]), mapped.lengths())
+    postingfile.write(path, header.stamp, (header.rows, header.tokens), lengths, phrases)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        damaged_array,
+        damaged_lengths,
+        truncated,
+        cut_in_header,
+        emptied,
+        foreign,
+        restamped,
+        rowids_out_of_order,
+    ],
+)
+def test_a_damaged_or_restamped_postings_file_is_never_trusted(
+    library: PaperIndex, damage: Any
+) -> None:
+    path = filed(library, FILED)
+    damage(path)
+    opened = fresh(library)
+    try:
+        same_as_fts5(opened, FILED)
+        assert cache_of(opened).phrases_read > 0  # what failed its checks was read again
+    finally:
+        opened.close()
+
+
+@pytest.mark.parametrize("damage", [damaged_array, damaged_lengths, truncated])
+def test_a_damaged_postings_file_is_written_anew_by_the_next_warming(
+    library: PaperIndex, damage: Any
+) -> None:
+    path = filed(library, FILED)
+    damage(path)
+    opened = fresh(library)
+    try:
+        same_as_fts5(opened, FILED)
+        opened._warm()
+    finally:
+        opened.close()
+    again = fresh(library)
+    try:
+        same_as_fts5(again, FILED)
+        assert cache_of(again).phrases_read == 0
+    finally:
+        again.close()
+
+
+def test_a_warming_leaves_a_current_postings_file_another_process_wrote(
+    library: PaperIndex,
+) -> None:
+    opened = fresh(library)
+    try:
+        same_as_fts5(opened, FILED[:2])  # warm without a file to take
+        path = filed(library, FILED)  # meanwhile another process wrote one
+        written = path.stat().st_ino
+        opened._warm()
+        assert path.stat().st_ino == written  # not written again
+        change_directly(library)
+        same_as_fts5(opened, FILED[:2])
+        opened._warm()  # the file is stale now: written anew
+        assert path.stat().st_ino != written
+    finally:
+        opened.close()
+    again = fresh(library)
+    try:
+        same_as_fts5(again, FILED[:2])
+        assert cache_of(again).phrases_read == 0
+    finally:
+        again.close()
+
+
+class CountedEvent(threading.Event):
+    """An event that counts the waits on it, and tells when one began."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waits = 0
+        self.waited = threading.Event()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waits += 1
+        self.waited.set()
+        return super().wait(timeout)
+
+
+@pytest.mark.parametrize("stale", [False, True])
+def test_a_first_search_of_a_filed_common_word_waits_for_the_ranking(
+    library: PaperIndex, monkeypatch: pytest.MonkeyPatch, stale: bool
+) -> None:
+    """Before numpy is imported, a search of a word the postings file holds in many
+    entries waits for the import (FTS5 ranks such a word slower) and is ranked from
+    the file; a rare word, or a file out of step with the index, does not wait."""
+    from doiget.papers import index as module
+
+    filed(library, FILED)
+    if stale:
+        change_directly(library)
+    ready = CountedEvent()
+
+    def slow_import() -> None:
+        ready.waited.wait(30)  # done once a search waits for it (or the test lets it)
+        ready.set()
+
+    monkeypatch.setattr(module, "_ranking_ready", ready)
+    monkeypatch.setattr(module, "_import_ranking", slow_import)
+    monkeypatch.setattr(module, "_SLOW_FOR_FTS5", 50)  # "quantum" is in most entries
+    monkeypatch.setattr(module, "_WAIT_FOR_RANKING_S", 30.0)
+    opened = fresh(library)
+    try:
+        assert by_index(opened, "gauge", 20) == by_fts5(opened, "gauge", 20)
+        assert ready.waits == 0  # a rare word: ranked by FTS5 meanwhile
+        assert by_index(opened, "quantum neural", 20) == by_fts5(opened, "quantum neural", 20)
+        assert ready.waits == (0 if stale else 1)
+        assert (opened._cache is None) == stale  # FTS5 ranked it, or the file did
+        if not stale:
+            assert cache_of(opened).phrases_read == 0
+            assert cache_of(opened).phrases_held > 0
+        ready.waited.set()
+        warming = opened._warming
+        assert warming is not None
+        warming.join(30)
+        same_as_fts5(opened, FILED)
+    finally:
+        opened.close()
+
+
+@pytest.mark.parametrize("spread", [1, 100_003])  # rowids dense, and far apart
+def test_postings_taken_from_the_file_give_bm25_scores_to_the_bit(
+    tmp_path: Path, spread: int
+) -> None:
+    """A cache that takes its postings from the file another cache wrote ranks with the
+    very same score bits as bm25(), every word or any, and over a few rows asked
+    about, reading nothing from the table."""
+    path = tmp_path / "bare.sqlite3"
+    writer = bare_table(path, texts(500, 2), spread)
+    snapshot = tmp_path / "bare.postings"
+
+    def cache() -> PostingCache:
+        return PostingCache("t", ("body",), tokenize="unicode61", snapshot=snapshot)
+
+    first = cache()
+
+    @contextlib.contextmanager
+    def holding() -> Iterator[sqlite3.Connection | None]:
+        yield writer
+
+    with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as reader:
+        first.warm(reader, [Phrase(term) for term in frequent_terms(reader, "t", 1)], holding)
+    first.persist(holding)
+    conn = sqlite3.connect(path)
+    second = cache()
+    rng = random.Random(4)
+    for _ in range(30):
+        words = rng.sample((*COMMON, "gauge", "knot", "soil", "absent"), rng.randint(1, 4))
+        for every, joiner in ((False, " OR "), (True, " ")):
+            expected = conn.execute(
+                "SELECT rowid, bm25(t) FROM t WHERE t MATCH ? ORDER BY bm25(t), rowid LIMIT 25",
+                (joiner.join(f'"{word}"' for word in words),),
+            ).fetchall()
+            found = second.top(conn, [Phrase(word) for word in words], 25, every=every)
+            assert found == [(int(rowid), float(score)) for rowid, score in expected], words
+            asked = np.array([n * spread for n in sorted(rng.sample(range(1, 501), 5))])
+            expected = conn.execute(
+                "SELECT rowid, bm25(t) FROM t WHERE t MATCH ? AND rowid IN "
+                "(SELECT value FROM json_each(?)) ORDER BY bm25(t), rowid",
+                (joiner.join(f'"{word}"' for word in words), json.dumps(asked.tolist())),
+            ).fetchall()
+            found = second.top(
+                conn, [Phrase(word) for word in words], 500, every=every, among=asked
+            )
+            assert found == [(int(rowid), float(score)) for rowid, score in expected]
+    assert second.phrases_read == 1  # "absent", in no row, so not filed
+    conn.close()
+    writer.close()

@@ -39,6 +39,7 @@ OLD = STALE_TEMP_SECONDS + 60
 def test_only_stale_temp_files_of_doigets_own_names_are_swept(tmp_path: Path) -> None:
     root = tmp_path / "papers"
     (root / ".metadata").mkdir(parents=True)
+    (root / ".index").mkdir()
     outside = tmp_path / "outside.part"
     outside.write_bytes(b"not the store's")
     mine, dead = os.getpid(), _dead_pid()
@@ -46,10 +47,13 @@ def test_only_stale_temp_files_of_doigets_own_names_are_swept(tmp_path: Path) ->
         _file(root / f".doiget-{dead}-a1.part"),  # a process that no longer runs
         _file(root / f".doiget-{mine}-b2.part", OLD),  # too old to be a live write
         _file(root / ".metadata" / ".doi_x.toml.k3j4.tmp", OLD),
+        _file(root / ".index" / ".library.postings.q8w7.tmp", OLD),  # a postings file cut off
     ]
     kept = [
         _file(root / f".doiget-{mine}-c3.part"),  # a write of this process, in progress
         _file(root / ".metadata" / ".doi_y.toml.z9.tmp"),  # a TOML being written now
+        _file(root / ".index" / ".library.postings.r2t5.tmp"),  # postings being written now
+        _file(root / ".index" / "library.postings", OLD),
         _file(root / "notes.part", OLD),  # not doiget's name
         _file(root / "doi_z.pdf", OLD),
     ]

@@ -20,6 +20,7 @@ import functools
 import json
 import logging
 import re
+import secrets
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -32,6 +33,7 @@ from doiget.diskerror import disk_failure, write_error
 from doiget.errors import DoigetError, ErrorCode, quoted
 from doiget.integrity import notices
 from doiget.papers.store import Entry, Store, work_from_document
+from doiget.postingfile import read_header, table_stamp
 from doiget.workpool import own
 
 if TYPE_CHECKING:
@@ -92,6 +94,15 @@ _TOKENIZE: Final = "unicode61 remove_diacritics 2"
 
 # Below this many entries FTS5 ranks any query within a few milliseconds: nothing to warm.
 _WARM_FROM_ROWS: Final = 20_000
+# Changed by every write through doiget: part of the postings file's stamp, since FTS5's
+# own records start again alike when the table is rebuilt.
+_GENERATION: Final = "SELECT value FROM meta WHERE name = 'generation'"
+# A word in this many entries is slow for FTS5 to rank (about 1 ms a thousand entries,
+# several times that on a loaded machine): a first search of one the postings file holds
+# waits for the ranking's import (at most _WAIT_FOR_RANKING_S), once, rather than have
+# FTS5 rank it and every common word searched after it while numpy imports.
+_SLOW_FOR_FTS5: Final = 10_000
+_WAIT_FOR_RANKING_S: Final = 2.0
 
 # Set once the ranking from postings (doiget.fts5rank, with numpy) is imported: a third
 # of a second, which no first search waits for (FTS5 ranks until then). It is imported
@@ -230,7 +241,10 @@ class PaperIndex:
     def __init__(self, store: Store, path: Path | None = None) -> None:
         self.store = store
         # Outside .metadata, so the index's own files never look like a change there.
-        self.path = path or store.root / ".index" / "library.sqlite3"
+        self.path = path or store.index_dir / "library.sqlite3"
+        # Beside the index: the postings a warming read, for the next process to start
+        # warm (see doiget.postingfile).
+        self.postings_path = self.path.with_suffix(".postings")
         self._db: sqlite3.Connection | None = None
         self._cache: PostingCache | None = None
         self._warming: threading.Thread | None = None
@@ -343,6 +357,7 @@ class PaperIndex:
         }
         indexed = 0
         seen: set[str] = set()
+        changes = db.total_changes
         try:
             with db:
                 for path in self.store.metadata_files():
@@ -357,6 +372,8 @@ class PaperIndex:
                 gone = [(key,) for key in known if key not in seen]
                 db.executemany("DELETE FROM entries WHERE key = ?", gone)
                 db.executemany("DELETE FROM unreadable WHERE key = ?", gone)
+                if db.total_changes != changes:
+                    _new_generation(db)
                 if self._stored_stamp(db) != stamp:  # nothing written when nothing changed
                     db.execute(
                         "INSERT OR REPLACE INTO meta(name, value) VALUES ('dir_stamp', ?)",
@@ -399,6 +416,7 @@ class PaperIndex:
                 db.execute("DELETE FROM unreadable")
                 db.execute("INSERT INTO entries_fts(entries_fts) VALUES ('rebuild')")
                 db.execute("DELETE FROM meta WHERE name = 'dir_stamp'")
+                _new_generation(db)
         except sqlite3.Error as exc:
             raise self._error("rebuild", exc) from exc
         return self.sync()
@@ -421,6 +439,7 @@ class PaperIndex:
             with db:
                 db.execute("DELETE FROM unreadable WHERE key = ?", (entry.key,))
                 self._upsert_row(db, entry, stat.st_mtime_ns, stat.st_size)
+                _new_generation(db)
         except (OSError, sqlite3.Error) as exc:
             raise self._error(f"add {entry.key} to", exc) from exc
 
@@ -432,6 +451,7 @@ class PaperIndex:
             with db:
                 db.execute("DELETE FROM entries WHERE key = ?", (key,))
                 db.execute("DELETE FROM unreadable WHERE key = ?", (key,))
+                _new_generation(db)
         except sqlite3.Error as exc:
             raise self._error("update", exc) from exc
 
@@ -484,6 +504,7 @@ class PaperIndex:
                 sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True, timeout=5.0)
             ) as reader:
                 cache.warm(reader, frequent(reader), holding)
+            cache.persist(holding)
         except (sqlite3.Error, OSError) as exc:
             logger.info("the search cache was left to warm as searched: %s", exc)
 
@@ -494,7 +515,9 @@ class PaperIndex:
         if not _ranking_ready.is_set():
             if not warming:
                 self._start_warming(self._warm_first)
-            return None
+            if not self._filed_common(db, words) or not _ranking_ready.wait(_WAIT_FOR_RANKING_S):
+                return None
+            warming = self._warming is not None and self._warming.is_alive()
         from doiget.fts5rank import phrases_of
 
         cache = self._posting_cache()
@@ -507,6 +530,19 @@ class PaperIndex:
         phrases = phrases_of(words, last_as_prefix=True)
         return cache.top(db, phrases, limit, every=True, held_only=warming)
 
+    def _filed_common(self, db: sqlite3.Connection, words: list[str]) -> bool:
+        """Whether the postings file is in step with the index and holds a word of
+        ``words`` that FTS5 is slow to rank (as lower case: a word the tokenizer
+        changes more is left to FTS5). Read before numpy is imported: the file's header
+        and the index's stamp only."""
+        header = read_header(self.postings_path)
+        if header is None:
+            return False
+        if all(header.holding(word.lower()) < _SLOW_FOR_FTS5 for word in words):
+            return False
+        config = (_FTS_COLUMNS, _FTS_WEIGHTS, _TOKENIZE)
+        return header.stamp == table_stamp(db, "entries_fts", config, _GENERATION)
+
     def _posting_cache(self) -> PostingCache:
         from doiget.fts5rank import PostingCache
 
@@ -517,6 +553,8 @@ class PaperIndex:
                 weights=_FTS_WEIGHTS,
                 tokenize=_TOKENIZE,
                 content=("entries", "id"),
+                snapshot=self.postings_path,
+                generation=_GENERATION,
             )
         return self._cache
 
@@ -576,6 +614,15 @@ class PaperIndex:
     def count(self) -> int:
         """How many entries are indexed."""
         return int(self._connect().execute("SELECT count(*) FROM entries").fetchone()[0])
+
+
+def _new_generation(db: sqlite3.Connection) -> None:
+    """Mark a write to the index (in its transaction): no postings file written before
+    it matches the index again."""
+    db.execute(
+        "INSERT OR REPLACE INTO meta(name, value) VALUES ('generation', ?)",
+        (secrets.token_hex(16),),
+    )
 
 
 def search_apart(store_root: Path, query: str, limit: int) -> list[dict[str, Any]]:

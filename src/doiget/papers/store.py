@@ -320,6 +320,8 @@ class Store:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.metadata_dir = root / ".metadata"
+        # The search index and what is kept beside it: caches, outside .metadata.
+        self.index_dir = root / ".index"
         self._next_sweep = 0.0  # monotonic time of the next sweep of stale temp files
 
     # -- paths ------------------------------------------------------------------
@@ -618,16 +620,21 @@ class Store:
         """Remove the temp files no write will finish.
 
         A download or a copied PDF is written to ``.doiget-<pid>-*.part`` in the store,
-        a TOML to ``.<name>.*.tmp`` beside it, each renamed into place only when
-        complete. A write that fails removes its own; a process killed mid-write leaves
-        it behind. A ``.part`` of a process that no longer runs goes at once; any of
-        these older than :data:`STALE_TEMP_SECONDS` (no write takes that long, and the
-        pid may have been reused) goes too. Only regular files are removed: never a link
+        a TOML (or the search postings file, in the index's folder) to
+        ``.<name>.*.tmp`` beside it, each renamed into place only when complete. A
+        write that fails removes its own; a process killed mid-write leaves it behind.
+        A ``.part`` of a process that no longer runs goes at once; any of these older
+        than :data:`STALE_TEMP_SECONDS` (no write takes that long, and the pid may have
+        been reused) goes too. Only regular files are removed: never a link
         or what it points to, a folder or a FIFO.
         """
         now = time.time()
         removed: list[Path] = []
-        for folder, pattern in ((self.root, ".doiget-*-*.part"), (self.metadata_dir, ".*.tmp")):
+        for folder, pattern in (
+            (self.root, ".doiget-*-*.part"),
+            (self.metadata_dir, ".*.tmp"),
+            (self.index_dir, ".*.tmp"),
+        ):
             for path in folder.glob(pattern) if folder.is_dir() else ():
                 if _stale_temp(path, now):
                     with contextlib.suppress(FileNotFoundError):
