@@ -1,0 +1,281 @@
+"""The claim core: does each cited work say what the sentence citing it claims?
+
+Every face calls :class:`ClaimChecker`. Each cited work is answered on its own: its
+text is found (:mod:`doiget.claims.basis`), then weighed against the claim by the engine
+as a job of the work pool (:mod:`doiget.claims.jobs`), never on the event loop. A ref
+that is a DOI, an arXiv id or a store key names the work directly; a BibTeX entry, a
+free-text reference or a CSL-JSON item is identified by the verifier first.
+
+Bounds: a work is given :data:`WORK_SECONDS` (the works of one claim are looked up side
+by side, so a claim takes no longer); its lookups are the verifier's (at most
+``verify.service.MAX_REQUESTS``) and four for its abstract, through the process's
+network and rate budget, their answers kept on disk. A claim and a work already
+answered are answered again from memory, at no request.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+import anyio
+
+from doiget.claims import jobs
+from doiget.claims.basis import Bases, Source
+from doiget.claims.contracts import (
+    MAX_EVIDENCE,
+    CheckClaims,
+    CitedRef,
+    ClaimChecks,
+    ClaimItem,
+    ClaimResult,
+    WorkCheck,
+)
+from doiget.errors import DoigetError, ErrorCode
+from doiget.papers.store import STORE_KEY
+from doiget.progress import report
+from doiget.refs import parse_ref
+
+if TYPE_CHECKING:
+    from doiget.papers.service import Papers
+    from doiget.verify.service import Verifier
+    from doiget.workpool import WorkPool
+
+T = TypeVar("T")
+
+WORK_SECONDS: Final = 90.0
+# Claims in flight: each waits mostly on upstreams, whose rate budget bounds them anyway.
+CONCURRENT: Final = 4
+KEPT_RESULTS: Final = 512
+KEPT_SOURCES: Final = 128
+
+Progress = Callable[[int, int, ClaimResult], Awaitable[None] | None]
+Weigh = Callable[[str, str, Path | None, str | None], jobs.Assessed]
+
+
+class _Kept(OrderedDict[Any, T]):
+    """The most recently used few answers."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self._size = size
+
+    def find(self, key: Any) -> T | None:
+        found = self.get(key)
+        if found is not None:
+            self.move_to_end(key)
+        return found
+
+    def keep(self, key: Any, value: T) -> None:
+        self[key] = value
+        self.move_to_end(key)
+        while len(self) > self._size:
+            self.popitem(last=False)
+
+
+class ClaimChecker:
+    """Checks claims against the works they cite; one per process (its answers kept)."""
+
+    def __init__(
+        self,
+        papers: Papers,
+        verifier: Verifier,
+        pool: WorkPool,
+        weigh: Weigh = jobs.weigh,
+    ) -> None:
+        self._pool = pool
+        self._weigh = weigh
+        self._bases = Bases(papers.store, verifier, self._fetcher(papers))
+        self._results: _Kept[WorkCheck] = _Kept(KEPT_RESULTS)
+        self._sources: _Kept[Source] = _Kept(KEPT_SOURCES)
+
+    @staticmethod
+    def _fetcher(papers: Papers) -> Callable[[Any], Awaitable[object]]:
+        from doiget.papers.contracts import PaperFetch
+
+        async def fetch(ref: Any) -> object:
+            return await papers.fetch(PaperFetch(ref=ref.canonical))
+
+        return fetch
+
+    async def aclose(self) -> None:
+        """Nothing of its own to release: the papers core and the verifier are shared."""
+
+    async def check(self, request: CheckClaims, progress: Progress | None = None) -> ClaimChecks:
+        """One result per claim, in input order; ``progress(done, total, result)`` after
+        each. A claim that fails carries its coded error; the others are answered."""
+        items = request.items
+        results: list[ClaimResult | None] = [None] * len(items)
+        limit = anyio.Semaphore(CONCURRENT)
+        done = 0
+
+        async def one(index: int) -> None:
+            nonlocal done
+            async with limit:
+                try:
+                    result = await self._claim(items[index], request.fetch)
+                except DoigetError as error:
+                    result = ClaimResult(claim=items[index].claim, error=error.to_dict())
+            results[index] = result
+            done += 1
+            await report(progress, done, len(items), result)
+
+        async with anyio.create_task_group() as group:
+            for index in range(len(items)):
+                group.start_soon(one, index)
+        return ClaimChecks(results=[result for result in results if result is not None])
+
+    async def _claim(self, item: ClaimItem, fetch: bool) -> ClaimResult:
+        refs = item.ref if isinstance(item.ref, list) else [item.ref]
+        if item.text is not None:
+            if len(refs) > 1:
+                raise DoigetError(
+                    ErrorCode.INVALID_REF,
+                    "inline text is one work's: give it with one ref (or none), or give "
+                    "several refs without text.",
+                )
+            work = await self.check_work(item.claim, refs[0], item.text, fetch=fetch)
+            return ClaimResult(claim=item.claim, works=[work])
+        works: list[WorkCheck | None] = [None] * len(refs)
+
+        async def one(index: int) -> None:
+            works[index] = await self.check_work(item.claim, refs[index], None, fetch=fetch)
+
+        async with anyio.create_task_group() as group:
+            for index in range(len(refs)):
+                group.start_soon(one, index)
+        return ClaimResult(claim=item.claim, works=[work for work in works if work is not None])
+
+    async def check_work(
+        self,
+        claim: str,
+        reference: CitedRef | None,
+        text: str | None,
+        *,
+        fetch: bool,
+        key: str | None = None,
+    ) -> WorkCheck:
+        """What one cited work (``reference``, or ``text`` the caller holds) says about
+        ``claim``; ``key`` is the citation key it is answered under."""
+        work = _identity(reference, text)
+        kept = self._results.find((claim, work, fetch))
+        if kept is None:
+            with anyio.move_on_after(WORK_SECONDS):
+                kept = await self._answer(claim, reference, text, work, fetch)
+            if kept is None:
+                note = (
+                    f"time ran out ({WORK_SECONDS:.0f} s) before the work's text was found "
+                    "and weighed; try again later"
+                )
+                return WorkCheck(key=key, basis="unavailable", basis_note=note,
+                                 addressed="unavailable")  # fmt: skip
+            if kept.basis != "unavailable":
+                self._results.keep((claim, work, fetch), kept)
+        return kept.model_copy(update={"key": key}) if key is not None else kept
+
+    async def _answer(
+        self, claim: str, reference: CitedRef | None, text: str | None, work: Any, fetch: bool
+    ) -> WorkCheck:
+        source = await self._source(reference, text, work, fetch)
+        if source.basis == "unavailable":
+            return _answered(source, None)
+        try:
+            return _answered(source, await self._job(claim, source))
+        except DoigetError as error:
+            if error.code is not ErrorCode.NOT_FOUND or source.pdf is None:
+                raise
+        # The stored PDF has no text to read (a scan): the record's abstract instead.
+        name = source.ref or ""
+        abstract, why = await self._bases.abstract(parse_ref(name), None)
+        unreadable = "the stored PDF has no text layer"
+        if abstract is None:
+            return _answered(Source("unavailable", name, note=f"{unreadable}; {why}"), None)
+        fallback = Source("abstract", name, note=unreadable, text=abstract)
+        return _answered(fallback, await self._job(claim, fallback))
+
+    async def _source(
+        self, reference: CitedRef | None, text: str | None, work: Any, fetch: bool
+    ) -> Source:
+        if text is not None:
+            return Source("inline", _name_of(reference), text=text)
+        kept = self._sources.find((work, fetch))
+        if kept is not None:
+            return kept
+        if reference is None:
+            raise DoigetError(
+                ErrorCode.INVALID_REF,
+                "give each claim a ref (DOI, arXiv id, stored key, BibTeX or free text; "
+                "a list for a citation of several works) or the source's text.",
+            )
+        if isinstance(reference, str) and _names_work(reference):
+            source = await self._bases.of_name(reference, fetch=fetch)
+        else:
+            source = await self._bases.of_reference(reference, fetch=fetch, offload=self._offload)
+        if source.basis != "unavailable":
+            self._sources.keep((work, fetch), source)
+        return source
+
+    async def _offload(self, work: Callable[[], T]) -> T:
+        return await self._pool.run(work)
+
+    async def _job(self, claim: str, source: Source) -> jobs.Assessed:
+        """The engine's weighing, in the pool: in a worker process where it runs
+        searches apart (encoding holds the interpreter lock)."""
+        args = (claim, source.ref or "the source", source.pdf, source.text)
+        if self._pool.apart:
+            return await self._pool.run_apart(self._weigh, *args)
+        return await self._pool.run(functools.partial(self._weigh, *args))
+
+
+def _names_work(reference: str) -> bool:
+    """Whether ``reference`` is a DOI, an arXiv id or a store key (not a reference text)."""
+    text = reference.strip()
+    if STORE_KEY.fullmatch(text):
+        return True
+    try:
+        parse_ref(text)
+    except DoigetError:
+        return False
+    return True
+
+
+def _name_of(reference: CitedRef | None) -> str | None:
+    """The ref inline text is said to be of, when it names one."""
+    if isinstance(reference, str) and _names_work(reference):
+        text = reference.strip()
+        return text if STORE_KEY.fullmatch(text) else parse_ref(text).canonical
+    return None
+
+
+def _identity(reference: CitedRef | None, text: str | None) -> Any:
+    """What makes two requests ask about the same work's same text."""
+    if text is not None:
+        return ("inline", hashlib.sha256(text.encode()).hexdigest(), _name_of(reference))
+    if isinstance(reference, str) and _names_work(reference):
+        return ("ref", _name_of(reference))
+    if isinstance(reference, Mapping):
+        return ("reference", json.dumps(reference, sort_keys=True, default=str))
+    return ("reference", (reference or "").strip())
+
+
+def _answered(source: Source, assessed: jobs.Assessed | None) -> WorkCheck:
+    if assessed is None:
+        return WorkCheck(
+            ref=source.ref, basis=source.basis, basis_note=source.note,
+            addressed="unavailable", verification=source.verification,
+        )  # fmt: skip
+    return WorkCheck(
+        ref=source.ref,
+        basis=source.basis,
+        basis_note=source.note,
+        addressed=assessed.addressed,
+        confidence=assessed.confidence,
+        evidence=list(assessed.evidence)[:MAX_EVIDENCE],
+        cues=list(assessed.cues),
+        verification=source.verification,
+    )
