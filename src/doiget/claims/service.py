@@ -141,14 +141,22 @@ class ClaimChecker:
                 )
             work = await self.check_work(item.claim, refs[0], item.text, fetch=fetch)
             return ClaimResult(claim=item.claim, works=[work])
+        if item.ref is None:
+            raise _no_source()
         works: list[WorkCheck | None] = [None] * len(refs)
+        failures: list[DoigetError] = []
 
         async def one(index: int) -> None:
-            works[index] = await self.check_work(item.claim, refs[index], None, fetch=fetch)
+            try:
+                works[index] = await self.check_work(item.claim, refs[index], None, fetch=fetch)
+            except DoigetError as error:
+                failures.append(error)
 
         async with anyio.create_task_group() as group:
             for index in range(len(refs)):
                 group.start_soon(one, index)
+        if failures:
+            raise failures[0]
         return ClaimResult(claim=item.claim, works=[work for work in works if work is not None])
 
     async def check_work(
@@ -207,11 +215,7 @@ class ClaimChecker:
         if kept is not None:
             return kept
         if reference is None:
-            raise DoigetError(
-                ErrorCode.INVALID_REF,
-                "give each claim a ref (DOI, arXiv id, stored key, BibTeX or free text; "
-                "a list for a citation of several works) or the source's text.",
-            )
+            raise _no_source()
         if isinstance(reference, str) and _names_work(reference):
             source = await self._bases.of_name(reference, fetch=fetch)
         else:
@@ -230,6 +234,14 @@ class ClaimChecker:
         if self._pool.apart:
             return await self._pool.run_apart(self._weigh, *args)
         return await self._pool.run(functools.partial(self._weigh, *args))
+
+
+def _no_source() -> DoigetError:
+    return DoigetError(
+        ErrorCode.INVALID_REF,
+        "give each claim a ref (DOI, arXiv id, stored key, BibTeX or free text; a list "
+        "for a citation of several works) or the source's text.",
+    )
 
 
 def _names_work(reference: str) -> bool:

@@ -8,6 +8,7 @@ import typer
 
 from doiget import __version__
 from doiget.cli.adding import add
+from doiget.cli.claims import claim
 from doiget.cli.imports import import_
 from doiget.cli.integrity import integrity
 from doiget.cli.library import index, projects_app, query
@@ -62,6 +63,7 @@ for _name, _command in PAPERS_COMMANDS.items():
     app.command(_name)(_command)
 app.command("add")(add)
 app.command("verify")(verify)
+app.command("claim")(claim)
 app.command("import")(import_)
 app.command("integrity")(integrity)
 app.command("read")(read)
