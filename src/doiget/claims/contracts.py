@@ -36,17 +36,33 @@ class ClaimItem(Request):
     """One claim and what it cites: one ref, several (``\\citep{a,b}``), or inline text
     (the source's text, when the caller holds it)."""
 
-    claim: Annotated[str, Field(max_length=MAX_CLAIM_CHARS)]
+    claim: str
     ref: CitedRef | list[CitedRef] | None = None
-    text: Annotated[str | None, Field(max_length=MAX_INLINE_CHARS)] = None
+    text: str | None = None
 
-    # Checked here rather than as schema bounds, which would outgrow the tool's budget.
+    # The bounds are checked here rather than stated in the schema, which would outgrow
+    # what a tool's declaration may take of the model's context.
     @field_validator("claim")
     @classmethod
     def _a_sentence(cls, claim: str) -> str:
         if not claim.strip():
             raise ValueError("give the citing sentence, not an empty claim")
+        if len(claim) > MAX_CLAIM_CHARS:
+            raise ValueError(
+                f"a claim of {len(claim):,} characters is longer than {MAX_CLAIM_CHARS:,}; "
+                "give the one sentence that cites"
+            )
         return claim
+
+    @field_validator("text")
+    @classmethod
+    def _a_passage(cls, text: str | None) -> str | None:
+        if text is not None and len(text) > MAX_INLINE_CHARS:
+            raise ValueError(
+                f"text of {len(text):,} characters is longer than {MAX_INLINE_CHARS:,}; pass "
+                "the passage that matters"
+            )
+        return text
 
     @field_validator("ref")
     @classmethod

@@ -128,7 +128,7 @@ class ClaimChecker:
         async with anyio.create_task_group() as group:
             for index in range(len(items)):
                 group.start_soon(one, index)
-        return ClaimChecks(results=[result for result in results if result is not None])
+        return ClaimChecks(ok=True, results=[result for result in results if result is not None])
 
     async def _claim(self, item: ClaimItem, fetch: bool) -> ClaimResult:
         refs = item.ref if isinstance(item.ref, list) else [item.ref]

@@ -582,11 +582,11 @@ def papers_toolset(runtime: Runtime) -> Toolset:
         Tool(
             "doiget_check_claims",
             describe(
-                when="Does the cited work say what your sentence claims?",
-                inputs="items: {claim, ref (DOI, arXiv id, key, BibTeX, free text; "
-                "list: per work) | text}; fetch.",
-                outputs="Per work: basis, addressed, confidence, evidence+page, cues.",
-                costs="Few requests a work; cached.",
+                when="Does a cited work say what your sentence claims?",
+                inputs="items: {claim, ref (DOI, arXiv id, key, BibTeX, free text; list: "
+                "each work) | text}; fetch.",
+                outputs="Per work: basis, addressed, confidence, evidence, cues.",
+                costs="Few requests; cached.",
                 side_effects="fetch stores OA PDFs.",
                 limits="50 claims; progress.",
             ),
