@@ -28,7 +28,7 @@ from doiget.reading.jobs import load
 from doiget.refs import parse_ref
 from doiget.runtime import load_runtime
 from doiget.verify.lookup import AnswerStore
-from doiget.verify.service import Verifier
+from doiget.verify.service import INDEXES, Verifier
 from doiget.workpool import WorkPool
 
 from netutil import FAST_RETRY
@@ -108,7 +108,8 @@ def make_checker(env: dict[str, str]) -> Checking:
     runtime = load_runtime(env)
     network = Network(runtime.settings, retry=FAST_RETRY)
     papers = Papers(runtime, network)
-    verifier = Verifier(network, AnswerStore(None))
+    indexes = [name for name in INDEXES if runtime.profile.metadata.allows(name)]
+    verifier = Verifier(network, AnswerStore(None), indexes=indexes)
     pool = WorkPool(2, 32)
     checker = ClaimChecker(papers, verifier, pool, weigh=weigh_by_words)
     return Checking(checker, papers, network, pool)

@@ -25,8 +25,9 @@ from claimsutil import (
     checking,
     store_paper,
 )
-from verifyutil import WAKEFIELD_FIXTURE
+from verifyutil import WAKEFIELD_FIXTURE, route_dblp_fixture
 
+from doiget.claims import service
 from doiget.claims.contracts import CheckClaims, ClaimChecks, WorkCheck
 from doiget.claims.service import ClaimChecker
 from doiget.contract import parse
@@ -327,3 +328,80 @@ def test_weighing_runs_in_the_work_pool_never_on_the_event_loop(
 
     loop = anyio.run(checking, doiget_env, run)
     assert len(WEIGHED_IN) == 2 and loop not in WEIGHED_IN
+
+
+def test_an_unknown_store_key_is_unavailable_and_says_how_to_cite(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    work = _one(doiget_env, PNAS_CLAIM, "doi_10.1234_absent")
+    assert (work.basis, work.ref) == ("unavailable", "doi_10.1234_absent")
+    assert "no stored paper has the key" in (work.basis_note or "")
+    assert upstream.requests == []
+
+
+def test_a_reference_with_a_pmid_is_weighed_against_the_pubmed_abstract(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    route_dblp_fixture(
+        upstream,
+        "search-publ-q-highly-accurate-protein-structure-prediction-with-alphafold-h5-hitlist-"
+        "empty.json",
+    )
+    upstream.fixture(
+        "eutils.ncbi.nlm.nih.gov", "/entrez/eutils/efetch.fcgi", "pubmed/efetch-pubmed-29106400.xml"
+    )
+    reference = (
+        "Bao Y, Prescott J, Yuan C, et al. Leucocyte telomere length, genetic variants at the "
+        "TERT gene region and risk of pancreatic cancer. Gut. PMID: 29106400"
+    )
+    claim = "Shorter leucocyte telomere length goes with a higher risk of pancreatic cancer."
+    work = _one(doiget_env, claim, reference)
+    assert work.basis == "abstract" and work.addressed == "addressed", work
+    assert work.verification is not None and work.verification.verdict == "verified"
+    assert "telomere" in work.evidence[0].text
+    assert "29106400" in upstream.requests_to("eutils.ncbi.nlm.nih.gov")[-1].query.get("id", "")
+
+
+SEBASTIANI = "10.1145/505282.505283"
+SEBASTIANI_CLAIM = "Machine learning is the dominant approach to the categorization of texts."
+
+
+def _route_sebastiani(upstream: ReplayUpstream) -> None:
+    """Crossref's record of the work without an abstract; OpenAlex's search has one."""
+    message = {"DOI": SEBASTIANI, "title": ["Machine learning in automated text categorization"]}
+    upstream.json("api.crossref.org", f"/works/{SEBASTIANI}", {"status": "ok", "message": message})
+    upstream.fixture(
+        "api.openalex.org", "/works", "openalex/works-search-machine_learning-per_page20.json"
+    )
+
+
+def test_openalex_gives_the_abstract_only_when_the_profile_enables_it(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    _route_sebastiani(upstream)
+    off = _one(doiget_env, SEBASTIANI_CLAIM, SEBASTIANI)
+    assert off.basis == "unavailable" and "(Crossref asked)" in (off.basis_note or "")
+    assert not upstream.requests_to("api.openalex.org")
+    on = _one({**doiget_env, "DOIGET_ENABLE_OPENALEX": "1"}, SEBASTIANI_CLAIM, SEBASTIANI)
+    assert on.basis == "abstract" and on.addressed == "addressed", on
+    assert on.evidence[0].start is not None
+    assert upstream.requests_to("api.openalex.org")
+
+
+def test_a_work_whose_lookups_outlast_the_bound_is_unavailable_and_says_so(
+    upstream: ReplayUpstream, doiget_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(service, "WORK_SECONDS", 0.5)
+    released = threading.Event()
+
+    def slow(query: dict[str, str]) -> Reply:
+        released.wait(10)
+        return Reply(503, b"late")
+
+    upstream.responder("api.crossref.org", f"/works/{PNAS}", slow)
+    try:
+        work = _one(doiget_env, PNAS_CLAIM, PNAS)
+    finally:
+        released.set()
+    assert (work.basis, work.addressed) == ("unavailable", "unavailable")
+    assert "time ran out" in (work.basis_note or "")

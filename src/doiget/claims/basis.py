@@ -25,7 +25,7 @@ import anyio
 from doiget.claims.contracts import Basis
 from doiget.errors import DoigetError
 from doiget.models import Work
-from doiget.papers.store import Store
+from doiget.papers.store import STORE_KEY, Store
 from doiget.refs import Ref, arxiv_ref_for, parse_ref
 from doiget.verify.contracts import Row
 from doiget.verify.lookup import Lookups
@@ -66,9 +66,12 @@ class Bases:
     async def of_name(self, name: str, *, fetch: bool) -> Source:
         """The text of the work a ref (DOI, arXiv id) or a store key names."""
         label, entry = await anyio.to_thread.run_sync(self._store.entry_named, name)
-        if entry is None:
-            return await self.of_ref(parse_ref(label), fetch=fetch)
-        return await self.of_ref(entry.ref, fetch=fetch)
+        if entry is not None:
+            return await self.of_ref(entry.ref, fetch=fetch)
+        if STORE_KEY.fullmatch(label):
+            note = f"no stored paper has the key {label}; cite the work by its DOI or arXiv id"
+            return Source("unavailable", label, note=note)
+        return await self.of_ref(parse_ref(label), fetch=fetch)
 
     async def of_ref(self, ref: Ref, *, fetch: bool, pmid: str | None = None) -> Source:
         """The text of the work ``ref`` names (``pmid``: its PubMed id, when cited)."""
