@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import anyio
 
 from doiget.claims import jobs
-from doiget.claims.basis import Bases, Source
+from doiget.claims.basis import Bases, Fetch, Source
 from doiget.claims.contracts import (
     MAX_EVIDENCE,
     CheckClaims,
@@ -39,7 +39,7 @@ from doiget.claims.contracts import (
 from doiget.errors import DoigetError, ErrorCode
 from doiget.papers.store import STORE_KEY
 from doiget.progress import report
-from doiget.refs import parse_ref
+from doiget.refs import Ref, parse_ref
 
 if TYPE_CHECKING:
     from doiget.papers.service import Papers
@@ -95,10 +95,10 @@ class ClaimChecker:
         self._sources: _Kept[Source] = _Kept(KEPT_SOURCES)
 
     @staticmethod
-    def _fetcher(papers: Papers) -> Callable[[Any], Awaitable[object]]:
+    def _fetcher(papers: Papers) -> Fetch:
         from doiget.papers.contracts import PaperFetch
 
-        async def fetch(ref: Any) -> object:
+        async def fetch(ref: Ref) -> object:
             return await papers.fetch(PaperFetch(ref=ref.canonical))
 
         return fetch
