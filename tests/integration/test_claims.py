@@ -405,3 +405,15 @@ def test_a_work_whose_lookups_outlast_the_bound_is_unavailable_and_says_so(
         released.set()
     assert (work.basis, work.addressed) == ("unavailable", "unavailable")
     assert "time ran out" in (work.basis_note or "")
+
+
+def test_claims_citing_one_work_at_once_look_it_up_once(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    route_pnas(upstream)
+    claims = [PNAS_CLAIM, "Hypoxia stiffens tissues.", "Lysyl oxidase cross-links collagen."]
+    items = [{"claim": claim, "ref": ref} for claim in claims for ref in (PNAS, MAKRIS_BIB)]
+    result = _check(doiget_env, {"items": items})
+    assert [w.basis for r in result.results for w in r.works] == ["abstract"] * 6
+    # The verifier's own lookup of the cited DOI, and the core's one for the abstract.
+    assert len(upstream.requests_to("api.crossref.org")) == 2

@@ -35,6 +35,7 @@ _VERSION: Final = re.compile(r"v\d+$")
 
 Fetch = Callable[[Ref], Awaitable[object]]
 Offload = Callable[[Callable[[], Any]], Awaitable[Any]]
+OfRef = Callable[[Ref, str | None], Awaitable["Source"]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,17 +132,18 @@ class Bases:
         return None, _no_abstract(ref, asked, lookups)
 
     async def of_reference(
-        self, reference: str | Mapping[str, Any], *, fetch: bool, offload: Offload
+        self, reference: str | Mapping[str, Any], *, offload: Offload, of_ref: OfRef
     ) -> Source:
         """The text of the work a BibTeX entry, free-text or CSL-JSON reference cites,
-        found by the verifier (its row is kept as the source's ``verification``)."""
+        found by the verifier (its row is kept as the source's ``verification``), then
+        by ``of_ref(its ref, the cited PMID)``."""
         from doiget.verify.inputs import read_items
 
         [cited] = await offload(lambda: read_items([reference]))
         row = await self._verifier.verify(cited)
         matched = row.match.ref if row.match is not None else None
         if matched:
-            source = await self.of_ref(parse_ref(matched), fetch=fetch, pmid=cited.pmid)
+            source = await of_ref(parse_ref(matched), cited.pmid)
             return replace(source, verification=row)
         if row.verdict == "not_found":
             note = "no real work matches the reference (see verification)"

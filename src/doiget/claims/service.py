@@ -19,7 +19,8 @@ import functools
 import hashlib
 import json
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -78,6 +79,27 @@ class _Kept(OrderedDict[Any, T]):
             self.popitem(last=False)
 
 
+class _Flights:
+    """A lock per key while anyone holds or waits for it (none kept after)."""
+
+    def __init__(self) -> None:
+        self._locks: dict[Any, tuple[anyio.Lock, int]] = {}
+
+    @asynccontextmanager
+    async def hold(self, key: Any) -> AsyncIterator[None]:
+        lock, holders = self._locks.get(key, (anyio.Lock(), 0))
+        self._locks[key] = (lock, holders + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, holders = self._locks[key]
+            if holders == 1:
+                del self._locks[key]
+            else:
+                self._locks[key] = (lock, holders - 1)
+
+
 class ClaimChecker:
     """Checks claims against the works they cite; one per process (its answers kept)."""
 
@@ -93,6 +115,7 @@ class ClaimChecker:
         self._bases = Bases(papers.store, verifier, self._fetcher(papers))
         self._results: _Kept[WorkCheck] = _Kept(KEPT_RESULTS)
         self._sources: _Kept[Source] = _Kept(KEPT_SOURCES)
+        self._flights = _Flights()
 
     @staticmethod
     def _fetcher(papers: Papers) -> Fetch:
@@ -211,18 +234,37 @@ class ClaimChecker:
     ) -> Source:
         if text is not None:
             return Source("inline", _name_of(reference), text=text)
-        kept = self._sources.find((work, fetch))
-        if kept is not None:
-            return kept
         if reference is None:
             raise _no_source()
         if isinstance(reference, str) and _names_work(reference):
-            source = await self._bases.of_name(reference, fetch=fetch)
-        else:
-            source = await self._bases.of_reference(reference, fetch=fetch, offload=self._offload)
-        if source.basis != "unavailable":
-            self._sources.keep((work, fetch), source)
-        return source
+            return await self._kept(
+                (work, fetch), lambda: self._bases.of_name(reference, fetch=fetch)
+            )
+
+        def of_ref(ref: Ref, pmid: str | None) -> Awaitable[Source]:
+            # The work a reference cites shares what is kept of it under its ref.
+            return self._kept(
+                (("ref", ref.canonical), fetch),
+                lambda: self._bases.of_ref(ref, fetch=fetch, pmid=pmid),
+            )
+
+        return await self._kept(
+            (work, fetch),
+            lambda: self._bases.of_reference(reference, offload=self._offload, of_ref=of_ref),
+        )
+
+    async def _kept(self, key: Any, find: Callable[[], Awaitable[Source]]) -> Source:
+        """The source kept under ``key``, else ``find()``'s (kept unless unavailable).
+        One lookup of a key at a time: a manuscript citing a paper on every page asks
+        for it once, the other checks waiting for what that lookup kept."""
+        async with self._flights.hold(key):
+            kept = self._sources.find(key)
+            if kept is not None:
+                return kept
+            source = await find()
+            if source.basis != "unavailable":
+                self._sources.keep(key, source)
+            return source
 
     async def _offload(self, work: Callable[[], T]) -> T:
         return await self._pool.run(work)
