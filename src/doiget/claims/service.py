@@ -203,11 +203,12 @@ class ClaimChecker:
                     f"time ran out ({WORK_SECONDS:.0f} s) before the work's text was found "
                     "and weighed; try again later"
                 )
-                return WorkCheck(key=key, basis="unavailable", basis_note=note,
-                                 addressed="unavailable")  # fmt: skip
+                return WorkCheck(ref=_name_of(reference), key=key, basis="unavailable",
+                                 basis_note=note, addressed="unavailable")  # fmt: skip
             if kept.basis != "unavailable":
                 self._results.keep((claim, work, fetch), kept)
-        return kept.model_copy(update={"key": key}) if key is not None else kept
+        # A copy: what is kept is never changed by a caller.
+        return kept.model_copy(update={} if key is None else {"key": key}, deep=True)
 
     async def _answer(
         self, claim: str, reference: CitedRef | None, text: str | None, work: Any, fetch: bool
