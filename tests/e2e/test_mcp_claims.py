@@ -98,3 +98,18 @@ def test_the_command_line_prints_what_the_tool_returns(
     too_long.write_text("x" * 200_001)
     refused = doiget("claim", "S.", "--text", str(too_long), "--json", env=doiget_env)
     assert json.loads(refused.stdout)["error"]["code"] == "INVALID_REF"
+
+
+def test_the_command_line_weighs_inline_text_from_stdin(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    pytest.importorskip("doiget.claims.evidence")
+    text = "We studied 40 mice. Mortality fell by 14 % in the treated group."
+    ran = doiget("claim", "Mortality fell by 14 %.", "--text", "-", "--json", env=doiget_env,
+                 stdin=text)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    [work] = json.loads(ran.stdout)["results"][0]["works"]
+    assert work["basis"] == "inline" and work["evidence"]
+    best = work["evidence"][0]
+    assert text[best["start"] : best["end"]] == best["text"]
+    assert upstream.requests == []
