@@ -417,3 +417,19 @@ def test_claims_citing_one_work_at_once_look_it_up_once(
     assert [w.basis for r in result.results for w in r.works] == ["abstract"] * 6
     # The verifier's own lookup of the cited DOI, and the core's one for the abstract.
     assert len(upstream.requests_to("api.crossref.org")) == 2
+
+
+def test_a_reference_whose_sources_are_down_is_unavailable_and_names_them(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    for host, path in (
+        ("dblp.org", "/search/publ/api"),
+        ("api.crossref.org", "/works"),
+        ("export.arxiv.org", "/api/query"),
+    ):
+        upstream.route(host, path, DOWN)
+    work = _one(doiget_env, PNAS_CLAIM, MAKRIS_BIB.replace(f", doi={{{PNAS}}}", ""))
+    assert (work.basis, work.addressed) == ("unavailable", "unavailable")
+    assert work.verification is not None and work.verification.verdict == "uncertain"
+    assert "could not be identified" in (work.basis_note or "")
+    assert "failed" in (work.basis_note or "")
