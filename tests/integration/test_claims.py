@@ -143,15 +143,34 @@ def test_fetch_without_an_open_access_copy_falls_back_to_the_abstract_and_says_w
     assert (work.basis_note or "").startswith("no PDF fetched:"), work.basis_note
 
 
+LOCAL = "local:" + "a" * 64
+
+
+@pytest.mark.parametrize(
+    ("ref", "abstract", "basis", "said"),
+    [
+        (PNAS, None, "abstract", "no text layer"),  # the record's abstract
+        (PNAS, "Collagen cross-linking improves tissues.", "abstract", "no text layer"),
+        (LOCAL, None, "unavailable", "never identified"),  # no record to ask
+    ],
+)
 def test_a_stored_pdf_without_text_falls_back_to_the_abstract(
-    tmp_path: Path, upstream: ReplayUpstream, doiget_env: dict[str, str]
+    ref: str,
+    abstract: str | None,
+    basis: str,
+    said: str,
+    tmp_path: Path,
+    upstream: ReplayUpstream,
+    doiget_env: dict[str, str],
 ) -> None:
     route_pnas(upstream)
     write_scanned_pdf(tmp_path / "scan.pdf")
-    store_paper(_store_root(doiget_env), PNAS, tmp_path / "scan.pdf")
-    work = _one(doiget_env, PNAS_CLAIM, PNAS)
-    assert work.basis == "abstract" and "no text layer" in (work.basis_note or "")
-    assert work.addressed == "addressed"
+    store_paper(_store_root(doiget_env), ref, tmp_path / "scan.pdf", abstract=abstract)
+    work = _one(doiget_env, PNAS_CLAIM, ref)
+    assert work.basis == basis and said in (work.basis_note or ""), work
+    assert "no text layer" in (work.basis_note or "")
+    assert work.addressed == ("addressed" if basis == "abstract" else "unavailable")
+    assert len(upstream.requests) == (1 if basis == "abstract" and abstract is None else 0)
 
 
 @pytest.mark.parametrize("fetch", [False, True])

@@ -25,7 +25,7 @@ import anyio
 from doiget.claims.contracts import Basis
 from doiget.errors import DoigetError
 from doiget.models import Work
-from doiget.papers.store import STORE_KEY, Store
+from doiget.papers.store import STORE_KEY, Entry, Store
 from doiget.refs import Ref, arxiv_ref_for, parse_ref
 from doiget.verify.contracts import Row
 from doiget.verify.lookup import Lookups
@@ -92,10 +92,24 @@ class Bases:
                     note = "its Open Access PDF was fetched into the store"
                     return Source("full_text", name, note=note, pdf=fetched.pdf_path)
             entry = await anyio.to_thread.run_sync(self._store.entry, ref)
+        return await self._abstract_of(ref, entry, why_not_full, pmid)
+
+    async def unreadable(self, source: Source) -> Source:
+        """In place of ``source``, a stored PDF with no text to read (a scan): the
+        work's abstract, or why there is none."""
+        ref = parse_ref(source.ref or "")
+        entry = await anyio.to_thread.run_sync(self._store.entry, ref)
+        found = await self._abstract_of(ref, entry, "the stored PDF has no text layer", None)
+        return replace(found, verification=source.verification)
+
+    async def _abstract_of(
+        self, ref: Ref, entry: Entry | None, why_not_full: str, pmid: str | None
+    ) -> Source:
+        """The stored entry's abstract, else the record's; ``why_not_full`` says why
+        the full text is not the basis."""
+        name = ref.canonical
         if entry is not None and entry.work.abstract:
             return Source("abstract", name, note=why_not_full, text=entry.work.abstract)
-        if ref.kind == "local":
-            return Source("unavailable", name, note=_joined(why_not_full, "no record to ask"))
         found, why_no_abstract = await self.abstract(ref, pmid)
         if found is None:
             return Source("unavailable", name, note=_joined(why_not_full, why_no_abstract))
@@ -103,6 +117,8 @@ class Bases:
 
     async def abstract(self, ref: Ref | None, pmid: str | None) -> tuple[str | None, str]:
         """The abstract of the record of ``ref`` (or of ``pmid``), or why there is none."""
+        if ref is not None and ref.kind == "local":
+            return None, "no record to ask: the stored PDF was never identified"
         lookups = self._verifier.lookups()
         record: Work | None = None
         asked: list[str] = []

@@ -214,21 +214,18 @@ class ClaimChecker:
         self, claim: str, reference: CitedRef | None, text: str | None, work: Any, fetch: bool
     ) -> WorkCheck:
         source = await self._source(reference, text, work, fetch)
-        if source.basis == "unavailable":
-            return _answered(source, None)
         try:
-            return _answered(source, await self._job(claim, source))
+            return await self._weighed(claim, source)
         except DoigetError as error:
             if error.code is not ErrorCode.NOT_FOUND or source.pdf is None:
                 raise
-        # The stored PDF has no text to read (a scan): the record's abstract instead.
-        name = source.ref or ""
-        abstract, why = await self._bases.abstract(parse_ref(name), None)
-        unreadable = "the stored PDF has no text layer"
-        if abstract is None:
-            return _answered(Source("unavailable", name, note=f"{unreadable}; {why}"), None)
-        fallback = Source("abstract", name, note=unreadable, text=abstract)
-        return _answered(fallback, await self._job(claim, fallback))
+        # The stored PDF has no text to read (a scan): the abstract instead.
+        return await self._weighed(claim, await self._bases.unreadable(source))
+
+    async def _weighed(self, claim: str, source: Source) -> WorkCheck:
+        if source.basis == "unavailable":
+            return _answered(source, None)
+        return _answered(source, await self._job(claim, source))
 
     async def _source(
         self, reference: CitedRef | None, text: str | None, work: Any, fetch: bool
