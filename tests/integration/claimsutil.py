@@ -22,10 +22,11 @@ from doiget.claims.service import ClaimChecker
 from doiget.documents.sentences import split_sentences
 from doiget.models import Work
 from doiget.net.network import Network
+from doiget.papers.contracts import PaperFetch
 from doiget.papers.service import Papers
 from doiget.papers.store import Store
 from doiget.reading.jobs import load
-from doiget.refs import parse_ref
+from doiget.refs import Ref, parse_ref
 from doiget.runtime import load_runtime
 from doiget.verify.lookup import AnswerStore
 from doiget.verify.service import INDEXES, Verifier
@@ -111,7 +112,11 @@ def make_checker(env: dict[str, str]) -> Checking:
     indexes = [name for name in INDEXES if runtime.profile.metadata.allows(name)]
     verifier = Verifier(network, AnswerStore(None), indexes=indexes)
     pool = WorkPool(2, 32)
-    checker = ClaimChecker(papers, verifier, pool, weigh=weigh_by_words)
+
+    async def fetch(ref: Ref) -> object:
+        return await papers.fetch(PaperFetch(ref=ref.canonical))
+
+    checker = ClaimChecker(papers.store, verifier, pool, fetch, weigh=weigh_by_words)
     return Checking(checker, papers, network, pool)
 
 

@@ -24,6 +24,7 @@ from claimsutil import (
     WEIGHED_IN,
     checking,
     store_paper,
+    weigh_by_words,
 )
 from verifyutil import WAKEFIELD_FIXTURE, route_dblp_fixture
 
@@ -32,6 +33,8 @@ from doiget.claims.contracts import CheckClaims, ClaimChecks, WorkCheck
 from doiget.claims.service import ClaimChecker
 from doiget.contract import parse
 from doiget.errors import DoigetError
+from doiget.runtime import load_runtime
+from doiget.verify.service import Verifier
 
 from papersutil import route_nature, route_pnas
 from pdfmaker import write_scanned_pdf
@@ -452,3 +455,25 @@ def test_a_reference_whose_sources_are_down_is_unavailable_and_names_them(
     assert work.verification is not None and work.verification.verdict == "uncertain"
     assert "could not be identified" in (work.basis_note or "")
     assert "failed" in (work.basis_note or "")
+
+
+def test_the_process_checker_fetches_with_a_papers_core_of_its_own(
+    upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    record = {"DOI": NATURE, "title": ["A paper"], "type": "journal-article"}
+    upstream.json("api.crossref.org", f"/works/{NATURE}", {"status": "ok", "message": record})
+    upstream.fixture("api.unpaywall.org", f"/v2/{NATURE}", "unpaywall/v2-10.1038_nature12373.json")
+    upstream.fixture("europepmc.org", "/articles/pmc4221854", "pdf/openquestion-jose-paper.pdf")
+
+    async def run() -> WorkCheck:
+        runtime = load_runtime(doiget_env)
+        checker = ClaimChecker.of(runtime, verifier=Verifier.of(runtime))
+        checker._weigh = weigh_by_words  # the engine stood in for, as everywhere here
+        try:
+            return await checker.check_work(JOSE_SENTENCE, NATURE, None, fetch=True)
+        finally:
+            await runtime.aclose()
+
+    work = anyio.run(run)
+    assert work.basis == "full_text" and work.evidence[0].page == 3, work
+    assert "fetched" in (work.basis_note or "")

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import anyio
 
 from doiget.claims import jobs
-from doiget.claims.basis import Bases, Fetch, Source
+from doiget.claims.basis import Bases, Fetch, Offload, Source
 from doiget.claims.contracts import (
     MAX_EVIDENCE,
     CheckClaims,
@@ -38,12 +38,12 @@ from doiget.claims.contracts import (
     WorkCheck,
 )
 from doiget.errors import DoigetError, ErrorCode
-from doiget.papers.store import STORE_KEY
+from doiget.papers.store import STORE_KEY, Store
 from doiget.progress import report
 from doiget.refs import Ref, parse_ref
 
 if TYPE_CHECKING:
-    from doiget.papers.service import Papers
+    from doiget.runtime import Runtime
     from doiget.verify.service import Verifier
     from doiget.workpool import WorkPool
 
@@ -105,26 +105,36 @@ class ClaimChecker:
 
     def __init__(
         self,
-        papers: Papers,
+        store: Store,
         verifier: Verifier,
         pool: WorkPool,
+        fetch: Fetch | None = None,
+        *,
+        offload: Offload | None = None,
         weigh: Weigh = jobs.weigh,
     ) -> None:
         self._pool = pool
         self._weigh = weigh
-        self._bases = Bases(papers.store, verifier, self._fetcher(papers))
+        self._offload: Offload = offload or pool.run
+        self._bases = Bases(store, verifier, fetch)
         self._results: _Kept[WorkCheck] = _Kept(KEPT_RESULTS)
         self._sources: _Kept[Source] = _Kept(KEPT_SOURCES)
         self._flights = _Flights()
 
-    @staticmethod
-    def _fetcher(papers: Papers) -> Fetch:
-        from doiget.papers.contracts import PaperFetch
-
-        async def fetch(ref: Ref) -> object:
-            return await papers.fetch(PaperFetch(ref=ref.canonical))
-
-        return fetch
+    @classmethod
+    def of(
+        cls, runtime: Runtime, *, verifier: Verifier, offload: Offload | None = None
+    ) -> ClaimChecker:
+        """The claim checker of a process: its store, the papers lane of its work pool,
+        and ``verifier``'s network and kept answers; small work of a call (reading a
+        reference) through ``offload``, else the lane."""
+        return cls(
+            Store(runtime.settings.store_root),
+            verifier,
+            runtime.pool("papers"),
+            _fetching(runtime),
+            offload=offload,
+        )
 
     async def aclose(self) -> None:
         """Nothing of its own to release: the papers core and the verifier are shared."""
@@ -264,9 +274,6 @@ class ClaimChecker:
                 self._sources.keep(key, source)
             return source
 
-    async def _offload(self, work: Callable[[], T]) -> T:
-        return await self._pool.run(work)
-
     async def _job(self, claim: str, source: Source) -> jobs.Assessed:
         """The engine's weighing, in the pool: in a worker process where it runs
         searches apart (encoding holds the interpreter lock)."""
@@ -274,6 +281,23 @@ class ClaimChecker:
         if self._pool.apart:
             return await self._pool.run_apart(self._weigh, *args)
         return await self._pool.run(functools.partial(self._weigh, *args))
+
+
+def _fetching(runtime: Runtime) -> Fetch:
+    """A fetch of a work's Open Access PDF into the store, as ``doiget fetch`` does it:
+    by a papers core of its own, closed once the fetch ends (fetches are few)."""
+
+    async def fetch(ref: Ref) -> object:
+        from doiget.papers.contracts import PaperFetch
+        from doiget.papers.service import Papers
+
+        papers = Papers(runtime)
+        try:
+            return await papers.fetch(PaperFetch(ref=ref.canonical))
+        finally:
+            await papers.aclose()
+
+    return fetch
 
 
 def _no_source() -> DoigetError:

@@ -131,18 +131,14 @@ def _check(ctx: typer.Context, request: CheckClaims) -> ClaimChecks:
     import anyio
 
     from doiget.claims.service import ClaimChecker
-    from doiget.papers.service import Papers
     from doiget.verify.service import Verifier
 
     shared = runtime(ctx)
 
     async def work() -> ClaimChecks:
-        papers = Papers(shared)
         try:
-            checker = ClaimChecker(papers, Verifier.of(shared), shared.pool("papers"))
-            return await checker.check(request)
+            return await ClaimChecker.of(shared, verifier=Verifier.of(shared)).check(request)
         finally:
-            await papers.aclose()
             await shared.aclose()
 
     return anyio.run(work)

@@ -135,7 +135,7 @@ class PapersTools:
     def _build_claims(self) -> ClaimChecker:
         from doiget.claims.service import ClaimChecker
 
-        return ClaimChecker(self.papers, self.verifier, self.runtime.pool("papers"))
+        return ClaimChecker.of(self.runtime, verifier=self.verifier, offload=self._matched)
 
     async def check_claims(self, request: cc.CheckClaims, call: ToolCall) -> cc.ClaimChecks:
         async def report(done: int, total: int, result: cc.ClaimResult) -> None:
