@@ -31,6 +31,7 @@ PAPERS_TOOLS = {
     "doiget_bibtex_export",
     "doiget_csl_export",
     "doiget_verify_references",
+    "doiget_check_claims",
     "doiget_import_bibliography",
     "doiget_format_references",
     "doiget_read_paper",

@@ -17,6 +17,7 @@ LIMIT = 900
 # Tools held to the budget one by one (the older ones count in the mean).
 BUDGETED = (
     "doiget_verify_references",
+    "doiget_check_claims",
     "doiget_read_paper",
     "doiget_check_quote",
     "doiget_add_pdf",

@@ -39,6 +39,7 @@ from doiget.verify.lookup import Offload, here
 
 if TYPE_CHECKING:
     from doiget.runtime import Runtime
+    from doiget.verify.service import Verifier
 
 # Citations checked at once: the checker's own budget paces the upstream requests.
 CONCURRENT: Final = 4
@@ -312,9 +313,9 @@ async def audit(
     return await run.run(progress)
 
 
-def claim_checker(runtime: Runtime, verifier: ReferenceVerifier, offload: Offload) -> WorkChecker:
+def claim_checker(runtime: Runtime, verifier: Verifier, offload: Offload) -> WorkChecker:
     """The claim checker of a process, sharing its verifier and work pool."""
-    from doiget.claims.service import ClaimChecker  # type: ignore[import-not-found, import-untyped, unused-ignore]
+    from doiget.claims.service import ClaimChecker
 
     checker: WorkChecker = ClaimChecker.of(runtime, verifier=verifier, offload=offload)
     return checker

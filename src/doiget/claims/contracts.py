@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from doiget.contract import Reply, Request
-from doiget.verify.contracts import Reference, Row, VerifyModel
+from doiget.verify.contracts import Row, VerifyModel
 
 MAX_CLAIMS = 50
+MAX_WORKS = 10  # works one citation cites
 MAX_CLAIM_CHARS = 2_000
 # Inline source text: a page or a passage an agent holds, not a book.
 MAX_INLINE_CHARS = 200_000
@@ -26,25 +27,57 @@ CueKind = Literal["number", "direction", "negation", "certainty", "population"]
 EvidenceRole = Literal["rationale", "context"]
 
 
-class ClaimItem(Request):
-    """One claim and what it cites: one ref, several (``\\citep{a,b}``), or inline text."""
+# A cited work: a DOI, an arXiv id, a store key, a BibTeX entry or free text, or a
+# CSL-JSON item. (The tool's description says so: the schema stays small.)
+CitedRef = str | dict[str, Any]
 
-    claim: Annotated[str, Field(min_length=1, max_length=MAX_CLAIM_CHARS)]
-    ref: Reference | Annotated[list[Reference], Field(min_length=1, max_length=10)] | None = Field(
-        default=None, description="DOI, arXiv id, entry key, BibTeX or free text"
-    )
-    text: Annotated[str | None, Field(max_length=MAX_INLINE_CHARS)] = Field(
-        default=None, description="the source's text, when the caller holds it"
-    )
+
+class ClaimItem(Request):
+    """One claim and what it cites: one ref, several (``\\citep{a,b}``), or inline text
+    (the source's text, when the caller holds it)."""
+
+    claim: str
+    ref: CitedRef | list[CitedRef] | None = None
+    text: str | None = None
+
+    # The bounds are checked here rather than stated in the schema, which would outgrow
+    # what a tool's declaration may take of the model's context.
+    @field_validator("claim")
+    @classmethod
+    def _a_sentence(cls, claim: str) -> str:
+        if not claim.strip():
+            raise ValueError("give the citing sentence, not an empty claim")
+        if len(claim) > MAX_CLAIM_CHARS:
+            raise ValueError(
+                f"a claim of {len(claim):,} characters is longer than {MAX_CLAIM_CHARS:,}; "
+                "give the one sentence that cites"
+            )
+        return claim
+
+    @field_validator("text")
+    @classmethod
+    def _a_passage(cls, text: str | None) -> str | None:
+        if text is not None and len(text) > MAX_INLINE_CHARS:
+            raise ValueError(
+                f"text of {len(text):,} characters is longer than {MAX_INLINE_CHARS:,}; pass "
+                "the passage that matters"
+            )
+        return text
+
+    @field_validator("ref")
+    @classmethod
+    def _some_works(cls, ref: CitedRef | list[CitedRef] | None) -> CitedRef | list[CitedRef] | None:
+        if isinstance(ref, list) and not 1 <= len(ref) <= MAX_WORKS:
+            raise ValueError(f"a citation names 1 to {MAX_WORKS} works, not {len(ref)}")
+        return ref
 
 
 class CheckClaims(Request):
-    """Claims to check against the works they cite, answered in input order."""
+    """Claims to check against the works they cite, answered in input order; with
+    ``fetch``, an Open Access PDF is fetched into the store when a work has none."""
 
     items: Annotated[list[ClaimItem], Field(min_length=1, max_length=MAX_CLAIMS)]
-    fetch: bool = Field(
-        default=False, description="fetch an Open Access PDF into the store when needed"
-    )
+    fetch: bool = False
 
 
 class Evidence(VerifyModel):

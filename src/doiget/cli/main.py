@@ -9,6 +9,7 @@ import typer
 from doiget import __version__
 from doiget.cli.adding import add
 from doiget.cli.audit import audit
+from doiget.cli.claims import claim
 from doiget.cli.imports import import_
 from doiget.cli.integrity import integrity
 from doiget.cli.library import index, projects_app, query
@@ -64,6 +65,7 @@ for _name, _command in PAPERS_COMMANDS.items():
 app.command("add")(add)
 app.command("verify")(verify)
 app.command("audit")(audit)
+app.command("claim")(claim)
 app.command("import")(import_)
 app.command("integrity")(integrity)
 app.command("read")(read)

@@ -18,6 +18,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import stat
 import time
 import tomllib
@@ -48,6 +49,8 @@ LOCK_TIMEOUT_S: Final = 5.0
 STALE_TEMP_SECONDS: Final = 6 * 3600
 SWEEP_EVERY_SECONDS: Final = 3600
 PDF_MAGIC: Final = b"%PDF-"
+# A store key as the tools show it ("doi_10.1038_nature12373"): a name for an entry.
+STORE_KEY: Final = re.compile(r"(?:doi|arxiv|local)_[A-Za-z0-9._-]{1,250}")
 # A metadata file is a few kilobytes; one larger than this is not read at all.
 METADATA_MAX_BYTES: Final = 8 * 1024 * 1024
 
@@ -480,6 +483,15 @@ class Store:
     def entry_by_key(self, key: str) -> Entry | None:
         """The entry stored under the safe key ``key`` (a checked key, never a path)."""
         return self.entry_at(self._metadata_file(key))
+
+    def entry_named(self, text: str) -> tuple[str, Entry | None]:
+        """The entry a ref or a store key names, and that name as the tools show it
+        (the canonical ref, or the key); INVALID_REF when it is neither."""
+        text = text.strip()
+        if STORE_KEY.fullmatch(text):
+            return text, self.entry_by_key(text)
+        ref = parse_ref(text)
+        return ref.canonical, self.entry(ref)
 
     def entries(self) -> Iterator[Entry]:
         """Every readable entry, in key order (unreadable files are skipped and logged)."""

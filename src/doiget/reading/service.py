@@ -11,7 +11,6 @@ content hash (see :class:`doiget.documents.document.DocumentCache`).
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -24,7 +23,6 @@ from doiget.papers.store import Entry, Store
 from doiget.reading import contracts as c
 from doiget.reading import jobs
 from doiget.reading.reader import Paper, quote_key
-from doiget.refs import parse_ref
 
 if TYPE_CHECKING:
     from doiget.config import Settings
@@ -34,7 +32,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-_STORE_KEY: Final = re.compile(r"(?:doi|arxiv|local)_[A-Za-z0-9._-]{1,250}")
 CANDIDATES: Final = 20  # passages of a project compared with a quotation
 
 
@@ -77,14 +74,7 @@ class Reader:
 
     def entry(self, ref_text: str) -> Entry:
         """The stored entry named by a ref or a store key, with a PDF."""
-        text = ref_text.strip()
-        if _STORE_KEY.fullmatch(text):
-            entry = self.store.entry_by_key(text)
-            label = text
-        else:
-            ref = parse_ref(text)
-            entry = self.store.entry(ref)
-            label = ref.canonical
+        label, entry = self.store.entry_named(ref_text)
         if entry is None:
             raise DoigetError(
                 ErrorCode.NOT_FOUND,

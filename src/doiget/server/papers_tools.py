@@ -40,6 +40,8 @@ from doiget.server.toolset import (
 )
 
 if TYPE_CHECKING:
+    from doiget.claims import contracts as cc
+    from doiget.claims.service import ClaimChecker
     from doiget.importing import contracts as ic
     from doiget.papers import added as ac
     from doiget.papers.adding import PdfAdder
@@ -71,6 +73,7 @@ class PapersTools:
         self.runtime = runtime
         self._core = LazyCore(self._build)
         self._verifier = LazyCore(self._build_verifier)
+        self._claims = LazyCore(self._build_claims)
         self._adder: PdfAdder | None = None
         # Naming the unreadable metadata files stats every stored file: too slow for
         # each health call at 100,000 papers, so each call reads the latest scan.
@@ -84,6 +87,7 @@ class PapersTools:
         if self._scanner is not None:
             self._scanner.close()
             self._scanner = None
+        await self._claims.close()
         await self._core.close()
         await self._verifier.close()
 
@@ -128,6 +132,18 @@ class PapersTools:
     @property
     def verifier(self) -> Verifier:
         return self._verifier.get()
+
+    def _build_claims(self) -> ClaimChecker:
+        from doiget.claims.service import ClaimChecker
+
+        return ClaimChecker.of(self.runtime, verifier=self.verifier, offload=self._matched)
+
+    async def check_claims(self, request: cc.CheckClaims, call: ToolCall) -> cc.ClaimChecks:
+        async def report(done: int, total: int, result: cc.ClaimResult) -> None:
+            answers = ", ".join(work.addressed for work in result.works) or "error"
+            await call.progress(done, total, f"claim {done}: {answers}")
+
+        return await self._claims.get().check(request, progress=report)
 
     async def add_pdf(self, request: ac.AddPdfs, call: ToolCall) -> ac.PdfsAdded:
         from pathlib import Path
@@ -559,6 +575,26 @@ def papers_toolset(runtime: Runtime) -> Toolset:
             vc.Verification,
             READS_REMOTE,
             tools.verify,
+        )
+    )
+    from doiget.claims import contracts as cc
+
+    specs.append(
+        Tool(
+            "doiget_check_claims",
+            describe(
+                when="Does a cited work say what your sentence claims?",
+                inputs="items: {claim, ref (DOI, arXiv id, key, BibTeX, free text; list: "
+                "each work) | text}; fetch.",
+                outputs="Per work: basis, addressed, confidence, evidence, cues.",
+                costs="Few requests; cached.",
+                side_effects="fetch stores OA PDFs.",
+                limits="50 claims; progress.",
+            ),
+            cc.CheckClaims,
+            cc.ClaimChecks,
+            READS_REMOTE,
+            tools.check_claims,
         )
     )
     from doiget.importing import contracts as ic

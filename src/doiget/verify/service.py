@@ -187,7 +187,14 @@ class Verifier:
                 group.start_soon(one, index)
         return Verification(ok=True, results=[row for row in rows if row is not None])
 
-    def _lookups(self) -> Lookups:
+    @property
+    def indexes(self) -> tuple[str, ...]:
+        """The opt-in indexes (OpenAlex, Semantic Scholar) this verifier may ask."""
+        return self._indexes
+
+    def lookups(self) -> Lookups:
+        """A fresh set of questions, counted apart, asked through this verifier's
+        network and kept answers."""
         return Lookups(
             self._network, self._store, self._mailto, self._identity, self._s2_key, self._offload
         )
@@ -199,7 +206,7 @@ class Verifier:
         if _refusal(cited) is not None:
             return None
         found = _Found(self._offload)
-        await _by_identifier(cited, self._lookups(), found)
+        await _by_identifier(cited, self.lookups(), found)
         best = found.best
         if best is None or (best.relation == "near" and not best.authors.pairs):
             return None
@@ -207,7 +214,7 @@ class Verifier:
 
     async def verify(self, cited: CitedWork) -> Row:
         """The verdict on one cited work."""
-        lookups = self._lookups()
+        lookups = self.lookups()
         refusal = _refusal(cited)
         if refusal is not None:
             return Row(key=cited.key, verdict="uncertain", confidence=0.0,

@@ -1,0 +1,51 @@
+"""Weighing a claim against a source: CPU work (reading a PDF, encoding sentences) as a
+module-level function whose arguments and result pickle, so a work pool runs it in a
+worker thread or, where it runs searches apart, in a worker process. Each process keeps
+its own parsed documents (the reading core's) and loads the encoder once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+from doiget.claims.contracts import Addressed, Cue, Evidence
+
+
+class Assessed(Protocol):
+    """What the engine answers about one claim and one source."""
+
+    @property
+    def addressed(self) -> Addressed: ...
+    @property
+    def confidence(self) -> float: ...
+    @property
+    def evidence(self) -> Sequence[Evidence]: ...
+    @property
+    def cues(self) -> Sequence[Cue]: ...
+
+
+def weigh(claim: str, ref: str, pdf: Path | None, text: str | None) -> Assessed:
+    """The engine's assessment of ``claim`` against the stored PDF ``pdf`` (pages and
+    sections), else against ``text`` (offsets); NOT_FOUND when the PDF has no text."""
+    # The engine's modules: imported here, in the worker that runs the job.
+    from doiget.claims.encoder import (  # type: ignore[import-not-found, import-untyped, unused-ignore]
+        default_encoder,
+    )
+    from doiget.claims.evidence import (  # type: ignore[import-not-found, import-untyped, unused-ignore]
+        assess,
+    )
+    from doiget.claims.textunits import (  # type: ignore[import-not-found, import-untyped, unused-ignore]
+        units_of_document,
+        units_of_text,
+    )
+
+    if pdf is not None:
+        from doiget.reading.jobs import load
+
+        units = units_of_document(load(pdf, ref))
+    else:
+        units = units_of_text(text or "")
+    assessed: Assessed = assess(claim, units, default_encoder())
+    return assessed
