@@ -44,7 +44,7 @@ import scifact_pairs
 
 from doiget.claims.encoder import SentenceEncoder
 from doiget.claims.evidence import Assessment, assess
-from doiget.claims.features import CANDIDATE_FEATURES, measure
+from doiget.claims.features import CANDIDATE_FEATURES
 
 BINS = 10
 
@@ -148,9 +148,7 @@ def _baselines(name: str, pairs: Sequence[scifact_pairs.Pair], encoder: Sentence
     for pair in pairs:
         if not pair.rationales:
             continue
-        singles = [
-            c for c in measure(pair.claim, scifact_pairs.units(pair), encoder) if c.first == c.last
-        ]
+        singles = [c for c in scifact_pairs.measured(pair, encoder) if c.first == c.last]
         for label, column in (("BM25", bm25), ("MiniLM cosine", cosine)):
             ranked = sorted(singles, key=lambda c, k=column: -c.features[k])
             scores[label].append(_recall([c.first for c in ranked], pair.gold))

@@ -46,7 +46,6 @@ from doiget.claims.features import (
     CANDIDATE_FEATURES,
     SOURCE_FEATURES,
     Candidate,
-    measure,
     source_row,
 )
 from doiget.claims.weights import Logistic, expanded, probability
@@ -178,7 +177,7 @@ def main() -> None:
     every = scifact_pairs.pairs(args.scifact)
     encoder = scifact_pairs.warmed_encoder(every)
     fit = [pair for pair in every if pair.part == "fit"]
-    measured = [measure(pair.claim, scifact_pairs.units(pair), encoder) for pair in fit]
+    measured = [scifact_pairs.measured(pair, encoder) for pair in fit]
 
     strength = _regularisation(measured, fit)
     rows, labels = _candidate_rows(measured, fit)

@@ -22,7 +22,8 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from doiget.claims.encoder import SentenceEncoder, default_encoder
+from doiget.claims.encoder import SentenceEncoder, default_encoder, encoded
+from doiget.claims.features import Candidate, measure
 from doiget.claims.units import Unit
 
 Part = Literal["fit", "held_out"]
@@ -126,3 +127,10 @@ def warmed_encoder(all_pairs: Sequence[Pair]) -> SentenceEncoder:
     encoder = CachedEncoder()
     encoder.warm([p.claim for p in all_pairs] + [s for p in all_pairs for s in p.sentences])
     return encoder
+
+
+def measured(pair: Pair, encoder: SentenceEncoder) -> list[Candidate]:
+    """The engine's candidates of ``pair``'s abstract for its claim."""
+    sentences = units(pair)
+    query, vectors = encoded(pair.claim, [unit.text for unit in sentences], encoder)
+    return measure(pair.claim, sentences, vectors, query)

@@ -6,12 +6,18 @@ query encoder.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
+from numpy.typing import NDArray
 
+from doiget.claims.encoder import default_encoder
 from doiget.claims.evidence import assess
+from doiget.claims.features import BLOCK, blocks
 from doiget.claims.textunits import units_of_document, units_of_text
+from doiget.claims.units import Unit
 from doiget.documents.document import DocumentCache
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -134,6 +140,46 @@ def test_text_units_map_back_to_the_text_exactly(text: str) -> None:
         assert unit.start is not None and unit.end is not None
         assert text[unit.start : unit.end] == unit.text == unit.text.strip()
     assert [u.start for u in units] == sorted(u.start or 0 for u in units)
+
+
+def test_a_papers_sentence_is_found_on_its_page_and_section_once_encoded() -> None:
+    document = DocumentCache().load(FIXTURES / "pdf" / "openquestion-jose-paper.pdf")
+    units = units_of_document(document)
+    assert len(units) > BLOCK  # weighed block by block
+
+    class Counting:
+        texts = 0
+
+        def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
+            Counting.texts += len(texts)
+            return default_encoder().encode(texts)
+
+    encoder = Counting()
+    stated = assess("OpenQuestion reports can be exported to HTML files.", units, encoder)
+    best = stated.evidence[0]
+    assert best.text.startswith("OpenQuestion allows reports")
+    assert (best.page, best.section) == (3, "Interactive \u201ccode-free\u201d HTML reports")
+    assert (best.start, best.end) == (None, None)
+    assert stated.addressed == "addressed"
+    encoded = Counting.texts
+    denied = assess("OpenQuestion reports cannot be exported to HTML files.", units, encoder)
+    # The paper's sentences are encoded once; the second claim costs one text.
+    assert Counting.texts == encoded + 1
+    assert denied.evidence[0].text == best.text
+    assert [cue.kind for cue in denied.cues] == ["negation"]
+    assert denied.cues[0].claim_span.startswith("cannot be exported")
+
+
+def test_a_long_section_is_weighed_in_equal_blocks_that_never_cross_sections() -> None:
+    units = [Unit(f"s{i}.", section="A") for i in range(3)] + [
+        Unit(f"t{i}.", section="B") for i in range(2 * BLOCK + 1)
+    ]
+    found = blocks(units)
+    assert found[0] == range(0, 3)
+    sizes = [len(block) for block in found[1:]]
+    assert len(sizes) == 3 and max(sizes) - min(sizes) <= 1
+    assert [i for block in found for i in block] == list(range(len(units)))
+    assert all(len({units[i].section for i in block}) == 1 for block in found)
 
 
 def test_document_units_carry_page_and_section() -> None:

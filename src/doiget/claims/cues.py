@@ -51,10 +51,10 @@ _NEGATION: Final = re.compile(
     r"|insignificant\w*)\b",
     re.IGNORECASE,
 )
+# "may" only in lower case: "May 2-6" is a date.
 _HEDGE: Final = re.compile(
-    r"\b(?:may|might|could|suggest\w*|possibl\w*|potential(?:ly)?|likely|unlikely|perhaps"
-    r"|appears? to|seems? to|hypothes\w*|putative\w*|presumabl\w*|speculat\w*)\b",
-    re.IGNORECASE,
+    r"\b(?:may|(?i:might|could|suggest\w*|possibl\w*|potential(?:ly)?|likely|unlikely|perhaps"
+    r"|appears? to|seems? to|hypothes\w*|putative\w*|presumabl\w*|speculat\w*))\b"
 )
 _HUMANS: Final = re.compile(
     r"\b(?:humans?|patients?|people|persons?|adults?|child(?:ren)?|infants?|women|men"

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from doiget.claims.contracts import MAX_EVIDENCE, Addressed, Cue, Evidence
 from doiget.claims.cues import cues_between
-from doiget.claims.encoder import SentenceEncoder, default_encoder
+from doiget.claims.encoder import SentenceEncoder, default_encoder, encoded
 from doiget.claims.features import Candidate, measure, source_row
 from doiget.claims.units import Unit
 from doiget.claims.weights import probability, weights
@@ -85,7 +85,8 @@ def assess(claim: str, units: Sequence[Unit], encoder: SentenceEncoder | None = 
     if not units:
         return Assessment("not_addressed", 1.0)
     fitted = weights()
-    candidates = measure(claim, units, encoder or default_encoder())
+    query, vectors = encoded(claim, [unit.text for unit in units], encoder or default_encoder())
+    candidates = measure(claim, units, vectors, query)
     logits = [fitted.candidate.logit(candidate.features) for candidate in candidates]
     chance = probability(fitted.source.logit(source_row(candidates, logits)))
     addressed: Addressed
