@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
+from scipy.optimize import minimize
+from scipy.special import expit, log_expit
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -68,16 +69,31 @@ def _fit(
     mean, scale = x.mean(axis=0), x.std(axis=0)
     scale[scale == 0] = 1.0
     z = np.array([expanded(row, quadratic) for row in (x - mean) / scale])
-    model = LogisticRegression(C=regularisation, max_iter=5000)
-    model.fit(z, np.asarray(labels))
+    weights, bias = _logistic(z, np.asarray(labels, dtype=np.float64), regularisation)
     return Logistic(
         tuple(names),
         tuple(round(float(v), 6) for v in mean),
         tuple(round(float(v), 6) for v in scale),
-        tuple(round(float(v), 6) for v in model.coef_[0]),
-        round(float(model.intercept_[0]), 6),
+        tuple(round(float(v), 6) for v in weights),
+        round(bias, 6),
         quadratic,
     )
+
+
+def _logistic(z: np.ndarray, y: np.ndarray, strength: float) -> tuple[np.ndarray, float]:
+    """Weights and bias minimising ``strength * log loss + |w|^2 / 2`` (the bias is not
+    penalised), by L-BFGS."""
+
+    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        w, b = theta[:-1], theta[-1]
+        margin = z @ w + b
+        value = -strength * float(np.sum(y * log_expit(margin) + (1 - y) * log_expit(-margin)))
+        residual = strength * (expit(margin) - y)
+        gradient = np.append(z.T @ residual + w, residual.sum())
+        return value + 0.5 * float(w @ w), gradient
+
+    found = minimize(loss, np.zeros(z.shape[1] + 1), jac=True, method="L-BFGS-B")
+    return found.x[:-1], float(found.x[-1])
 
 
 def _recall_at_3(
@@ -203,7 +219,7 @@ def main() -> None:
             "benchmarks/fit_claim_support.py on SciFact's training claims (Wadden et al. 2020, "
             "CC BY-NC 2.0), the fit part only: claims whose sha256('scifact-claim-<id>') falls "
             f"in the first 80 % ({len(fit)} (claim, cited abstract) pairs, {len(rows)} candidate "
-            f"passages). Logistic regression (scikit-learn, L2) on standardised features: the "
+            f"passages). Logistic regression (L2, fitted by L-BFGS) on standardised features: the "
             f"candidate model with their pairwise products, C={strength} chosen by five-fold "
             "cross-validated recall@3 over the fit part's claims; the source model linear, "
             "C=1. The rationale and join thresholds maximise selection F1 on the fit part. "
