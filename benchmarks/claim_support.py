@@ -180,6 +180,7 @@ def _cue_kinds(checked: Sequence[Checked]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scifact", type=Path, required=True)
+    parser.add_argument("--misses", type=int, default=0, help="show this many held-out misses")
     args = parser.parse_args()
     every = scifact_pairs.pairs(args.scifact)
     encoder = scifact_pairs.warmed_encoder(every)
@@ -199,6 +200,29 @@ def main() -> None:
         print(_baselines(part, [p for p in every if p.part == part], encoder))
     held = [c for c in checked if c.pair.part == "held_out"]
     print(f"held_out cues (CONTRADICT/fired, labelled pairs): {_cue_kinds(held)}")
+    for line in _misses(held, args.misses):
+        print(line)
+
+
+def _misses(checked: Sequence[Checked], count: int) -> list[str]:
+    """The first ``count`` held-out pairs whose top evidence holds no gold sentence, and
+    the first ``count`` whose ``addressed`` is wrong."""
+    ranked = [c for c in checked if c.pair.rationales and not (set(c.items[0]) & c.pair.gold)]
+    answered = [
+        c for c in checked if (c.assessment.addressed != "not_addressed") != bool(c.pair.rationales)
+    ]
+    lines: list[str] = []
+    for c in ranked[:count]:
+        gold = " / ".join(c.pair.sentences[i] for i in sorted(c.pair.gold))
+        lines += [f"\nMISSED  claim: {c.pair.claim}", f"  gold: {gold}"]
+        lines.append(f"  first: {c.assessment.evidence[0].text}")
+    for c in answered[:count]:
+        lines.append(
+            f"\nWRONG {c.assessment.addressed} ({c.assessment.confidence}, gold "
+            f"{c.pair.label or 'not addressed'})  claim: {c.pair.claim}"
+        )
+        lines.append(f"  first: {c.assessment.evidence[0].text}")
+    return lines
 
 
 if __name__ == "__main__":
