@@ -30,16 +30,9 @@ def weigh(claim: str, ref: str, pdf: Path | None, text: str | None) -> Assessed:
     """The engine's assessment of ``claim`` against the stored PDF ``pdf`` (pages and
     sections), else against ``text`` (offsets); NOT_FOUND when the PDF has no text."""
     # The engine's modules: imported here, in the worker that runs the job.
-    from doiget.claims.encoder import (  # type: ignore[import-not-found, import-untyped, unused-ignore]
-        default_encoder,
-    )
-    from doiget.claims.evidence import (  # type: ignore[import-not-found, import-untyped, unused-ignore]
-        assess,
-    )
-    from doiget.claims.textunits import (  # type: ignore[import-not-found, import-untyped, unused-ignore]
-        units_of_document,
-        units_of_text,
-    )
+    from doiget.claims.encoder import default_encoder
+    from doiget.claims.evidence import assess
+    from doiget.claims.textunits import units_of_document, units_of_text
 
     if pdf is not None:
         from doiget.reading.jobs import load
