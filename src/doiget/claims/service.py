@@ -39,7 +39,7 @@ from doiget.claims.contracts import (
 )
 from doiget.errors import DoigetError, ErrorCode
 from doiget.papers.store import STORE_KEY, Store
-from doiget.progress import report
+from doiget.progress import in_order
 from doiget.refs import Ref, parse_ref
 
 if TYPE_CHECKING:
@@ -142,26 +142,15 @@ class ClaimChecker:
     async def check(self, request: CheckClaims, progress: Progress | None = None) -> ClaimChecks:
         """One result per claim, in input order; ``progress(done, total, result)`` after
         each. A claim that fails carries its coded error; the others are answered."""
-        items = request.items
-        results: list[ClaimResult | None] = [None] * len(items)
-        limit = anyio.Semaphore(CONCURRENT)
-        done = 0
 
-        async def one(index: int) -> None:
-            nonlocal done
-            async with limit:
-                try:
-                    result = await self._claim(items[index], request.fetch)
-                except DoigetError as error:
-                    result = ClaimResult(claim=items[index].claim, error=error.to_dict())
-            results[index] = result
-            done += 1
-            await report(progress, done, len(items), result)
+        async def one(item: ClaimItem) -> ClaimResult:
+            try:
+                return await self._claim(item, request.fetch)
+            except DoigetError as error:
+                return ClaimResult(claim=item.claim, error=error.to_dict())
 
-        async with anyio.create_task_group() as group:
-            for index in range(len(items)):
-                group.start_soon(one, index)
-        return ClaimChecks(ok=True, results=[result for result in results if result is not None])
+        results = await in_order(request.items, one, at_once=CONCURRENT, progress=progress)
+        return ClaimChecks(ok=True, results=results)
 
     async def _claim(self, item: ClaimItem, fetch: bool) -> ClaimResult:
         refs = item.ref if isinstance(item.ref, list) else [item.ref]

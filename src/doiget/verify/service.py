@@ -30,8 +30,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Final
 
-import anyio
-
 from doiget.cite.bibtex import to_bibtex
 from doiget.cite.citekey import citekey
 from doiget.cite.csl import to_csl
@@ -39,7 +37,7 @@ from doiget.errors import DoigetError
 from doiget.integrity import notices
 from doiget.models import Work
 from doiget.net.network import Network
-from doiget.progress import report
+from doiget.progress import in_order
 from doiget.refs import fetchable_ref, parse_ref
 from doiget.runtime import Runtime
 from doiget.sources.pubmed import EutilsIdentity
@@ -170,22 +168,8 @@ class Verifier:
         self, cited: Sequence[CitedWork], progress: Progress | None = None
     ) -> Verification:
         """One row per cited work, in order; ``progress(done, total, row)`` after each."""
-        rows: list[Row | None] = [None] * len(cited)
-        done = 0
-        limit = anyio.Semaphore(CONCURRENT)
-
-        async def one(index: int) -> None:
-            nonlocal done
-            async with limit:
-                row = await self.verify(cited[index])
-            rows[index] = row
-            done += 1
-            await report(progress, done, len(cited), row)
-
-        async with anyio.create_task_group() as group:
-            for index in range(len(cited)):
-                group.start_soon(one, index)
-        return Verification(ok=True, results=[row for row in rows if row is not None])
+        rows = await in_order(cited, self.verify, at_once=CONCURRENT, progress=progress)
+        return Verification(ok=True, results=rows)
 
     @property
     def indexes(self) -> tuple[str, ...]:
