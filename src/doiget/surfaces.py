@@ -32,6 +32,8 @@ TOOL_COMMANDS: Final = {
     "doiget_read_paper": "doiget read",
     "doiget_check_quote": "doiget quote",
     "doiget_verify_references": "doiget verify",
+    "doiget_check_claims": "doiget claim",
+    "doiget_audit_manuscript": "doiget audit",
     "doiget_add_pdf": "doiget add",
     "doiget_import_bibliography": "doiget import",
     "search_arxiv": "doiget scholar arxiv search",
