@@ -116,11 +116,13 @@ class AuditTools:
 
 
 def _read_confined(path: Path, allowed: list[Path], fmt: str | None) -> Manuscript:
-    """The manuscript at ``path``, refused (CAPABILITY_DENIED) outside the allowed folders."""
+    """The manuscript at ``path``, refused (CAPABILITY_DENIED) outside the allowed folders;
+    it and the files it names are opened below the folder holding it, so a link swapped
+    in after this check leads nowhere else."""
     from doiget.papers.adding import containing
 
-    _, real = containing(path, allowed, doing="read manuscripts from")
+    root, real = containing(path, allowed, doing="read manuscripts from")
     from doiget.claims.manuscripts import read_manuscript
 
-    manuscript: Manuscript = read_manuscript(real, fmt=fmt)
+    manuscript: Manuscript = read_manuscript(real, fmt=fmt, within=root)
     return manuscript

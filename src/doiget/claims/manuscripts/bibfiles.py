@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from doiget.claims.manuscripts.model import Citation, Cited
-from doiget.claims.manuscripts.source import decode
-from doiget.confined import read_confined
+from doiget.claims.manuscripts.source import decode, read_beside, why_unread
 from doiget.contract import invalid
 from doiget.errors import DoigetError
 from doiget.verify.bibentries import BibEntry, bib_entries
@@ -95,11 +94,13 @@ def read_bibliography(path: Path) -> References:
     return read_references(decode(data, path.name), path.name)
 
 
-def read_named(root: Path | None, names: Iterable[str], notes: list[str]) -> References:
+def read_named(
+    root: Path | None, names: Iterable[str], notes: list[str], within: Path | None = None
+) -> References:
     """The references of the bibliography files a draft names (relative to its folder
-    ``root``, and read only inside it; none is read for a draft passed as text, without
-    a folder); one that cannot be read is a note in ``notes`` and its keys are then
-    missing, never a failure of the whole draft."""
+    ``root``, and read only inside it and below ``within`` when given; none is read for
+    a draft passed as text, without a folder); one that cannot be read is a note in
+    ``notes`` and its keys are then missing, never a failure of the whole draft."""
     found: References = {}
     for name in names:
         if root is None:
@@ -109,13 +110,11 @@ def read_named(root: Path | None, names: Iterable[str], notes: list[str]) -> Ref
             )
             continue
         try:
-            data = read_confined(root, root / name, limit=MAX_BIB_BYTES)
+            data = read_beside(root, root / name, MAX_BIB_BYTES, within)
             found.update(read_references(decode(data, name), name))
         except (OSError, ValueError) as error:
-            reason = error.strerror if isinstance(error, OSError) else None
-            notes.append(
-                f"the bibliography {name} was not read ({reason or 'not found'}); pass it with bib."
-            )
+            reason = why_unread(error) if isinstance(error, OSError) else "not found"
+            notes.append(f"the bibliography {name} was not read ({reason}); pass it with bib.")
         except DoigetError as error:
             notes.append(f"the bibliography {name} was not read: {error.message}")
     return found

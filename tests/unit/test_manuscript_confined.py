@@ -1,0 +1,187 @@
+"""A manuscript read for a caller bound to a folder (a client's root, an import folder):
+the draft is opened once below that folder, so a link swapped in after the check leads
+nowhere else; the files it names stay in its own folder and below the allowed one; and
+no reason a file was not read names where a link leads."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from doiget.claims.audit_contracts import AuditManuscript
+from doiget.claims.manuscripts import read_manuscript
+from doiget.errors import DoigetError
+from doiget.owner import owned_by
+from doiget.runtime import Runtime, load_runtime
+from doiget.server.audit_tools import AuditTools
+
+SECRET = "secret-key-of-the-server"
+BIB = "@article{{{key}, title = {{A title}}, author = {{Doe, Jane}}, year = 2020}}\n"
+DRAFTS = {
+    "draft.md": f"Glaciers retreat [@{SECRET}].\n",
+    "draft.txt": f"Glaciers retreat [1].\n\nReferences\n\n[1] Doe J. {SECRET}. 2020.\n",
+    "draft.tex": f"Glaciers retreat \\cite{{{SECRET}}}.\n",
+}
+
+
+class Call:
+    """A tool call from a client that declares ``roots``."""
+
+    def __init__(self, roots: list[Path]) -> None:
+        self._roots = roots
+
+    async def progress(self, done: float, total: int, message: str) -> None:
+        """No progress is expected: every call here is refused."""
+
+    async def roots(self) -> list[str]:
+        return [str(root) for root in self._roots]
+
+
+@pytest.fixture
+async def runtime(tmp_path: Path) -> Any:
+    made = load_runtime({
+        "DOIGET_CONFIG": str(tmp_path / "none.toml"),
+        "DOIGET_STORE_ROOT": str(tmp_path / "papers"),
+        "DOIGET_LOG_PATH": str(tmp_path / "log.jsonl"),
+        "DOIGET_DATA_DIR": str(tmp_path / "data"),
+    })  # fmt: skip
+    yield made
+    await made.aclose()
+
+
+def _tools(runtime: Runtime) -> AuditTools:
+    def unused() -> Any:
+        raise AssertionError("a refused draft reaches no verifier or reader")
+
+    return AuditTools(runtime, unused, unused)
+
+
+def _outside(tmp_path: Path) -> Path:
+    """A folder outside the allowed one, holding a draft of each format."""
+    outside = tmp_path / "server-files"
+    (outside / "chapter").mkdir(parents=True)
+    for name, text in DRAFTS.items():
+        (outside / name).write_text(text)
+        (outside / "chapter" / name).write_text(text)
+    return outside
+
+
+def _swap_file(root: Path, outside: Path, name: str) -> Callable[[], None]:
+    def swap() -> None:
+        (root / "chapter" / name).unlink()
+        (root / "chapter" / name).symlink_to(outside / name)
+
+    return swap
+
+
+def _swap_folder(root: Path, outside: Path, name: str) -> Callable[[], None]:
+    def swap() -> None:
+        shutil.rmtree(root / "chapter")
+        (root / "chapter").symlink_to(outside / "chapter", target_is_directory=True)
+
+    return swap
+
+
+@pytest.mark.parametrize("name", sorted(DRAFTS))
+@pytest.mark.parametrize("swap", [_swap_file, _swap_folder], ids=["file", "folder"])
+async def test_a_link_swapped_in_after_the_check_is_never_followed_out(
+    runtime: Runtime,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    swap: Callable[[Path, Path, str], Callable[[], None]],
+) -> None:
+    import doiget.papers.adding as adding
+
+    root, outside = tmp_path / "allowed", _outside(tmp_path)
+    (root / "chapter").mkdir(parents=True)
+    (root / "chapter" / name).write_text("An innocent draft.\n")
+    checked = adding.containing
+    swapped = swap(root, outside, name)
+
+    def containing(*args: Any, **kwargs: Any) -> tuple[Path, Path]:
+        found = checked(*args, **kwargs)
+        swapped()  # the race: a link planted between the check and the read
+        return found
+
+    monkeypatch.setattr(adding, "containing", containing)
+    request = AuditManuscript(path=str(root / "chapter" / name))
+    with pytest.raises(DoigetError) as refused:
+        await _tools(runtime).audit(request, Call([root]))
+    assert refused.value.code.value in ("CAPABILITY_DENIED", "INVALID_REF")
+    assert str(outside) not in refused.value.message
+
+
+@pytest.mark.parametrize(
+    "include",
+    [
+        "\\input{linked}",  # a link in the draft's folder to a file outside every folder
+        "\\input{sibling/part}",  # a link to a folder beside it, inside the allowed one
+        "\\include{../beside}",  # a file beside the draft's folder
+        "\\input{/etc/hostname}",  # an absolute path
+    ],
+)
+@pytest.mark.parametrize("bound", [True, False], ids=["server", "cli"])
+def test_a_file_the_draft_includes_stays_in_its_folder_and_no_reason_names_a_path(
+    tmp_path: Path, include: str, bound: bool
+) -> None:
+    root, outside = tmp_path / "allowed", _outside(tmp_path)
+    (root / "draft" / "").mkdir(parents=True)
+    (root / "other").mkdir()
+    (root / "other" / "part.tex").write_text(f"\\cite{{{SECRET}}}\n")
+    (root / "beside.tex").write_text(f"\\cite{{{SECRET}}}\n")
+    (root / "draft" / "linked.tex").symlink_to(outside / "draft.tex")
+    (root / "draft" / "sibling").symlink_to(root / "other", target_is_directory=True)
+    draft = root / "draft" / "main.tex"
+    draft.write_text(f"Glaciers retreat \\cite{{a}}.\n{include}\n")
+    with pytest.raises(DoigetError) as refused:
+        read_manuscript(draft, **({"within": root} if bound else {}))
+    message = refused.value.message
+    assert refused.value.code.value == "INVALID_REF" and "main.tex line 2" in message
+    assert str(tmp_path) not in message and "/etc/hostname" not in message.split(":", 2)[-1]
+
+
+@pytest.mark.parametrize(
+    "named",
+    [
+        "linked",  # a link leading out of every folder
+        "sibling/refs",  # through a link to a folder beside the draft's
+        "../refs",  # beside the draft's folder
+    ],
+)
+@pytest.mark.parametrize("fmt", ["latex", "markdown"])
+def test_a_bibliography_the_draft_names_stays_in_its_folder_and_its_note_names_no_path(
+    tmp_path: Path, named: str, fmt: str
+) -> None:
+    root, outside = tmp_path / "allowed", _outside(tmp_path)
+    (root / "draft").mkdir(parents=True)
+    (root / "other").mkdir()
+    for bib in (outside / "refs.bib", root / "other" / "refs.bib", root / "refs.bib"):
+        bib.write_text(BIB.format(key=SECRET))
+    (root / "draft" / "linked.bib").symlink_to(outside / "refs.bib")
+    (root / "draft" / "sibling").symlink_to(root / "other", target_is_directory=True)
+    if fmt == "latex":
+        draft = root / "draft" / "main.tex"
+        draft.write_text(f"Glaciers retreat \\cite{{{SECRET}}}.\n\\bibliography{{{named}}}\n")
+    else:
+        draft = root / "draft" / "main.md"
+        draft.write_text(f"---\nbibliography: {named}.bib\n---\nGlaciers retreat [@{SECRET}].\n")
+    manuscript = read_manuscript(draft, within=root)
+    assert manuscript.bibliography[SECRET].reference is None  # not read
+    assert manuscript.notes and all(str(tmp_path) not in note for note in manuscript.notes)
+
+
+async def test_over_http_a_path_in_the_clients_roots_is_never_read(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    root = tmp_path / "the-servers-files"
+    root.mkdir()
+    (root / "draft.md").write_text(DRAFTS["draft.md"])
+    with owned_by("a-token-holder"), pytest.raises(DoigetError) as refused:
+        await _tools(runtime).audit(AuditManuscript(path=str(root / "draft.md")), Call([root]))
+    assert refused.value.code.value == "CAPABILITY_DENIED"
+    assert str(root) not in refused.value.message.split(" is outside", 1)[1]
