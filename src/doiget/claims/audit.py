@@ -30,7 +30,7 @@ from doiget.claims.audit_contracts import (
 )
 from doiget.claims.contracts import WorkCheck
 from doiget.claims.manuscripts.model import Citation, Cited, Manuscript
-from doiget.errors import DoigetError
+from doiget.errors import DoigetError, ErrorCode
 from doiget.progress import report
 from doiget.reading.contracts import CheckQuote, QuoteCheck
 from doiget.verify.cited import CitedWork
@@ -43,6 +43,9 @@ if TYPE_CHECKING:
 
 # Citations checked at once: the checker's own budget paces the upstream requests.
 CONCURRENT: Final = 4
+# Distinct works one audit verifies and checks: each costs up to a dozen lookups of the
+# sources' shared rate budget, so a draft citing more is refused before any is made.
+MAX_CITED_WORKS: Final = 1_000
 NOT_STARTED: Final = "not checked: the audit stopped before reaching it"
 INTERNAL: Final = (
     "claim not checked: doiget failed on this work (the fault is in its log); check the "
@@ -105,6 +108,13 @@ class Audit:
         self._fetch = fetch
         self._offload = offload
         self._keys = _distinct_keys(manuscript.citations)
+        if len(self._keys) > MAX_CITED_WORKS:
+            raise DoigetError(
+                ErrorCode.INVALID_REF,
+                f"{manuscript.name} cites {len(self._keys):,} distinct works; an audit checks "
+                f"at most {MAX_CITED_WORKS:,}, each costing up to a dozen lookups: audit the "
+                "draft in parts (a chapter at a time).",
+            )
         self._rows: dict[str, Row] = {}
         self._unverified: dict[str, str] = {}  # key -> why the verifier gave no verdict
         self._done: dict[int, CitationCheck] = {}

@@ -36,6 +36,7 @@ from doiget.claims.contracts import (
     ClaimItem,
     ClaimResult,
     WorkCheck,
+    claim_too_long,
 )
 from doiget.errors import DoigetError, ErrorCode
 from doiget.papers.store import STORE_KEY, Store
@@ -202,7 +203,11 @@ class ClaimChecker:
         key: str | None = None,
     ) -> WorkCheck:
         """What one cited work (``reference``, or ``text`` the caller holds) says about
-        ``claim``; ``key`` is the citation key it is answered under."""
+        ``claim``; ``key`` is the citation key it is answered under. INVALID_REF for a
+        claim longer than a request may hold (a manuscript's sentence is not one)."""
+        too_long = claim_too_long(claim)
+        if too_long is not None:
+            raise DoigetError(ErrorCode.INVALID_REF, f"{too_long}.")
         work = _identity(reference, text)
         kept = self._results.find((claim, work, fetch))
         if kept is None:

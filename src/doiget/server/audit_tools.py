@@ -98,14 +98,15 @@ class AuditTools:
                 "doiget_audit_manuscript",
                 describe(
                     when="Before submitting: check every citation of a draft.",
-                    inputs="path (.tex .md .docx .pdf .txt, in the client's roots or "
+                    inputs="path (.tex .md .docx .pdf .txt, in the client's roots (stdio) or "
                     "DOIGET_IMPORT_DIRS) or text+format+bibliography (.bib, CSL-JSON, RIS); "
                     "fetch: OA PDFs into the store.",
                     outputs="summary; citations[] in reading order: place, sentence, status, "
                     "keys[{verdict, problems, integrity, work, quotes}]; works[]; partial.",
                     costs="As doiget_check_claims per citation; progress per citation.",
                     side_effects="With fetch, stores Open Access PDFs.",
-                    limits="Each work verified once. A source down: partial, unchecked named.",
+                    limits="1,000 works, each verified once. A source down: partial, unchecked "
+                    "named.",
                 ),
                 AuditManuscript,
                 AuditReport,
