@@ -2,12 +2,14 @@
 
 The manuscript is a file inside the client's roots or DOIGET_IMPORT_DIRS (the folders
 doiget_add_pdf reads from, confined the same way), or its text inline with its
-bibliography. Reading it is blocking work: a job of the papers lane. The audit shares
+bibliography. Reading it is blocking work for seconds: a job of the papers lane, in a
+worker process where the lane runs work apart. The audit shares
 the toolset's verifier (its answer cache and rate budget) and reader.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -67,17 +69,13 @@ class AuditTools:
                 field="path",
             )
         if request.text is not None:
-            from doiget.claims.manuscripts import read_manuscript
-
             text, fmt, bib = request.text, request.format, request.bibliography
             if fmt is None:
                 raise invalid(
                     "say which format the text is in: format latex, markdown or text.",
                     field="format",
                 )
-            return await self._pooled(
-                lambda: read_manuscript(Path("manuscript"), text=text, fmt=fmt, bib_text=bib)
-            )
+            return await self._read(_read_inline, text, fmt, bib)
         if request.bibliography is not None:
             raise invalid(
                 "bibliography goes with text; a manuscript file names its own bibliography "
@@ -88,8 +86,16 @@ class AuditTools:
         # from a caller over HTTP (a token must not name the server's files).
         roots = await call.roots() if current_owner() == LOCAL else []
         allowed = [Path(root) for root in roots] + list(self.runtime.settings.import_dirs)
-        path, fmt = Path(request.path or ""), request.format
-        return await self._pooled(lambda: _read_confined(path, allowed, fmt))
+        return await self._read(_read_confined, Path(request.path or ""), allowed, request.format)
+
+    async def _read(self, job: Callable[..., Manuscript], *args: object) -> Manuscript:
+        """``job(*args)``: reading a draft is pure Python for seconds (a long LaTeX draft),
+        so it runs in a worker process where the papers lane runs work apart, never
+        holding this process's interpreter lock; else in a thread of the lane."""
+        pool = self.runtime.pool("papers")
+        if pool.apart:
+            return await pool.run_apart(job, *args)
+        return await pool.run(functools.partial(job, *args))
 
     def specs(self) -> list[ServedTool]:
         """The tool's declaration."""
@@ -114,6 +120,14 @@ class AuditTools:
                 self.audit,
             )
         ]
+
+
+def _read_inline(text: str, fmt: str, bib: str | None) -> Manuscript:
+    """The manuscript in ``text`` (no file it names is read)."""
+    from doiget.claims.manuscripts import read_manuscript
+
+    manuscript: Manuscript = read_manuscript(Path("manuscript"), text=text, fmt=fmt, bib_text=bib)
+    return manuscript
 
 
 def _read_confined(path: Path, allowed: list[Path], fmt: str | None) -> Manuscript:
