@@ -185,3 +185,41 @@ async def test_over_http_a_path_in_the_clients_roots_is_never_read(
         await _tools(runtime).audit(AuditManuscript(path=str(root / "draft.md")), Call([root]))
     assert refused.value.code.value == "CAPABILITY_DENIED"
     assert str(root) not in refused.value.message.split(" is outside", 1)[1]
+
+
+@pytest.mark.parametrize("target", ["loop", "a\x00b", "sub/../loop"])
+@pytest.mark.parametrize("bound", [True, False], ids=["server", "cli"])
+def test_an_include_that_loops_or_names_no_file_is_a_coded_refusal(
+    tmp_path: Path, target: str, bound: bool
+) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "loop.tex").symlink_to(tmp_path / "loop.tex")
+    draft = tmp_path / "main.tex"
+    draft.write_text(f"Glaciers retreat \\cite{{a}}.\n\\input{{{target}}}\n")
+    with pytest.raises(DoigetError) as refused:
+        read_manuscript(draft, **({"within": tmp_path} if bound else {}))
+    assert refused.value.code.value == "INVALID_REF"
+    assert "main.tex line 2" in refused.value.message
+
+
+@pytest.mark.parametrize("fmt", ["latex", "markdown"])
+def test_a_bibliography_that_loops_or_names_no_file_is_a_note(tmp_path: Path, fmt: str) -> None:
+    (tmp_path / "loop.bib").symlink_to(tmp_path / "loop.bib")
+    if fmt == "latex":
+        draft = tmp_path / "main.tex"
+        draft.write_text("Glaciers retreat \\cite{a}.\n\\bibliography{loop,a\x00b}\n")
+    else:
+        draft = tmp_path / "main.md"
+        draft.write_text('---\nbibliography: [loop.bib, "a\\0b.bib"]\n---\nIce [@a].\n')
+    manuscript = read_manuscript(draft, within=tmp_path)
+    assert len(manuscript.notes) == 2 and manuscript.bibliography["a"].reference is None
+
+
+@pytest.mark.parametrize("name", ["loop.md", "a\x00b.md"])
+async def test_a_draft_path_that_loops_or_names_no_file_is_a_coded_refusal(
+    runtime: Runtime, tmp_path: Path, name: str
+) -> None:
+    (tmp_path / "loop.md").symlink_to(tmp_path / "loop.md")
+    with pytest.raises(DoigetError) as refused:
+        await _tools(runtime).audit(AuditManuscript(path=str(tmp_path / name)), Call([tmp_path]))
+    assert refused.value.code.value == "INVALID_REF"

@@ -40,6 +40,7 @@ from doiget.claims.manuscripts.source import (
     blank,
     decode,
     read_beside,
+    resolved,
     why_unread,
     within_bound,
 )
@@ -360,6 +361,9 @@ def _read_file(draft: _Draft, path: Path, chain: tuple[Path, ...], place: str) -
     if draft.files > MAX_FILES:
         raise invalid(f"{place}: the draft includes more than {MAX_FILES} files.")
     try:
+        real = resolved(path)
+        if real in chain:
+            raise invalid(f"{place}: {shown} includes itself (a cycle); remove the loop.")
         data = read_beside(root, path, MAX_DRAFT_BYTES - draft.read_bytes, draft.within)
     except Refused as refused:
         if refused.errno == errno.EFBIG:
@@ -378,7 +382,6 @@ def _read_file(draft: _Draft, path: Path, chain: tuple[Path, ...], place: str) -
     draft.read_bytes += len(data)
     name = str(shown)
     text = decode(data, name)
-    real = path.resolve()
     _read_text(draft, text, name, (*chain, real))
 
 
@@ -427,8 +430,6 @@ def _include(draft: _Draft, target: str, place: str, chain: tuple[Path, ...]) ->
     if written.suffix == "":
         written = written.with_suffix(".tex")
     path = written if written.is_absolute() or draft.root is None else draft.root / written
-    if path.resolve() in chain:
-        raise invalid(f"{place}: {target} includes itself (a cycle); remove the loop.")
     _read_file(draft, path, chain, place)
 
 

@@ -56,9 +56,21 @@ def read_beside(folder: Path, path: Path, limit: int, within: Path | None) -> by
     ``folder`` (and, with ``within``, opened below that folder): Refused (EXDEV) when
     it leads out, Refused (EFBIG) past ``limit`` bytes, ``OSError`` as the system
     reports the rest."""
-    if within is not None and not path.resolve().is_relative_to(folder):
+    real = resolved(path)
+    if within is not None and not real.is_relative_to(folder):
         raise Refused(errno.EXDEV, f"{path} leads out of {folder}")
     return read_confined(folder if within is None else within, path, limit=limit)
+
+
+def resolved(path: Path) -> Path:
+    """``path`` with every link followed; Refused for a loop of links (which Python
+    3.11 reports as RuntimeError) or a name holding a NUL byte (ValueError)."""
+    try:
+        return path.resolve()
+    except RuntimeError:
+        raise Refused(errno.ELOOP, f"{path} is a loop of links") from None
+    except ValueError:
+        raise Refused(errno.EINVAL, "a file name holding a NUL byte") from None
 
 
 def why_unread(error: OSError) -> str:
