@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -145,3 +146,24 @@ def test_the_claim_tools_state_their_limits_and_that_fetch_stores(
     # fetch stores a PDF in the library: the tool does not claim to change nothing
     assert tool["annotations"]["readOnlyHint"] is False
     assert tool["annotations"]["openWorldHint"] is True
+
+
+async def test_a_fault_on_one_claim_leaves_the_others_answered() -> None:
+    from doiget.workpool import WorkPool
+
+    def weigh(claim: str, ref: str, pdf: Any, text: str | None) -> Any:
+        if "odd" in claim:
+            raise ValueError("an engine fault on odd input")
+        return SimpleNamespace(addressed="addressed", confidence=0.9, evidence=[], cues=[])
+
+    pool = WorkPool(1, 8)
+    try:
+        checker = ClaimChecker(None, None, pool, weigh=weigh)  # type: ignore[arg-type]
+        items = [{"claim": claim, "text": "A source."} for claim in ("One.", "An odd one.", "Two.")]
+        answers = await checker.check(CheckClaims.model_validate({"items": items}))
+    finally:
+        pool.close()
+    first, odd, last = answers.results
+    assert first.works[0].addressed == last.works[0].addressed == "addressed"
+    assert odd.error is not None and odd.error["code"] == "INTERNAL_ERROR"
+    assert "again" in odd.error["message"] and not odd.works

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import logging
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -50,11 +51,17 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+logger = logging.getLogger("doiget.claims")
+
 WORK_SECONDS: Final = 90.0
 # Claims in flight: each waits mostly on upstreams, whose rate budget bounds them anyway.
 CONCURRENT: Final = 4
 KEPT_RESULTS: Final = 512
 KEPT_SOURCES: Final = 128
+FAULT: Final = (
+    "doiget failed on this claim (the fault is in its log); the other claims are "
+    "answered: check this one again alone, or with its source's text"
+)
 
 Progress = Callable[[int, int, ClaimResult], Awaitable[None] | None]
 Weigh = Callable[[str, str, Path | None, str | None], jobs.Assessed]
@@ -155,6 +162,10 @@ class ClaimChecker:
                     result = await self._claim(items[index], request.fetch)
                 except DoigetError as error:
                     result = ClaimResult(claim=items[index].claim, error=error.to_dict())
+                except Exception:  # a fault on one odd claim never costs the others theirs
+                    logger.exception("the check of claim %d failed", index + 1)
+                    fault = DoigetError(ErrorCode.INTERNAL_ERROR, FAULT)
+                    result = ClaimResult(claim=items[index].claim, error=fault.to_dict())
             results[index] = result
             done += 1
             await report(progress, done, len(items), result)
