@@ -223,3 +223,59 @@ async def test_a_draft_path_that_loops_or_names_no_file_is_a_coded_refusal(
     with pytest.raises(DoigetError) as refused:
         await _tools(runtime).audit(AuditManuscript(path=str(tmp_path / name)), Call([tmp_path]))
     assert refused.value.code.value == "INVALID_REF"
+
+
+def _bibliographies(tmp_path: Path, fmt: str, names: list[str]) -> Path:
+    if fmt == "latex":
+        draft = tmp_path / "main.tex"
+        draft.write_text(f"Ice \\cite{{k1}}.\n\\bibliography{{{','.join(names)}}}\n")
+    else:
+        draft = tmp_path / "main.md"
+        listed = ", ".join(f'"{name}.bib"' for name in names)
+        draft.write_text(f"---\nbibliography: [{listed}]\n---\nIce [@k1].\n")
+    return draft
+
+
+@pytest.mark.parametrize("fmt", ["latex", "markdown"])
+@pytest.mark.parametrize(
+    "names",
+    [
+        ["refs"] * 1_000,  # one file named over and over
+        ["refs", "./refs", "sub/../refs", "link"] * 250,  # spelled differently
+    ],
+    ids=["repeated", "respelled"],
+)
+def test_the_bibliographies_a_draft_names_are_read_within_one_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str, names: list[str]
+) -> None:
+    import doiget.claims.manuscripts.bibfiles as bibfiles
+
+    reads: list[Path] = []
+    real = bibfiles.read_beside
+
+    def counted(folder: Path, path: Path, limit: int, within: Path | None) -> bytes:
+        reads.append(path)
+        return real(folder, path, limit, within)
+
+    monkeypatch.setattr(bibfiles, "read_beside", counted)
+    (tmp_path / "sub").mkdir()
+    bib = "".join(BIB.format(key=f"k{n}") for n in range(40))
+    (tmp_path / "refs.bib").write_text(bib)
+    (tmp_path / "link.bib").symlink_to(tmp_path / "refs.bib")
+    monkeypatch.setattr(bibfiles, "MAX_BIB_BYTES", len(bib.encode()) * 2)
+    manuscript = read_manuscript(_bibliographies(tmp_path, fmt, names), within=tmp_path)
+    assert manuscript.bibliography["k1"].reference is not None
+    assert len(reads) <= 4  # each distinct name once; past the budget nothing is parsed
+    assert any("bytes together" in note for note in manuscript.notes) is (len(set(names)) > 2)
+
+
+@pytest.mark.parametrize("fmt", ["latex", "markdown"])
+def test_a_draft_naming_thousands_of_bibliographies_is_read_in_bounds(
+    tmp_path: Path, fmt: str
+) -> None:
+    from doiget.claims.manuscripts.bibfiles import MAX_BIB_FILES
+
+    names = [f"refs{n}" for n in range(5_000)]
+    manuscript = read_manuscript(_bibliographies(tmp_path, fmt, names), within=tmp_path)
+    assert len(manuscript.notes) == MAX_BIB_FILES + 1
+    assert f"names 5,000 bibliographies; the first {MAX_BIB_FILES}" in manuscript.notes[0]
