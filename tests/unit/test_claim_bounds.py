@@ -6,7 +6,9 @@ them never stands for a long claim."""
 from __future__ import annotations
 
 import json
+import time
 import unicodedata
+from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any
 
@@ -27,6 +29,10 @@ from doiget.claims.manuscripts.model import Citation, Cited, Manuscript, Place
 from doiget.claims.service import ClaimChecker
 from doiget.errors import DoigetError
 
+# The longest the event loop may stall while 10,000 citations are answered and gathered
+# into a report: 0.15 s measured on a loaded 2-core machine, against the 1.3 s it
+# stalled when every citation was a task of its own and the report built on the loop.
+LOOP_GAP_SECONDS = 0.6
 # Characters that spell out to many under NFKC: an Arabic ligature (18), a Japanese
 # square word (up to 4), a ligature of Latin letters (3).
 EXPANDING = ["\ufdfa", "\u3300", "\ufb03"]
@@ -167,3 +173,42 @@ async def test_a_fault_on_one_claim_leaves_the_others_answered() -> None:
     assert first.works[0].addressed == last.works[0].addressed == "addressed"
     assert odd.error is not None and odd.error["code"] == "INTERNAL_ERROR"
     assert "again" in odd.error["message"] and not odd.works
+
+
+async def test_a_long_audits_report_is_built_off_the_event_loop() -> None:
+    """10,000 citations (none with an entry: nothing is looked up) take a second or
+    more to gather into a report; the event loop keeps ticking meanwhile."""
+    import anyio.to_thread
+
+    async def offload(work: Any) -> Any:
+        return await anyio.to_thread.run_sync(work)
+
+    run = Audit(
+        replace(_citing(MAX_CITED_WORKS, citations=10_000), bibliography={}),
+        checker=FakeChecker(),
+        verifier=FakeVerifier(),
+        quotes=FakeQuotes(),
+        fetch=False,
+        offload=offload,
+    )
+    gaps: list[float] = []
+    done = False
+
+    async def tick() -> None:
+        last = time.perf_counter()
+        while not done:
+            await anyio.sleep(0.01)
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+
+    async def audit() -> None:
+        nonlocal done
+        report = await run.run()
+        done = True
+        assert report.summary.citations == 10_000
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(tick)
+        group.start_soon(audit)
+    assert max(gaps) < LOOP_GAP_SECONDS, sorted(gaps)[-5:]
