@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from doiget.claims.audit_contracts import AuditManuscript, AuditReport
 from doiget.contract import invalid
-from doiget.owner import LOCAL, current_owner
+from doiget.owner import LOCAL, current_owner, owned_by
 from doiget.runtime import Runtime
 from doiget.server.toolset import Hints, ServedTool, Tool, ToolCall, describe
 
@@ -84,9 +84,11 @@ class AuditTools:
             )
         # A client's roots are folders on its own machine: honoured over stdio, never
         # from a caller over HTTP (a token must not name the server's files).
-        roots = await call.roots() if current_owner() == LOCAL else []
+        owner = current_owner()
+        roots = await call.roots() if owner == LOCAL else []
         allowed = [Path(root) for root in roots] + list(self.runtime.settings.import_dirs)
-        return await self._read(_read_confined, Path(request.path or ""), allowed, request.format)
+        path = Path(request.path or "")
+        return await self._read(_read_confined, path, allowed, request.format, owner)
 
     async def _read(self, job: Callable[..., Manuscript], *args: object) -> Manuscript:
         """``job(*args)``: reading a draft is pure Python for seconds (a long LaTeX draft),
@@ -130,14 +132,16 @@ def _read_inline(text: str, fmt: str, bib: str | None) -> Manuscript:
     return manuscript
 
 
-def _read_confined(path: Path, allowed: list[Path], fmt: str | None) -> Manuscript:
+def _read_confined(path: Path, allowed: list[Path], fmt: str | None, owner: str) -> Manuscript:
     """The manuscript at ``path``, refused (CAPABILITY_DENIED) outside the allowed folders;
     it and the files it names are opened below the folder holding it, so a link swapped
-    in after this check leads nowhere else."""
+    in after this check leads nowhere else. Read for ``owner``, also in a worker process
+    (which the caller's context does not reach): a refusal names the server's folders
+    to no remote caller."""
+    from doiget.claims.manuscripts import read_manuscript
     from doiget.papers.adding import containing
 
-    root, real = containing(path, allowed, doing="read manuscripts from")
-    from doiget.claims.manuscripts import read_manuscript
-
-    manuscript: Manuscript = read_manuscript(real, fmt=fmt, within=root)
+    with owned_by(owner):
+        root, real = containing(path, allowed, doing="read manuscripts from")
+        manuscript: Manuscript = read_manuscript(real, fmt=fmt, within=root)
     return manuscript
