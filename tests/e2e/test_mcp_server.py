@@ -166,6 +166,8 @@ BAD_INPUTS: list[tuple[str, Any]] = [
     ("doiget_check_claims", {"items": []}),
     ("doiget_check_claims", {"items": [{"claim": " ", "ref": NATURE}]}),
     ("doiget_check_claims", {"items": [{"claim": "x", "ref": [NATURE] * 11}]}),
+    ("doiget_check_claims", {"items": [{"claim": "\ufdfa" * 2000, "text": "A source."}]}),
+    ("doiget_check_claims", {"items": [{"claim": "x", "ref": [NATURE] * 10}] * 11}),
     ("doiget_import_bibliography", {"text": ""}),
     ("doiget_import_bibliography", {"text": "@article{k, title={T}}", "format": "endnote"}),
     ("doiget_import_bibliography", {"text": "Vaswani A. Attention is all you need. 2017."}),
@@ -182,6 +184,7 @@ BAD_INPUTS: list[tuple[str, Any]] = [
     ("doiget_audit_manuscript", {"path": "draft.tex", "bibliography": "@article{k, title={T}}"}),
     ("doiget_audit_manuscript", {"text": "A claim [1].", "format": "docx"}),
     ("doiget_audit_manuscript", {"path": "draft.tex", "fetch": "yes"}),
+    ("doiget_audit_manuscript", {"path": "dra\x00ft.tex"}),
 ]
 
 

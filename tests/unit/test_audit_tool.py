@@ -36,9 +36,17 @@ def drafts(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, Any, Any]]:
     read: list[tuple[Any, Any, Any]] = []
 
     def read_manuscript(
-        source: Any, *, fmt: Any = None, bib: Any = None, text: Any = None, bib_text: Any = None
+        source: Any,
+        *,
+        fmt: Any = None,
+        bib: Any = None,
+        text: Any = None,
+        bib_text: Any = None,
+        within: Any = None,
     ) -> Any:
         read.append((source if text is None else text, fmt, bib if bib_text is None else bib_text))
+        if within is not None:  # a file is opened below the allowed folder holding it
+            assert source.is_relative_to(within)
         return problem_draft()
 
     monkeypatch.setattr(manuscripts, "read_manuscript", read_manuscript, raising=False)

@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import anyio
+import anyio.lowlevel
 
 from doiget.claims.audit_contracts import (
     STATUSES,
@@ -30,7 +31,7 @@ from doiget.claims.audit_contracts import (
 )
 from doiget.claims.contracts import WorkCheck
 from doiget.claims.manuscripts.model import Citation, Cited, Manuscript
-from doiget.errors import DoigetError
+from doiget.errors import DoigetError, ErrorCode
 from doiget.progress import report
 from doiget.reading.contracts import CheckQuote, QuoteCheck
 from doiget.verify.cited import CitedWork
@@ -43,6 +44,9 @@ if TYPE_CHECKING:
 
 # Citations checked at once: the checker's own budget paces the upstream requests.
 CONCURRENT: Final = 4
+# Distinct works one audit verifies and checks: each costs up to a dozen lookups of the
+# sources' shared rate budget, so a draft citing more is refused before any is made.
+MAX_CITED_WORKS: Final = 1_000
 NOT_STARTED: Final = "not checked: the audit stopped before reaching it"
 INTERNAL: Final = (
     "claim not checked: doiget failed on this work (the fault is in its log); check the "
@@ -105,6 +109,13 @@ class Audit:
         self._fetch = fetch
         self._offload = offload
         self._keys = _distinct_keys(manuscript.citations)
+        if len(self._keys) > MAX_CITED_WORKS:
+            raise DoigetError(
+                ErrorCode.INVALID_REF,
+                f"{manuscript.name} cites {len(self._keys):,} distinct works; an audit checks "
+                f"at most {MAX_CITED_WORKS:,}, each costing up to a dozen lookups: audit the "
+                "draft in parts (a chapter at a time).",
+            )
         self._rows: dict[str, Row] = {}
         self._unverified: dict[str, str] = {}  # key -> why the verifier gave no verdict
         self._done: dict[int, CitationCheck] = {}
@@ -121,19 +132,23 @@ class Audit:
 
         await self._verify(verified)
         first = len(self._keys)
-        limit = anyio.Semaphore(CONCURRENT)
+        pending = iter(range(len(citations)))
 
-        async def one(index: int) -> None:
-            async with limit:
+        async def checking() -> None:  # one of CONCURRENT, each taking the next citation
+            for index in pending:
                 checked = await self._citation(index, citations[index])
-            self._done[index] = checked
-            said = f"{checked.place.shown()}: {checked.status}"
-            await report(progress, first + len(self._done), total, said)
+                self._done[index] = checked
+                said = f"{checked.place.shown()}: {checked.status}"
+                await report(progress, first + len(self._done), total, said)
+                # A citation answered without a lookup (a key with no entry) never
+                # waits: the loop serves its other callers between two of them.
+                await anyio.lowlevel.checkpoint()
 
         async with anyio.create_task_group() as group:
-            for index in range(len(citations)):
-                group.start_soon(one, index)
-        return self.report()
+            for _ in range(CONCURRENT):
+                group.start_soon(checking)
+        # Thousands of citations take a second to gather: never on the event loop.
+        return await self._offload(self.report)
 
     def report(self, stopped: str | None = None) -> AuditReport:
         """The report of what is checked so far; ``stopped`` says why the audit ended

@@ -7,15 +7,20 @@ with the verifier's verdict on each cited reference beside it.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from doiget.contract import Reply, Request
 from doiget.verify.contracts import Row, VerifyModel
 
 MAX_CLAIMS = 50
 MAX_WORKS = 10  # works one citation cites
+# Works one call checks, over all its claims: each costs up to a dozen lookups.
+MAX_CALL_WORKS = 100
+# Characters once compatibility characters are spelled out (NFKC: U+FDFA is 18), the
+# form a tokenizer reads, so a short string of them cannot stand for a long claim.
 MAX_CLAIM_CHARS = 2_000
 # Inline source text: a page or a passage an agent holds, not a book.
 MAX_INLINE_CHARS = 200_000
@@ -47,20 +52,18 @@ class ClaimItem(Request):
     def _a_sentence(cls, claim: str) -> str:
         if not claim.strip():
             raise ValueError("give the citing sentence, not an empty claim")
-        if len(claim) > MAX_CLAIM_CHARS:
-            raise ValueError(
-                f"a claim of {len(claim):,} characters is longer than {MAX_CLAIM_CHARS:,}; "
-                "give the one sentence that cites"
-            )
+        too_long = claim_too_long(claim)
+        if too_long is not None:
+            raise ValueError(too_long)
         return claim
 
     @field_validator("text")
     @classmethod
     def _a_passage(cls, text: str | None) -> str | None:
-        if text is not None and len(text) > MAX_INLINE_CHARS:
+        if text is not None and (length := normal_length(text, MAX_INLINE_CHARS)) is not None:
             raise ValueError(
-                f"text of {len(text):,} characters is longer than {MAX_INLINE_CHARS:,}; pass "
-                "the passage that matters"
+                f"text of {length:,} characters{_SPELLED} is longer than {MAX_INLINE_CHARS:,}; "
+                "pass the passage that matters"
             )
         return text
 
@@ -78,6 +81,40 @@ class CheckClaims(Request):
 
     items: Annotated[list[ClaimItem], Field(min_length=1, max_length=MAX_CLAIMS)]
     fetch: bool = False
+
+    @model_validator(mode="after")
+    def _works_a_call_checks(self) -> CheckClaims:
+        works = sum(len(item.ref) if isinstance(item.ref, list) else 1 for item in self.items)
+        if works > MAX_CALL_WORKS:
+            raise ValueError(
+                f"the claims cite {works} works in all; a call checks at most "
+                f"{MAX_CALL_WORKS}: split the claims over several calls"
+            )
+        return self
+
+
+_SPELLED = " once compatibility characters are spelled out"
+
+
+def normal_length(text: str, limit: int) -> int | None:
+    """The length of ``text`` in normal form (NFKC) when it is more than ``limit``, else
+    None. Each character spells out to at most 18, so a text short enough is never
+    normalised."""
+    if len(text) * 18 <= limit:
+        return None
+    length = len(unicodedata.normalize("NFKC", text)) if len(text) <= limit else len(text)
+    return length if length > limit else None
+
+
+def claim_too_long(claim: str) -> str | None:
+    """Why ``claim`` is refused as longer than a claim is, or None."""
+    length = normal_length(claim, MAX_CLAIM_CHARS)
+    if length is None:
+        return None
+    return (
+        f"a claim of {length:,} characters{_SPELLED} is longer than {MAX_CLAIM_CHARS:,}; "
+        "give the one sentence that cites"
+    )
 
 
 class Evidence(VerifyModel):

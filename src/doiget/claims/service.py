@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import logging
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -36,6 +37,7 @@ from doiget.claims.contracts import (
     ClaimItem,
     ClaimResult,
     WorkCheck,
+    claim_too_long,
 )
 from doiget.errors import DoigetError, ErrorCode
 from doiget.papers.store import STORE_KEY, Store
@@ -49,11 +51,17 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+logger = logging.getLogger("doiget.claims")
+
 WORK_SECONDS: Final = 90.0
 # Claims in flight: each waits mostly on upstreams, whose rate budget bounds them anyway.
 CONCURRENT: Final = 4
 KEPT_RESULTS: Final = 512
 KEPT_SOURCES: Final = 128
+FAULT: Final = (
+    "doiget failed on this claim (the fault is in its log); the other claims are "
+    "answered: check this one again alone, or with its source's text"
+)
 
 Progress = Callable[[int, int, ClaimResult], Awaitable[None] | None]
 Weigh = Callable[[str, str, Path | None, str | None], jobs.Assessed]
@@ -148,6 +156,10 @@ class ClaimChecker:
                 return await self._claim(item, request.fetch)
             except DoigetError as error:
                 return ClaimResult(claim=item.claim, error=error.to_dict())
+            except Exception:  # a fault on one odd claim never costs the others theirs
+                logger.exception("the check of a claim failed")
+                fault = DoigetError(ErrorCode.INTERNAL_ERROR, FAULT)
+                return ClaimResult(claim=item.claim, error=fault.to_dict())
 
         results = await in_order(request.items, one, at_once=CONCURRENT, progress=progress)
         return ClaimChecks(ok=True, results=results)
@@ -191,7 +203,11 @@ class ClaimChecker:
         key: str | None = None,
     ) -> WorkCheck:
         """What one cited work (``reference``, or ``text`` the caller holds) says about
-        ``claim``; ``key`` is the citation key it is answered under."""
+        ``claim``; ``key`` is the citation key it is answered under. INVALID_REF for a
+        claim longer than a request may hold (a manuscript's sentence is not one)."""
+        too_long = claim_too_long(claim)
+        if too_long is not None:
+            raise DoigetError(ErrorCode.INVALID_REF, f"{too_long}.")
         work = _identity(reference, text)
         kept = self._results.find((claim, work, fetch))
         if kept is None:

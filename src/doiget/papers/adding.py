@@ -110,7 +110,14 @@ def containing(
     """The allowed folder (resolved) holding ``path`` once every link is followed, and
     the resolved path; CAPABILITY_DENIED, saying what doiget may be ``doing`` with the
     allowed folders, when there is none."""
-    real = path.resolve()
+    try:
+        real = path.resolve()
+    except RuntimeError:  # a loop of links, as Python 3.11 reports it
+        raise DoigetError(
+            ErrorCode.INVALID_REF, f"{path} is a loop of symbolic links; pass the file itself."
+        ) from None
+    except ValueError as exc:
+        raise unreadable(path, exc) from None
     for folder in allowed:
         root = folder.resolve()
         if real.is_relative_to(root):

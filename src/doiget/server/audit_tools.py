@@ -2,19 +2,21 @@
 
 The manuscript is a file inside the client's roots or DOIGET_IMPORT_DIRS (the folders
 doiget_add_pdf reads from, confined the same way), or its text inline with its
-bibliography. Reading it is blocking work: a job of the papers lane. The audit shares
+bibliography. Reading it is blocking work for seconds: a job of the papers lane, in a
+worker process where the lane runs work apart. The audit shares
 the toolset's verifier (its answer cache and rate budget) and reader.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from doiget.claims.audit_contracts import AuditManuscript, AuditReport
 from doiget.contract import invalid
-from doiget.owner import LOCAL, current_owner
+from doiget.owner import LOCAL, current_owner, owned_by
 from doiget.runtime import Runtime
 from doiget.server.toolset import Hints, ServedTool, Tool, ToolCall, describe
 
@@ -67,17 +69,13 @@ class AuditTools:
                 field="path",
             )
         if request.text is not None:
-            from doiget.claims.manuscripts import read_manuscript
-
             text, fmt, bib = request.text, request.format, request.bibliography
             if fmt is None:
                 raise invalid(
                     "say which format the text is in: format latex, markdown or text.",
                     field="format",
                 )
-            return await self._pooled(
-                lambda: read_manuscript(Path("manuscript"), text=text, fmt=fmt, bib_text=bib)
-            )
+            return await self._read(_read_inline, text, fmt, bib)
         if request.bibliography is not None:
             raise invalid(
                 "bibliography goes with text; a manuscript file names its own bibliography "
@@ -86,10 +84,20 @@ class AuditTools:
             )
         # A client's roots are folders on its own machine: honoured over stdio, never
         # from a caller over HTTP (a token must not name the server's files).
-        roots = await call.roots() if current_owner() == LOCAL else []
+        owner = current_owner()
+        roots = await call.roots() if owner == LOCAL else []
         allowed = [Path(root) for root in roots] + list(self.runtime.settings.import_dirs)
-        path, fmt = Path(request.path or ""), request.format
-        return await self._pooled(lambda: _read_confined(path, allowed, fmt))
+        path = Path(request.path or "")
+        return await self._read(_read_confined, path, allowed, request.format, owner)
+
+    async def _read(self, job: Callable[..., Manuscript], *args: object) -> Manuscript:
+        """``job(*args)``: reading a draft is pure Python for seconds (a long LaTeX draft),
+        so it runs in a worker process where the papers lane runs work apart, never
+        holding this process's interpreter lock; else in a thread of the lane."""
+        pool = self.runtime.pool("papers")
+        if pool.apart:
+            return await pool.run_apart(job, *args)
+        return await pool.run(functools.partial(job, *args))
 
     def specs(self) -> list[ServedTool]:
         """The tool's declaration."""
@@ -98,14 +106,15 @@ class AuditTools:
                 "doiget_audit_manuscript",
                 describe(
                     when="Before submitting: check every citation of a draft.",
-                    inputs="path (.tex .md .docx .pdf .txt, in the client's roots or "
+                    inputs="path (.tex .md .docx .pdf .txt, in the client's roots (stdio) or "
                     "DOIGET_IMPORT_DIRS) or text+format+bibliography (.bib, CSL-JSON, RIS); "
                     "fetch: OA PDFs into the store.",
                     outputs="summary; citations[] in reading order: place, sentence, status, "
                     "keys[{verdict, problems, integrity, work, quotes}]; works[]; partial.",
                     costs="As doiget_check_claims per citation; progress per citation.",
                     side_effects="With fetch, stores Open Access PDFs.",
-                    limits="Each work verified once. A source down: partial, unchecked named.",
+                    limits="1,000 works, each verified once. A source down: partial, unchecked "
+                    "named.",
                 ),
                 AuditManuscript,
                 AuditReport,
@@ -115,12 +124,24 @@ class AuditTools:
         ]
 
 
-def _read_confined(path: Path, allowed: list[Path], fmt: str | None) -> Manuscript:
-    """The manuscript at ``path``, refused (CAPABILITY_DENIED) outside the allowed folders."""
-    from doiget.papers.adding import containing
-
-    _, real = containing(path, allowed, doing="read manuscripts from")
+def _read_inline(text: str, fmt: str, bib: str | None) -> Manuscript:
+    """The manuscript in ``text`` (no file it names is read)."""
     from doiget.claims.manuscripts import read_manuscript
 
-    manuscript: Manuscript = read_manuscript(real, fmt=fmt)
+    manuscript: Manuscript = read_manuscript(Path("manuscript"), text=text, fmt=fmt, bib_text=bib)
+    return manuscript
+
+
+def _read_confined(path: Path, allowed: list[Path], fmt: str | None, owner: str) -> Manuscript:
+    """The manuscript at ``path``, refused (CAPABILITY_DENIED) outside the allowed folders;
+    it and the files it names are opened below the folder holding it, so a link swapped
+    in after this check leads nowhere else. Read for ``owner``, also in a worker process
+    (which the caller's context does not reach): a refusal names the server's folders
+    to no remote caller."""
+    from doiget.claims.manuscripts import read_manuscript
+    from doiget.papers.adding import containing
+
+    with owned_by(owner):
+        root, real = containing(path, allowed, doing="read manuscripts from")
+        manuscript: Manuscript = read_manuscript(real, fmt=fmt, within=root)
     return manuscript

@@ -587,13 +587,13 @@ def papers_toolset(runtime: Runtime) -> Toolset:
                 inputs="items: {claim, ref (DOI, arXiv id, key, BibTeX, free text; list: "
                 "each work) | text}; fetch.",
                 outputs="Per work: basis, addressed, confidence, evidence, cues.",
-                costs="Few requests; cached.",
+                costs="Per work: up to 13 lookups and a fetch, 90 s; cached.",
                 side_effects="fetch stores OA PDFs.",
-                limits="50 claims; progress.",
+                limits="50 claims, 100 works a call; progress.",
             ),
             cc.CheckClaims,
             cc.ClaimChecks,
-            READS_REMOTE,
+            WRITES_STORE,  # with fetch, a work's Open Access PDF is stored
             tools.check_claims,
         )
     )

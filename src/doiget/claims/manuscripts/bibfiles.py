@@ -10,14 +10,14 @@ its depth-checked reader, RIS by rispy. A key cited with no entry becomes a
 
 from __future__ import annotations
 
+import errno
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
 from doiget.claims.manuscripts.model import Citation, Cited
-from doiget.claims.manuscripts.source import decode
-from doiget.confined import read_confined
+from doiget.claims.manuscripts.source import decode, read_beside, why_unread
 from doiget.contract import invalid
 from doiget.errors import DoigetError
 from doiget.verify.bibentries import BibEntry, bib_entries
@@ -26,6 +26,8 @@ from doiget.verify.inputs import csl_checked, csl_items, read_file
 # Entries one bibliography may hold: a lab's shared .bib runs to a few thousand.
 MAX_BIB_ENTRIES: Final = 20_000
 MAX_BIB_BYTES: Final = 20 * 1024 * 1024
+# Bibliography files one draft names: a thesis names a few, one per chapter at most.
+MAX_BIB_FILES: Final = 100
 SUFFIXES: Final = (".bib", ".json", ".ris")
 _RIS_RECORD: Final = re.compile(r"^TY  - ", re.MULTILINE)
 _RIS_ID: Final = re.compile(r"^ID  - [ \t]*(\S[^\r\n]*?)[ \t]*\r?$", re.MULTILINE)
@@ -95,13 +97,22 @@ def read_bibliography(path: Path) -> References:
     return read_references(decode(data, path.name), path.name)
 
 
-def read_named(root: Path | None, names: Iterable[str], notes: list[str]) -> References:
+def read_named(
+    root: Path | None, names: Iterable[str], notes: list[str], within: Path | None = None
+) -> References:
     """The references of the bibliography files a draft names (relative to its folder
-    ``root``, and read only inside it; none is read for a draft passed as text, without
-    a folder); one that cannot be read is a note in ``notes`` and its keys are then
-    missing, never a failure of the whole draft."""
+    ``root``, and read only inside it and below ``within`` when given; none is read for
+    a draft passed as text, without a folder); one that cannot be read is a note in
+    ``notes`` and its keys are then missing, never a failure of the whole draft."""
     found: References = {}
-    for name in names:
+    left = MAX_BIB_BYTES  # for all of them together: a name repeated is read once
+    distinct = list(dict.fromkeys(names))
+    if len(distinct) > MAX_BIB_FILES:
+        notes.append(
+            f"the draft names {len(distinct):,} bibliographies; the first {MAX_BIB_FILES} "
+            "were read: merge them, or pass the bibliography with bib."
+        )
+    for name in distinct[:MAX_BIB_FILES]:
         if root is None:
             notes.append(
                 f"the bibliography {name} was not read: the draft came as text, without its "
@@ -109,13 +120,14 @@ def read_named(root: Path | None, names: Iterable[str], notes: list[str]) -> Ref
             )
             continue
         try:
-            data = read_confined(root, root / name, limit=MAX_BIB_BYTES)
+            data = read_beside(root, root / name, left, within)
+            left -= len(data)
             found.update(read_references(decode(data, name), name))
         except (OSError, ValueError) as error:
-            reason = error.strerror if isinstance(error, OSError) else None
-            notes.append(
-                f"the bibliography {name} was not read ({reason or 'not found'}); pass it with bib."
-            )
+            reason = why_unread(error) if isinstance(error, OSError) else "not found"
+            if isinstance(error, OSError) and error.errno == errno.EFBIG:
+                reason = f"the bibliographies named hold more than {MAX_BIB_BYTES:,} bytes together"
+            notes.append(f"the bibliography {name} was not read ({reason}); pass it with bib.")
         except DoigetError as error:
             notes.append(f"the bibliography {name} was not read: {error.message}")
     return found

@@ -214,10 +214,10 @@ class _Reader:
             self.found.append((number, start, citation))
 
 
-def read_docx(path: Path) -> Manuscript:
+def read_docx(path: Path, within: Path | None = None) -> Manuscript:
     """The citations and bibliography of the Word draft at ``path``: the body's, then
     those of its footnotes and endnotes, placed at their marks in the body."""
-    parts = _parts(read_draft(path), path.name)
+    parts = _parts(read_draft(path, within=within), path.name)
     if _DOCUMENT not in parts:
         raise invalid(f"{path.name} has no document body; save it again from Word as .docx.")
     reader = _Reader(path.name)

@@ -39,9 +39,12 @@ from doiget.claims.manuscripts.source import (
     LineIndex,
     blank,
     decode,
+    read_beside,
+    resolved,
+    why_unread,
     within_bound,
 )
-from doiget.confined import Refused, read_confined
+from doiget.confined import Refused
 from doiget.contract import invalid
 
 MAX_DEPTH: Final = 16
@@ -105,6 +108,7 @@ class _Draft:
     draft's folder (None for a draft passed as text: nothing it names is read)."""
 
     root: Path | None
+    within: Path | None = None  # the folder every file read must lie below, when bound
     citations: list[Citation] = field(default_factory=list)
     bib_names: list[str] = field(default_factory=list)
     items: References = field(default_factory=dict)
@@ -357,7 +361,10 @@ def _read_file(draft: _Draft, path: Path, chain: tuple[Path, ...], place: str) -
     if draft.files > MAX_FILES:
         raise invalid(f"{place}: the draft includes more than {MAX_FILES} files.")
     try:
-        data = read_confined(root, path, limit=MAX_DRAFT_BYTES - draft.read_bytes)
+        real = resolved(path)
+        if real in chain:
+            raise invalid(f"{place}: {shown} includes itself (a cycle); remove the loop.")
+        data = read_beside(root, path, MAX_DRAFT_BYTES - draft.read_bytes, draft.within)
     except Refused as refused:
         if refused.errno == errno.EFBIG:
             raise invalid(
@@ -365,17 +372,16 @@ def _read_file(draft: _Draft, path: Path, chain: tuple[Path, ...], place: str) -
                 f"more than {MAX_DRAFT_BYTES:,} bytes; read the draft in parts."
             ) from None
         raise invalid(
-            f"{place}: {shown} is not read: {refused.strerror} (only files inside the "
+            f"{place}: {shown} is not read: {why_unread(refused)} (only files inside the "
             "draft's folder are read); copy it into the folder."
         ) from None
     except FileNotFoundError:
         raise invalid(f"{place}: there is no file {shown} in the draft's folder.") from None
     except OSError as error:
-        raise invalid(f"{place}: cannot read {shown}: {error.strerror or error}.") from None
+        raise invalid(f"{place}: cannot read {shown}: {why_unread(error)}.") from None
     draft.read_bytes += len(data)
     name = str(shown)
     text = decode(data, name)
-    real = path.resolve()
     _read_text(draft, text, name, (*chain, real))
 
 
@@ -424,8 +430,6 @@ def _include(draft: _Draft, target: str, place: str, chain: tuple[Path, ...]) ->
     if written.suffix == "":
         written = written.with_suffix(".tex")
     path = written if written.is_absolute() or draft.root is None else draft.root / written
-    if path.resolve() in chain:
-        raise invalid(f"{place}: {target} includes itself (a cycle); remove the loop.")
     _read_file(draft, path, chain, place)
 
 
@@ -453,7 +457,7 @@ def _read_items(draft: _Draft, listing: str) -> None:
 
 def _bibliography(draft: _Draft, bib: References | None) -> References:
     """The references the draft names (its .bib files, its list), then ``bib``'s."""
-    found = read_named(draft.root, _bib_files(draft), draft.notes)
+    found = read_named(draft.root, _bib_files(draft), draft.notes, draft.within)
     found.update(draft.items)
     return found | (bib or {})
 
@@ -463,12 +467,19 @@ def _bib_files(draft: _Draft) -> list[str]:
     return [name if Path(name).suffix else f"{name}.bib" for name in draft.bib_names]
 
 
-def read_latex(path: Path, *, text: str | None = None, bib: References | None = None) -> Manuscript:
+def read_latex(
+    path: Path,
+    *,
+    text: str | None = None,
+    bib: References | None = None,
+    within: Path | None = None,
+) -> Manuscript:
     """The citations and bibliography of the LaTeX draft at ``path`` (or of ``text``,
-    when given: then ``path`` only names it, and no file it names is read)."""
+    when given: then ``path`` only names it, and no file it names is read); with
+    ``within``, every file is read below that folder."""
     if text is None:
         root = path.parent.resolve()
-        draft = _Draft(root)
+        draft = _Draft(root, within)
         _read_file(draft, root / path.name, (), path.name)
     else:
         draft = _Draft(None)

@@ -163,13 +163,18 @@ def _blocks(body: str) -> Iterator[tuple[int, str]]:
 
 
 def read_markdown(
-    path: Path, *, text: str | None = None, bib: References | None = None
+    path: Path,
+    *,
+    text: str | None = None,
+    bib: References | None = None,
+    within: Path | None = None,
 ) -> Manuscript:
     """The citations and bibliography of the Markdown draft at ``path`` (or of
-    ``text``, when given: ``path`` only names it, and no file it names is read)."""
+    ``text``, when given: ``path`` only names it, and no file it names is read); with
+    ``within``, every file is read below that folder."""
     given = text
     if text is None:
-        text = decode(read_draft(path), path.name)
+        text = decode(read_draft(path, within=within), path.name)
     elif len(text.encode()) > MAX_DRAFT_BYTES:
         raise invalid(f"{path.name} is longer than {MAX_DRAFT_BYTES:,} bytes.")
     front_end, front = _front_matter(text)
@@ -191,7 +196,7 @@ def read_markdown(
     named = meta.get("bibliography")
     names = [named] if isinstance(named, str) else [str(name) for name in named or []]
     folder = path.parent.resolve() if given is None else None
-    references = read_named(folder, names, notes)
+    references = read_named(folder, names, notes, within)
     inline = meta.get("references")
     if isinstance(inline, list):
         references |= csl_references(inline, f"{path.name}'s front matter")

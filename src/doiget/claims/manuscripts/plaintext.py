@@ -170,11 +170,13 @@ def _text_lines(lines: Sequence[str]) -> list[Line]:
     ]
 
 
-def read_plain_text(path: Path, *, text: str | None = None) -> Manuscript:
+def read_plain_text(
+    path: Path, *, text: str | None = None, within: Path | None = None
+) -> Manuscript:
     """The citations and reference list of the plain-text draft at ``path`` (or of
     ``text``, which ``path`` names)."""
     if text is None:
-        text = decode(read_draft(path), path.name)
+        text = decode(read_draft(path, within=within), path.name)
     elif len(text.encode()) > MAX_DRAFT_BYTES:
         raise invalid(f"{path.name} is longer than {MAX_DRAFT_BYTES:,} bytes.")
     source_lines = text.split("\n")
@@ -213,7 +215,7 @@ def _is_numbered(entries: Sequence[ReferenceEntry], body: str) -> bool:
     return numbered > sum(1 for _ in _author_year(body))
 
 
-def read_pdf(path: Path) -> Manuscript:
+def read_pdf(path: Path, within: Path | None = None) -> Manuscript:
     """The citations and reference list of the PDF draft at ``path`` (its text read
     by PDFium in the bounded child)."""
     from doiget.documents.pdftext import UnusableDocument, pdf_text
@@ -221,7 +223,7 @@ def read_pdf(path: Path) -> Manuscript:
     from doiget.documents.sentences import sentences
     from doiget.papers.adding import MAX_PDF_BYTES
 
-    data = read_draft(path, MAX_PDF_BYTES)
+    data = read_draft(path, MAX_PDF_BYTES, within)
     try:
         lines = pdf_text(data, path.name).lines
     except UnusableDocument as error:

@@ -54,11 +54,14 @@ def read_manuscript(
     text: str | None = None,
     fmt: str | None = None,
     bib_text: str | None = None,
+    within: Path | None = None,
 ) -> Manuscript:
     """The citations and bibliography of the draft at ``path``, or of ``text`` (then
     ``path`` only names the draft: no file it includes or names is read). ``bib``
     (a file) or ``bib_text`` (a bibliography's text: BibTeX, CSL-JSON or RIS) give the
-    bibliography when the draft does not name one, or replace the entries it does."""
+    bibliography when the draft does not name one, or replace the entries it does.
+    With ``within``, the draft and every file it names are opened below that folder
+    (a caller's allowed folder), each once, never by a link leading out of it."""
     chosen = format_of(path, fmt)
     if text is not None and chosen in _BINARY:
         raise invalid(f"a {chosen} draft is read from its file, not passed as text.", "text")
@@ -70,19 +73,23 @@ def read_manuscript(
     if chosen == "latex":
         from doiget.claims.manuscripts.latex import read_latex
 
-        return read_latex(path, text=text, bib=given)
+        return read_latex(path, text=text, bib=given, within=within)
     if chosen == "markdown":
         from doiget.claims.manuscripts.markdown import read_markdown
 
-        return read_markdown(path, text=text, bib=given)
+        return read_markdown(path, text=text, bib=given, within=within)
     if chosen == "docx":
         from doiget.claims.manuscripts.docx import read_docx
 
-        manuscript = read_docx(path)
+        manuscript = read_docx(path, within)
     else:
         from doiget.claims.manuscripts.plaintext import read_pdf, read_plain_text
 
-        manuscript = read_pdf(path) if chosen == "pdf" else read_plain_text(path, text=text)
+        manuscript = (
+            read_pdf(path, within)
+            if chosen == "pdf"
+            else read_plain_text(path, text=text, within=within)
+        )
     if given is not None:
         manuscript.notes.append(_OWN_BIBLIOGRAPHY[chosen])
     return manuscript

@@ -3,17 +3,27 @@
 A draft is at most :data:`MAX_DRAFT_BYTES` (all of its included files together for
 LaTeX): far more than a paper with its appendices, so a larger file is refused before
 it is read, never read in part.
+
+A draft read for a caller who may only name files inside a folder (``within``: a
+client's root, an import folder) is opened once, below that folder without following
+a link out of it, and read from that handle; so are the files it names, which must
+also lie in the draft's own folder. A reason a file was not read never names a path
+beyond the one the draft wrote.
 """
 
 from __future__ import annotations
 
 import bisect
+import errno
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final, TypeVar
 
+from doiget.confined import Refused, read_confined
 from doiget.contract import invalid
+from doiget.errors import DoigetError, ErrorCode
 from doiget.verify.inputs import read_file
 
 T = TypeVar("T")
@@ -23,9 +33,60 @@ MAX_DRAFT_BYTES: Final = 20 * 1024 * 1024
 MAX_CITATIONS: Final = 10_000
 
 
-def read_draft(path: Path, limit: int = MAX_DRAFT_BYTES) -> bytes:
-    """The bytes of the draft at ``path`` (a regular file of at most ``limit`` bytes)."""
-    return read_file(path, limit, f"a draft of at most {limit // (1024 * 1024)} MB")
+def read_draft(path: Path, limit: int = MAX_DRAFT_BYTES, within: Path | None = None) -> bytes:
+    """The bytes of the draft at ``path`` (a regular file of at most ``limit`` bytes);
+    with ``within``, opened below that folder (CAPABILITY_DENIED when it leads out)."""
+    what = f"a draft of at most {limit // (1024 * 1024)} MB"
+    if within is None:
+        return read_file(path, limit, what)
+    try:
+        return read_confined(within, path, limit=limit)
+    except OSError as error:
+        if error.errno == errno.EXDEV:
+            raise DoigetError(
+                ErrorCode.CAPABILITY_DENIED,
+                f"{path.name} leads out of the folders doiget may read manuscripts from; "
+                "pass the draft itself, not a link to it.",
+            ) from None
+        raise invalid(f"{path.name} is not read: {why_unread(error)}; pass {what}.") from None
+
+
+def read_beside(folder: Path, path: Path, limit: int, within: Path | None) -> bytes:
+    """The bytes of ``path``, a file a draft names, read only inside the draft's
+    ``folder`` (and, with ``within``, opened below that folder): Refused (EXDEV) when
+    it leads out, Refused (EFBIG) past ``limit`` bytes, ``OSError`` as the system
+    reports the rest."""
+    real = resolved(path)
+    if within is not None and not real.is_relative_to(folder):
+        raise Refused(errno.EXDEV, f"{path} leads out of {folder}")
+    return read_confined(folder if within is None else within, path, limit=limit)
+
+
+def resolved(path: Path) -> Path:
+    """``path`` with every link followed; Refused for a loop of links (which Python
+    3.11 reports as RuntimeError) or a name holding a NUL byte (ValueError)."""
+    try:
+        return path.resolve()
+    except RuntimeError:
+        raise Refused(errno.ELOOP, f"{path} is a loop of links") from None
+    except ValueError:
+        raise Refused(errno.EINVAL, "a file name holding a NUL byte") from None
+
+
+def why_unread(error: OSError) -> str:
+    """Why a file was not read, in words that name no path: the system's messages
+    name where a link leads, which a caller over HTTP is never told."""
+    reasons = {
+        errno.EXDEV: "it leads out of the draft's folder",
+        errno.EFBIG: "it is larger than doiget reads",
+        errno.EISDIR: "it is a directory",
+        errno.EINVAL: "it is not a regular file",
+        errno.ENOENT: "there is no such file",
+        errno.ELOOP: "it is a link doiget does not follow",
+    }
+    if not error.errno:
+        return "it cannot be read"
+    return reasons.get(error.errno) or os.strerror(error.errno)
 
 
 def decode(data: bytes, name: str) -> str:

@@ -37,7 +37,8 @@ LABELS: Final[dict[Status, str]] = {
     "ok": "supported",
 }
 _ARXIV: Final = re.compile(r"arXiv:(?P<id>[A-Za-z.-]*/?\d{4,7}(?:\.\d{4,5})?)")
-_DOI: Final = re.compile(r"10\.\d{4,9}/\S+")
+# Any printable suffix (a DOI may hold spaces and quotes): percent-encoded in the link.
+_DOI: Final = re.compile(r"10\.\d{4,9}/[^\x00-\x1f\x7f]+")
 
 
 def worst_first(report: AuditReport) -> list[CitationCheck]:
