@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from doiget.claims.contracts import WorkCheck
-from doiget.contract import Reply, Request
+from doiget.contract import Request
 from doiget.integrity import Notice
 from doiget.verify.contracts import Problem, Row, Verdict, VerifyModel
 
@@ -137,12 +137,12 @@ class Summary(VerifyModel):
     unchecked: int = Field(description="citations not (fully) checked")
 
 
-class AuditReport(Reply):
+class AuditReport(VerifyModel):
     """The audit of one manuscript: the summary, then every citation in reading order,
     then the verification row of every distinct cited key. ``partial`` is true when
-    citations were left unchecked; ``stopped`` says why the audit ended early."""
+    citations were left unchecked; ``stopped`` says why the audit ended early (absent
+    when it did not: the tool's outputSchema lists it as a string)."""
 
-    sparse = True
     ok: bool = True
     name: str
     format: str
