@@ -153,15 +153,21 @@ MISSED = [
 ]
 
 
+Progress = list[tuple[float, float | None]]
+
+
 @dataclass(frozen=True)
 class Session:
     works: list[dict[str, Any]]  # one per sentence, in the order asked
-    progress: list[tuple[float, float | None]]
-    requests: int
+    progress: Progress
+    requests: int  # sent upstream during the call
 
 
-async def _check(env: dict[str, str], sentences: list[Sentence]) -> Session:
-    progress: list[tuple[float, float | None]] = []
+async def _check(
+    env: dict[str, str], sentences: list[Sentence]
+) -> tuple[list[dict[str, Any]], Progress]:
+    """Each sentence's answer (one work each), and the progress notifications."""
+    progress: Progress = []
 
     async def on_progress(done: float, total: float | None, message: str | None) -> None:
         progress.append((done, total))
@@ -173,11 +179,8 @@ async def _check(env: dict[str, str], sentences: list[Sentence]) -> Session:
         )
     reply = result.structured_content
     assert reply is not None and reply["ok"] is True and not result.is_error, reply
-    works = []
-    for answer in reply["results"]:
-        [work] = answer["works"]
-        works.append(work)
-    return Session(works, progress, requests=0)
+    assert all(len(answer["works"]) == 1 for answer in reply["results"])
+    return [answer["works"][0] for answer in reply["results"]], progress
 
 
 @pytest.fixture(scope="module")
@@ -191,8 +194,8 @@ def answers(
     store = Path(env["DOIGET_STORE_ROOT"])
     store_paper(store, LONGEVAL, LONGEVAL_PDF)
     store_paper(store, JOSE, JOSE_PDF)
-    asked = asyncio.run(_check(env, DRAFT + MISSED))
-    yield Session(asked.works, asked.progress, requests=len(_replay_server.requests))
+    works, progress = asyncio.run(_check(env, DRAFT + MISSED))
+    yield Session(works, progress, requests=len(_replay_server.requests))
     _replay_server.reset()
 
 
