@@ -174,6 +174,12 @@ async def _check(
 
     items = [{"claim": sentence.claim, "ref": sentence.ref} for sentence in sentences]
     async with mcp_session(env) as session:
+        # One claim per paper first: reading a paper and encoding its sentences the first
+        # time takes a minute on a loaded 2-core machine, and every check of the draft
+        # would wait on it within its own time bound.
+        first = [{"claim": sentences[0].claim, "ref": ref} for ref in (LONGEVAL, JOSE)]
+        read = await session.call_tool("doiget_check_claims", {"items": first})
+        assert read.structured_content and read.structured_content["ok"] is True
         result = await session.call_tool(
             "doiget_check_claims", {"items": items}, progress_callback=on_progress
         )
@@ -232,7 +238,7 @@ def _problems(sentence: Sentence, work: dict[str, Any]) -> list[str]:
 def test_each_sentence_gets_evidence_with_pages_and_an_answer(answers: Session) -> None:
     works = answers.works[: len(DRAFT)]
     for sentence, work in zip(DRAFT, works, strict=True):
-        assert 0.0 <= work["confidence"] <= 1.0, work
+        assert 0.0 <= work.get("confidence", -1.0) <= 1.0, (sentence.claim, work)
         if sentence.addressed == STATED:
             assert work.get("evidence"), sentence.claim
             assert all(isinstance(e["page"], int) and e["section"] for e in work["evidence"])
