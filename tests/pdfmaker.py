@@ -452,14 +452,20 @@ def write_corrupt_pdf(path: Path) -> None:
 
 
 def write_manuscript_pdf(
-    path: Path, entries: list[str], *, style: str = "numbered", appendix: str | None = None
+    path: Path,
+    entries: list[str],
+    *,
+    style: str = "numbered",
+    appendix: str | None = None,
+    body: str | None = None,
 ) -> None:
     """Write a short manuscript whose last section is a reference list of ``entries``.
 
     ``style`` sets how entries are told apart: ``"numbered"`` prints ``[1]``, ``[2]`` ...
     with wrapped lines at the margin; ``"hanging"`` indents every line after an entry's
     first; ``"flush"`` sets every line at the margin with no gap between entries.
-    ``appendix`` adds a bold "Appendix" heading and that paragraph after the list.
+    ``appendix`` adds a bold "Appendix" heading and that paragraph after the list;
+    ``body`` replaces the body text before the list.
     """
     pdf = FPDF(orientation="P", unit="mm", format="A4")
     pdf.set_creation_date(_FIXED_DATE)
@@ -467,7 +473,7 @@ def write_manuscript_pdf(
     pdf.set_font("Helvetica", "B", TITLE_SIZE)
     pdf.cell(0, 10, "A Manuscript With Citations", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
     pdf.set_font("Times", "", BODY_SIZE)
-    pdf.multi_cell(0, 5, "Body text that cites earlier work [1, 2]. " * 6)
+    pdf.multi_cell(0, 5, body or "Body text that cites earlier work [1, 2]. " * 6)
     pdf.ln(4)
     pdf.set_font("Helvetica", "B", H1_SIZE)
     pdf.cell(0, 8, "References", new_x=XPos.LMARGIN, new_y=YPos.NEXT)

@@ -21,15 +21,15 @@ def command(*args: str) -> list[str]:
 
 
 def doiget(
-    *args: str, env: dict[str, str], stdin: str | None = None
+    *args: str, env: dict[str, str], stdin: str | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
-    """Run doiget to completion and capture its output."""
+    """Run doiget to completion (within ``timeout`` seconds) and capture its output."""
     return subprocess.run(
         command(*args),
         env=clean_env(env),
         input=stdin,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         check=False,
     )

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-import json
 import zipfile
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
-import docx
 import pytest
-from docx.oxml import parse_xml
 
 import bombs
+from docxmaker import W
+from docxmaker import field_runs as _field_runs
+from docxmaker import instruction as _instruction
+from docxmaker import run as _run
+from docxmaker import write_docx as _write
 from doiget.claims.manuscripts import read_manuscript
 from doiget.errors import DoigetError, ErrorCode
-
-W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
 
 
 def _item(uri: str | None, item_id: Any, title: str) -> dict[str, Any]:
@@ -29,48 +29,11 @@ def _item(uri: str | None, item_id: Any, title: str) -> dict[str, Any]:
     return item
 
 
-def _instruction(items: list[dict[str, Any]], zotero: bool = True) -> str:
-    head = "ADDIN ZOTERO_ITEM CSL_CITATION " if zotero else "ADDIN CSL_CITATION "
-    return head + json.dumps({"citationID": "x", "citationItems": items, "schema": "csl"})
-
-
-def _run(inner: str) -> str:
-    return f"<w:r {W}>{inner}</w:r>"
-
-
-def _field_runs(instruction: str, result: str, pieces: int) -> list[str]:
-    """A complex field: begin, the instruction split over ``pieces`` runs, separate,
-    the result, end."""
-    size = -(-len(instruction) // pieces)
-    parts = [instruction[i : i + size] for i in range(0, len(instruction), size)]
-    runs = [_run('<w:fldChar w:fldCharType="begin"/>')]
-    runs += [_run(f'<w:instrText xml:space="preserve">{escape(p)}</w:instrText>') for p in parts]
-    runs.append(_run('<w:fldChar w:fldCharType="separate"/>'))
-    runs.append(_run(f'<w:t xml:space="preserve">{escape(result)}</w:t>'))
-    runs.append(_run('<w:fldChar w:fldCharType="end"/>'))
-    return runs
-
-
 def _simple(instruction: str, result: str) -> str:
     return (
         f'<w:fldSimple {W} w:instr="{escape(instruction, {chr(34): "&quot;"})}">'
         f"{_run(f'<w:t>{escape(result)}</w:t>')}</w:fldSimple>"
     )
-
-
-def _write(path: Path, paragraphs: list[list[str | tuple[str, ...]]]) -> Path:
-    """A .docx whose paragraphs are text pieces and raw XML runs (tuples)."""
-    document = docx.Document()
-    for pieces in paragraphs:
-        paragraph = document.add_paragraph()
-        for piece in pieces:
-            if isinstance(piece, str):
-                paragraph.add_run(piece)
-            else:
-                for xml in piece:
-                    paragraph._p.append(parse_xml(xml))
-    document.save(str(path))
-    return path
 
 
 def test_zotero_field_split_over_five_runs(tmp_path: Path) -> None:
