@@ -189,3 +189,38 @@ def test_a_tool_item_that_no_reference_can_be_is_refused_as_invalid(item: object
     with pytest.raises(DoigetError) as refused:
         read_item(item)  # type: ignore[arg-type]
     assert refused.value.code is ErrorCode.INVALID_REF
+
+
+@pytest.mark.parametrize(
+    ("text", "families", "title", "venue"),
+    [
+        (
+            "Eleftherios A. Makris, Donald J. Responte, Jerry C. Hu, and Kyriacos A. "
+            "Athanasiou. 2014. Developing functional musculoskeletal tissues through hypoxia "
+            "and lysyl oxidase-induced collagen cross-linking. PNAS, 111(45):E4832-E4841.",
+            ["Makris", "Responte", "Hu", "Athanasiou"],
+            "Developing functional musculoskeletal tissues through hypoxia and lysyl "
+            "oxidase-induced collagen cross-linking",
+            "PNAS, 111(45):E4832-E4841",
+        ),
+        (
+            "Kalpesh Krishna and Erin Bransom. 2023. LongEval: Guidelines for human "
+            "evaluation of faithfulness. In Proceedings of EACL.",
+            ["Krishna", "Bransom"],
+            "LongEval: Guidelines for human evaluation of faithfulness",
+            "Proceedings of EACL",
+        ),
+        (
+            "Sun J. Deep learning for the rest of us. Journal of Tests, 2019.",
+            ["Sun"],
+            "Deep learning for the rest of us",
+            "Journal of Tests",
+        ),
+    ],
+)
+def test_a_middle_initial_and_a_year_standing_alone_do_not_end_the_names(
+    text: str, families: list[str], title: str, venue: str
+) -> None:
+    work = read_item(text)
+    assert [a.family for a in work.authors] == families
+    assert (work.title, work.venue) == (title, venue)

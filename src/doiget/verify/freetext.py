@@ -28,6 +28,13 @@ _BARE_PMID: Final = re.compile(r"(\d{1,9})")
 _STOP: Final = re.compile(r"[.?!]\s+")
 _MORE: Final = re.compile(r",?\s*(?:et\.?\s*al\.?|and\s+others|&\s*others)", re.IGNORECASE)
 _INITIALS: Final = re.compile(r"^(?:[A-Z]\.?\s*-?){1,4}$")
+# The word after a middle initial's stop that ends a name: "A. Makris," "J. Responte."
+# "C. Hu and" (bounded: only the words just after the stop are read).
+_NAME_ENDS_AFTER: Final = re.compile(
+    r"\s+(?:[A-Z][.\s]\s*){0,2}[A-Z][\w'\u2019-]{1,30}(?:[,;.]|\s+(?:and|&)\s)"
+)
+# A sentence that is the year and nothing else (ACL's "Authors. 2014. Title. Venue.").
+_YEAR_ALONE: Final = re.compile(r"\(?(?:1[89]|2\d)\d\d[a-z]?\)?")
 
 
 def _names(segment: str) -> tuple[tuple[CitedAuthor, ...], bool]:
@@ -73,7 +80,11 @@ def _closes_initial(text: str, stop: int) -> bool:
     if start == 0:
         return True
     previous = _word_before(text, start - 1, 3)[1]
-    return previous == "" or previous.endswith(",") or bool(re.fullmatch(r"[A-Z]\.", previous))
+    if previous == "" or previous.endswith(",") or re.fullmatch(r"[A-Z]\.", previous):
+        return True
+    # A given name's middle initial ("Eleftherios A. Makris, ..."): the name goes on
+    # after the stop and ends there, where a title would go on in lower case.
+    return _NAME_ENDS_AFTER.match(text, stop + 1, stop + 48) is not None
 
 
 def sentences(text: str) -> list[str]:
@@ -121,6 +132,8 @@ def read_free_text(text: str, key: str | None = None) -> CitedWork:
             segments = [body[: apa.start()].strip(" .,"), *sentences(body[apa.end() :].strip())]
         else:
             segments = sentences(body)
+        if len(segments) > 2:
+            segments = [segments[0], *(s for s in segments[1:] if not _YEAR_ALONE.fullmatch(s))]
         if len(segments) <= 1:  # a title alone, or nothing but identifiers
             authors, more, title, venue = (), False, "".join(segments), None
         else:
