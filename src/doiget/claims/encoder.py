@@ -48,31 +48,48 @@ def default_encoder() -> SentenceEncoder:
 
 class _SourceVectors:
     """The sentence vectors of the last few sources, by encoder and text: checking
-    several claims against one paper encodes its sentences once."""
+    several claims against one paper encodes its sentences once, and claims checked
+    against it at the same time wait for that one encoding rather than each doing it."""
 
     def __init__(self, size: int) -> None:
         self._size = size
         self._vectors: OrderedDict[tuple[int, str], tuple[SentenceEncoder, Any]] = OrderedDict()
+        self._encoding: dict[tuple[int, str], threading.Lock] = {}
         self._lock = threading.Lock()
+
+    def _cached(self, key: tuple[int, str], encoder: SentenceEncoder) -> Any:
+        with self._lock:
+            cached = self._vectors.get(key)
+            if cached is not None and cached[0] is encoder:
+                self._vectors.move_to_end(key)
+                return cached[1]
+            return None
 
     def get(self, encoder: SentenceEncoder, texts: Sequence[str]) -> NDArray[np.float32]:
         import numpy as np
 
         digest = hashlib.sha256("\n".join(texts).encode("utf-8", "surrogatepass")).hexdigest()
         key = (id(encoder), digest)
+        vectors: NDArray[np.float32] | None = self._cached(key, encoder)
+        if vectors is not None:
+            return vectors
         with self._lock:
-            cached = self._vectors.get(key)
-            if cached is not None and cached[0] is encoder:
-                self._vectors.move_to_end(key)
-                vectors: NDArray[np.float32] = cached[1]
+            encoding = self._encoding.setdefault(key, threading.Lock())
+        with encoding:  # one encoding of a source at a time; the others find its vectors
+            try:
+                vectors = self._cached(key, encoder)
+                if vectors is not None:
+                    return vectors
+                vectors = np.asarray(encoder.encode(texts), dtype=np.float32)
+                with self._lock:
+                    # The encoder is kept with its vectors, so its id names no other one.
+                    self._vectors[key] = (encoder, vectors)
+                    while len(self._vectors) > self._size:
+                        self._vectors.popitem(last=False)
                 return vectors
-        vectors = np.asarray(encoder.encode(texts), dtype=np.float32)
-        with self._lock:
-            # The encoder is kept with its vectors, so its id names no other encoder.
-            self._vectors[key] = (encoder, vectors)
-            while len(self._vectors) > self._size:
-                self._vectors.popitem(last=False)
-        return vectors
+            finally:
+                with self._lock:
+                    self._encoding.pop(key, None)
 
 
 _SOURCES = _SourceVectors(CACHED_SOURCES)

@@ -42,3 +42,11 @@ def weigh(claim: str, ref: str, pdf: Path | None, text: str | None) -> Assessed:
         units = units_of_text(text or "")
     assessed: Assessed = assess(claim, units, default_encoder())
     return assessed
+
+
+def warm() -> None:
+    """The encoder loaded in a worker process before its first weighing, outside any
+    work's time limit."""
+    from doiget.claims.encoder import default_encoder
+
+    default_encoder().encode(["warm"])

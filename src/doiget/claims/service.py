@@ -284,6 +284,7 @@ class ClaimChecker:
         searches apart (encoding holds the interpreter lock)."""
         args = (claim, source.ref or "the source", source.pdf, source.text)
         if self._pool.apart:
+            await self._pool.prepare_apart(jobs.warm)
             return await self._pool.run_apart(self._weigh, *args)
         return await self._pool.run(functools.partial(self._weigh, *args))
 
