@@ -80,7 +80,7 @@ def test_the_text_output_lists_problems_first_and_no_fetch_is_passed_on(
     lines = done.stdout.splitlines()
     assert lines[0].startswith("draft.tex: 10 citations, 8 cited works, 1 not real")
     assert lines[1].startswith("not real") and "draft.tex:4 [ghost]" in lines[1]
-    assert lines[-1].startswith("supported")
+    assert lines[-1].startswith("addressed")
     assert set(checker.fetched) == {False}
 
 

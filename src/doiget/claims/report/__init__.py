@@ -34,7 +34,7 @@ LABELS: Final[dict[Status, str]] = {
     "miscited": "miscited",
     "partly": "partly addressed",
     "unchecked": "not checked",
-    "ok": "supported",
+    "ok": "addressed",
 }
 _ARXIV: Final = re.compile(r"arXiv:(?P<id>[A-Za-z.-]*/?\d{4,7}(?:\.\d{4,5})?)")
 # Any printable suffix (a DOI may hold spaces and quotes): percent-encoded in the link.
