@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import multiprocessing
+import os
 import threading
 from collections.abc import Callable
 from multiprocessing.connection import Connection
@@ -113,6 +114,9 @@ def _serve(answer_to: Connection, key: tuple[str, str], args: tuple[Any, ...]) -
     (a memory error ends the child without one, as the limit's other ways do)."""
     from doiget.documents.pdftext import UnusableDocument
 
+    # The child shares the server's standard output, which carries nothing but JSON-RPC
+    # frames: whatever PDFium or a library prints goes to standard error instead.
+    os.dup2(2, 1)
     _limit()
     if key not in JOBS:
         raise SystemExit(2)

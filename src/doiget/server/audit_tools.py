@@ -108,10 +108,10 @@ class AuditTools:
                     when="Before submitting: check every citation of a draft.",
                     inputs="path (.tex .md .docx .pdf .txt, in the client's roots (stdio) or "
                     "DOIGET_IMPORT_DIRS) or text+format+bibliography (.bib, CSL-JSON, RIS); "
-                    "fetch: OA PDFs into the store.",
+                    "fetch: store OA PDFs.",
                     outputs="summary; citations[] in reading order: place, sentence, status, "
                     "keys[{verdict, problems, integrity, work, quotes}]; works[]; partial.",
-                    costs="As doiget_check_claims per citation; progress per citation.",
+                    costs="As doiget_check_claims per citation.",
                     side_effects="With fetch, stores Open Access PDFs.",
                     limits="1,000 works, each verified once. A source down: partial, unchecked "
                     "named.",

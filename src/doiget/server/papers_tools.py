@@ -583,13 +583,13 @@ def papers_toolset(runtime: Runtime) -> Toolset:
         Tool(
             "doiget_check_claims",
             describe(
-                when="Does a cited work say what your sentence claims?",
-                inputs="items: {claim, ref (DOI, arXiv id, key, BibTeX, free text; list: "
-                "each work) | text}; fetch.",
+                when="Does a cited work say what a sentence claims?",
+                inputs="items: {claim, ref (DOI, arXiv id, key, BibTeX, text; a list) | "
+                "text}; fetch.",
                 outputs="Per work: basis, addressed, confidence, evidence, cues.",
-                costs="Per work: up to 13 lookups and a fetch, 90 s; cached.",
+                costs="Per work: <=13 lookups, a fetch, 90 s.",
                 side_effects="fetch stores OA PDFs.",
-                limits="50 claims, 100 works a call; progress.",
+                limits="50 claims, 100 works.",
             ),
             cc.CheckClaims,
             cc.ClaimChecks,
