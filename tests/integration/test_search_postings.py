@@ -202,11 +202,7 @@ def test_any_word_queries_give_bm25_scores_to_the_bit(tmp_path: Path, spread: in
             among = sorted(rng.sample(range(1, 501), count))
             asked = np.array([number * spread for number in among], dtype=np.int64)
             for every_word, joiner in ((False, " OR "), (True, " ")):
-                expected = conn.execute(
-                    "SELECT rowid, bm25(t) FROM t WHERE t MATCH ? AND rowid IN "
-                    "(SELECT value FROM json_each(?)) ORDER BY bm25(t), rowid",
-                    (joiner.join(f'"{word}"' for word in words), json.dumps(asked.tolist())),
-                ).fetchall()
+                expected = _bm25_among(conn, joiner.join(f'"{w}"' for w in words), asked)
                 found = cache.top(
                     conn, [Phrase(word) for word in words], 500, every=every_word, among=asked
                 )
@@ -938,11 +934,7 @@ def test_postings_taken_from_the_file_give_bm25_scores_to_the_bit(
             found = second.top(conn, [Phrase(word) for word in words], 25, every=every)
             assert found == [(int(rowid), float(score)) for rowid, score in expected], words
             asked = np.array([n * spread for n in sorted(rng.sample(range(1, 501), 5))])
-            expected = conn.execute(
-                "SELECT rowid, bm25(t) FROM t WHERE t MATCH ? AND rowid IN "
-                "(SELECT value FROM json_each(?)) ORDER BY bm25(t), rowid",
-                (joiner.join(f'"{word}"' for word in words), json.dumps(asked.tolist())),
-            ).fetchall()
+            expected = _bm25_among(conn, joiner.join(f'"{w}"' for w in words), asked)
             found = second.top(
                 conn, [Phrase(word) for word in words], 500, every=every, among=asked
             )
@@ -950,3 +942,14 @@ def test_postings_taken_from_the_file_give_bm25_scores_to_the_bit(
     assert second.phrases_read == 1  # "absent", in no row, so not filed
     conn.close()
     writer.close()
+
+
+def _bm25_among(conn: sqlite3.Connection, match: str, asked: Any) -> list[Any]:
+    """FTS5's own ranking of the rows ``asked`` that ``match`` finds."""
+    return list(
+        conn.execute(
+            "SELECT rowid, bm25(t) FROM t WHERE t MATCH ? AND rowid IN "
+            "(SELECT value FROM json_each(?)) ORDER BY bm25(t), rowid",
+            (match, json.dumps(asked.tolist())),
+        ).fetchall()
+    )

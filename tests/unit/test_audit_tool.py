@@ -11,7 +11,7 @@ import pytest
 from auditfakes import FakeChecker, FakeQuotes, FakeVerifier, problem_draft
 from doiget.claims.audit_contracts import AuditManuscript
 from doiget.errors import DoigetError
-from doiget.runtime import Runtime, load_runtime
+from doiget.runtime import Runtime
 from doiget.server.audit_tools import AuditTools
 
 
@@ -52,18 +52,6 @@ def drafts(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, Any, Any]]:
     monkeypatch.setattr(manuscripts, "read_manuscript", read_manuscript, raising=False)
     monkeypatch.setattr("doiget.claims.audit.claim_checker", lambda *args: FakeChecker())
     return read
-
-
-@pytest.fixture
-async def runtime(tmp_path: Path) -> Any:
-    made = load_runtime({
-        "DOIGET_CONFIG": str(tmp_path / "none.toml"),
-        "DOIGET_STORE_ROOT": str(tmp_path / "papers"),
-        "DOIGET_LOG_PATH": str(tmp_path / "log.jsonl"),
-        "DOIGET_DATA_DIR": str(tmp_path / "data"),
-    })  # fmt: skip
-    yield made
-    await made.aclose()
 
 
 def _tools(runtime: Runtime) -> AuditTools:

@@ -16,7 +16,7 @@ from doiget.claims.audit_contracts import AuditManuscript
 from doiget.claims.manuscripts import read_manuscript
 from doiget.errors import DoigetError
 from doiget.owner import owned_by
-from doiget.runtime import Runtime, load_runtime
+from doiget.runtime import Runtime
 from doiget.server.audit_tools import AuditTools
 
 SECRET = "secret-key-of-the-server"
@@ -39,18 +39,6 @@ class Call:
 
     async def roots(self) -> list[str]:
         return [str(root) for root in self._roots]
-
-
-@pytest.fixture
-async def runtime(tmp_path: Path) -> Any:
-    made = load_runtime({
-        "DOIGET_CONFIG": str(tmp_path / "none.toml"),
-        "DOIGET_STORE_ROOT": str(tmp_path / "papers"),
-        "DOIGET_LOG_PATH": str(tmp_path / "log.jsonl"),
-        "DOIGET_DATA_DIR": str(tmp_path / "data"),
-    })  # fmt: skip
-    yield made
-    await made.aclose()
 
 
 def _tools(runtime: Runtime) -> AuditTools:
