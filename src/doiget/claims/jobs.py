@@ -6,27 +6,14 @@ its own parsed documents (the reading core's) and loads the encoder once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING
 
-from doiget.claims.contracts import Addressed, Cue, Evidence
-
-
-class Assessed(Protocol):
-    """What the engine answers about one claim and one source."""
-
-    @property
-    def addressed(self) -> Addressed: ...
-    @property
-    def confidence(self) -> float: ...
-    @property
-    def evidence(self) -> Sequence[Evidence]: ...
-    @property
-    def cues(self) -> Sequence[Cue]: ...
+if TYPE_CHECKING:
+    from doiget.claims.evidence import Assessment
 
 
-def weigh(claim: str, ref: str, pdf: Path | None, text: str | None) -> Assessed:
+def weigh(claim: str, ref: str, pdf: Path | None, text: str | None) -> Assessment:
     """The engine's assessment of ``claim`` against the stored PDF ``pdf`` (pages and
     sections), else against ``text`` (offsets); NOT_FOUND when the PDF has no text."""
     # The engine's modules: imported here, in the worker that runs the job.
@@ -40,8 +27,7 @@ def weigh(claim: str, ref: str, pdf: Path | None, text: str | None) -> Assessed:
         units = units_of_document(load(pdf, ref))
     else:
         units = units_of_text(text or "")
-    assessed: Assessed = assess(claim, units, default_encoder())
-    return assessed
+    return assess(claim, units, default_encoder())
 
 
 def warm() -> None:

@@ -45,6 +45,7 @@ from doiget.progress import in_order
 from doiget.refs import Ref, parse_ref
 
 if TYPE_CHECKING:
+    from doiget.claims.evidence import Assessment
     from doiget.runtime import Runtime
     from doiget.verify.service import Verifier
     from doiget.workpool import WorkPool
@@ -64,7 +65,7 @@ FAULT: Final = (
 )
 
 Progress = Callable[[int, int, ClaimResult], Awaitable[None] | None]
-Weigh = Callable[[str, str, Path | None, str | None], jobs.Assessed]
+Weigh = Callable[[str, str, Path | None, str | None], "Assessment"]
 
 
 class _Kept(OrderedDict[Any, T]):
@@ -279,7 +280,7 @@ class ClaimChecker:
                 self._sources.keep(key, source)
             return source
 
-    async def _job(self, claim: str, source: Source) -> jobs.Assessed:
+    async def _job(self, claim: str, source: Source) -> Assessment:
         """The engine's weighing, in the pool: in a worker process where it runs
         searches apart (encoding holds the interpreter lock)."""
         args = (claim, source.ref or "the source", source.pdf, source.text)
@@ -345,7 +346,7 @@ def _identity(reference: CitedRef | None, text: str | None) -> Any:
     return ("reference", (reference or "").strip())
 
 
-def _answered(source: Source, assessed: jobs.Assessed | None) -> WorkCheck:
+def _answered(source: Source, assessed: Assessment | None) -> WorkCheck:
     if assessed is None:
         return WorkCheck(
             ref=source.ref, basis=source.basis, basis_note=source.note,
