@@ -145,6 +145,8 @@ class FakeZotero:
             GROUP_KEY: KeyAccess(user=False, groups={GROUP_ID: True}),
         }
         self.switches = Switches()
+        # A page size for keys/versions listings, for a server that pages them too.
+        self.versions_page: int | None = None
         self.requests: list[FakeRequest] = []
         self.sessions: dict[str, list[str]] = {}
         # Connector session -> the connector's item ids -> the keys they were saved as.
@@ -548,8 +550,13 @@ class FakeZotero:
         objects = sorted(objects, key=lambda o: (-o["version"], o["key"]))
         total = len(objects)
         start = int(query.get("start") or 0)
-        if local:
+        fmt = query.get("format", "json")
+        if local or (fmt in ("versions", "keys") and self.versions_page is None):
+            # The local app pages nothing unless asked; the Web API sends every key
+            # of a keys/versions listing at once.
             limit = int(query.get("limit") or 0) or max(total - start, 0)
+        elif fmt in ("versions", "keys"):
+            limit = min(int(query.get("limit") or self.versions_page or 0), WEB_PAGE_MAX)
         else:
             limit = min(int(query.get("limit") or WEB_PAGE_DEFAULT), WEB_PAGE_MAX)
         page = objects[start : start + limit]
@@ -558,7 +565,6 @@ class FakeZotero:
             "Last-Modified-Version": str(self.version),
             "Link": _links(request, self._base(local), start, limit, total, local),
         }
-        fmt = query.get("format", "json")
         if fmt == "versions":
             return FakeAnswer.of_json({o["key"]: o["version"] for o in page}, **headers)
         if fmt == "keys":
