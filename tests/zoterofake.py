@@ -145,6 +145,8 @@ class FakeZotero:
             GROUP_KEY: KeyAccess(user=False, groups={GROUP_ID: True}),
         }
         self.switches = Switches()
+        # Off: the user has not allowed other applications to use the local API.
+        self.local_api_enabled = True
         # A page size for keys/versions listings, for a server that pages them too.
         self.versions_page: int | None = None
         self.requests: list[FakeRequest] = []
@@ -310,6 +312,8 @@ class FakeZotero:
             return self._connector(request)
         local = request.path.startswith("/api/")
         path = request.path[len("/api") :] if local else request.path
+        if local and not self.local_api_enabled:
+            return FakeAnswer.text(403, "Local API is not enabled")
         if local and request.method != "GET":
             return FakeAnswer.text(501, "Write access is not yet supported")
         if path == "/keys/current" and not local:

@@ -571,6 +571,17 @@ async def test_a_desktop_app_that_is_not_running_is_said_with_how_to_reach_it(
     assert "Allow other applications" in caught.value.message
 
 
+async def test_a_desktop_app_whose_local_api_is_off_is_said_with_the_setting_to_turn_on(
+    zotero_local: ZoteroWorld, doiget_env: dict[str, str]
+) -> None:
+    zotero_local.fake.local_api_enabled = False
+    async with opened({**doiget_env, **zotero_local.env}) as api:
+        with pytest.raises(DoigetError) as caught:
+            await api.search(ItemQuery(q="x"))
+    assert caught.value.code is ErrorCode.CAPABILITY_DENIED
+    assert "Allow other applications" in caught.value.message
+
+
 # -- settings ----------------------------------------------------------------------
 
 
