@@ -1,0 +1,153 @@
+"""The contracts of the Zotero tools (and ``doiget zotero …``): searching the library,
+and writing a verified work, a note or tags back into it.
+
+Replies list only the fields that have a value (as verification rows do).
+"""
+
+# Annotations are evaluated as the classes are made (see doiget.papers.contracts).
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from doiget.contract import Hint, Reply, Request
+from doiget.integrity import Notice
+from doiget.verify.contracts import MAX_REFERENCE_CHARS, Problem, VerifyModel
+
+MAX_NOTE_CHARS = 50_000
+MAX_QUOTES = 50
+MAX_TAGS = 50
+MAX_TAG_CHARS = 255
+SEARCH_LIMIT_MAX = 100
+
+Action = Literal["work", "note", "tags"]
+WriteMode = Literal["off", "ask", "on"]
+
+# Zotero's item keys: eight characters of its own alphabet.
+ItemKey = Annotated[
+    str,
+    Field(pattern=r"^[23456789ABCDEFGHIJKLMNPQRSTUVWXYZ]{8}$"),
+    Hint("must be a Zotero item key (8 characters such as 'ABCD2345')"),
+]
+Tag = Annotated[str, Field(min_length=1, max_length=MAX_TAG_CHARS)]
+
+
+class Quote(Request):
+    """A passage quoted in a note, with the page it is on."""
+
+    text: Annotated[str, Field(min_length=1, max_length=MAX_REFERENCE_CHARS)]
+    page: Annotated[str | None, Field(max_length=20)] = None
+
+
+class ZoteroSearch(Request):
+    """A search of the library, one item by key, or (neither) the collection tree."""
+
+    q: Annotated[str | None, Field(max_length=500)] = None
+    key: ItemKey | None = None
+    tags: Annotated[list[Tag], Field(default_factory=list, max_length=MAX_TAGS)]
+    collection: Annotated[str | None, Field(max_length=MAX_TAG_CHARS)] = None
+    item_type: Annotated[str | None, Field(alias="itemType", max_length=40)] = None
+    year: Annotated[int | None, Field(ge=1000, le=9999)] = None
+    limit: Annotated[int, Field(ge=1, le=SEARCH_LIMIT_MAX)] = 25
+    start: Annotated[int, Field(ge=0)] = 0
+
+
+class ZoteroAdd(Request):
+    """One write: a work into a collection, a note on an item, or tags on an item."""
+
+    action: Action
+    ref: Annotated[str | None, Field(max_length=MAX_REFERENCE_CHARS)] = None
+    key: ItemKey | None = None
+    collection: Annotated[str | None, Field(max_length=MAX_TAG_CHARS)] = None
+    note: Annotated[str | None, Field(max_length=MAX_NOTE_CHARS)] = None
+    quotes: Annotated[list[Quote], Field(default_factory=list, max_length=MAX_QUOTES)]
+    tags: Annotated[list[Tag], Field(default_factory=list, max_length=MAX_TAGS)]
+    take_correction: Annotated[bool, Field(alias="takeCorrection")] = False
+    pdf: bool = True
+
+
+class ZoteroModel(VerifyModel):
+    """A part of a Zotero reply: rendered with only the fields that have a value."""
+
+
+class CollectionView(ZoteroModel):
+    key: str
+    name: str
+    parent: str | None = None
+    items: int | None = None
+
+
+class AnnotationView(ZoteroModel):
+    key: str
+    type: str
+    text: str | None = None
+    comment: str | None = None
+    color: str | None = None
+    page_label: str | None = None
+    tags: list[str] | None = None
+
+
+class AttachmentView(ZoteroModel):
+    key: str
+    title: str | None = None
+    content_type: str | None = None
+    path: str | None = None
+    missing: str | None = None
+    annotations: list[AnnotationView] | None = None
+
+
+class NoteView(ZoteroModel):
+    key: str
+    text: str
+
+
+class ItemView(ZoteroModel):
+    """One item: its fields, its CSL-JSON and, when shown alone, its children."""
+
+    key: str
+    version: int
+    item_type: str
+    title: str | None = None
+    creators: list[str] | None = None
+    date: str | None = None
+    doi: str | None = None
+    citation_key: str | None = None
+    tags: list[str] | None = None
+    collections: list[str] | None = None
+    csl: dict[str, Any] | None = None
+    entry: str | None = None
+    notes: list[NoteView] | None = None
+    attachments: list[AttachmentView] | None = None
+
+
+class ZoteroFound(Reply):
+    """Items found (or one item), or the collection tree."""
+
+    sparse = True
+    ok: bool = True
+    library: str
+    total: int | None = None
+    items: list[ItemView] | None = None
+    collections: list[CollectionView] | None = None
+
+
+class Written(Reply):
+    """What a write did: the item written to (``created`` false when the library held the
+    work already), the collection, attachment and note made, the tags added; and when
+    nothing was written, why."""
+
+    sparse = True
+    ok: bool = True
+    action: Action
+    library: str
+    key: str | None = None
+    created: bool | None = None
+    ref: str | None = None
+    title: str | None = None
+    collection: str | None = None
+    collection_created: bool | None = None
+    attachment: str | None = None
+    note: str | None = None
+    tags_added: list[str] | None = None
+    problems: list[Problem] | None = None
+    integrity: list[Notice] | None = None
+    skipped: list[str] | None = None
