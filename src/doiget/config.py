@@ -36,7 +36,7 @@ from doiget.upstreams import Redaction, Setting, Upstream, all_upstreams
 from doiget.workpool import QUEUE_DEFAULT, QUEUE_MAX, WORKERS_MAX, default_workers
 
 APP_NAME = "doiget"
-KNOWN_TOOLSETS = ("papers", "scholar", "library", "web")
+KNOWN_TOOLSETS = ("papers", "scholar", "library", "web", "zotero")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 SCHOLAR_CACHE_TTL_DEFAULT = 600.0
 API_TIMEOUT_DEFAULT = 30.0
@@ -91,7 +91,8 @@ CORE_SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "DOIGET_TOOLSETS",
-        "comma list of enabled toolsets: papers,scholar,library,web (default all)",
+        "comma list of enabled toolsets: papers,scholar,library,web,zotero (default all; "
+        "zotero is served once a Zotero library is configured)",
         config_key="toolsets",
     ),
     Setting(

@@ -7,14 +7,13 @@ Replies list only the fields that have a value (as verification rows do).
 # Annotations are evaluated as the classes are made (see doiget.papers.contracts).
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
-from doiget.contract import Hint, Reply, Request
+from doiget.contract import Reply, Request
 from doiget.integrity import Notice
 from doiget.verify.contracts import MAX_REFERENCE_CHARS, Problem, VerifyModel
 
 MAX_NOTE_CHARS = 50_000
-MAX_QUOTES = 50
 MAX_TAGS = 50
 MAX_TAG_CHARS = 255
 SEARCH_LIMIT_MAX = 100
@@ -22,20 +21,20 @@ SEARCH_LIMIT_MAX = 100
 Action = Literal["work", "note", "tags"]
 WriteMode = Literal["off", "ask", "on"]
 
-# Zotero's item keys: eight characters of its own alphabet.
-ItemKey = Annotated[
-    str,
-    Field(pattern=r"^[23456789ABCDEFGHIJKLMNPQRSTUVWXYZ]{8}$"),
-    Hint("must be a Zotero item key (8 characters such as 'ABCD2345')"),
-]
-Tag = Annotated[str, Field(min_length=1, max_length=MAX_TAG_CHARS)]
+# Zotero's object keys: eight characters of its own alphabet.
+KEY_ALPHABET = frozenset("23456789ABCDEFGHIJKLMNPQRSTUVWXYZ")
 
 
-class Quote(Request):
-    """A passage quoted in a note, with the page it is on."""
+def zotero_key(value: str) -> str:
+    """``value`` when it is a Zotero object key (it goes into request paths)."""
+    if len(value) != 8 or not set(value) <= KEY_ALPHABET:
+        raise ValueError(f"{value[:20]!r} is not a Zotero item key (8 characters like 'ABCD2345')")
+    return value
 
-    text: Annotated[str, Field(min_length=1, max_length=MAX_REFERENCE_CHARS)]
-    page: Annotated[str | None, Field(max_length=20)] = None
+
+# Checked by a validator, not a pattern: what tools/list sends stays short.
+ItemKey = Annotated[str, Field(max_length=8), AfterValidator(zotero_key)]
+Tag = Annotated[str, Field(max_length=MAX_TAG_CHARS)]
 
 
 class ZoteroSearch(Request):
@@ -46,23 +45,22 @@ class ZoteroSearch(Request):
     tags: Annotated[list[Tag], Field(default_factory=list, max_length=MAX_TAGS)]
     collection: Annotated[str | None, Field(max_length=MAX_TAG_CHARS)] = None
     item_type: Annotated[str | None, Field(alias="itemType", max_length=40)] = None
-    year: Annotated[int | None, Field(ge=1000, le=9999)] = None
+    year: int | None = None
     limit: Annotated[int, Field(ge=1, le=SEARCH_LIMIT_MAX)] = 25
     start: Annotated[int, Field(ge=0)] = 0
 
 
 class ZoteroAdd(Request):
-    """One write: a work into a collection, a note on an item, or tags on an item."""
+    """One write: ``target`` is the work (a ref doiget accepts, or a reference as the
+    verifier reads one) for ``work``, the item's key for ``note`` and ``tags``. A note is
+    plain text; its lines that begin with ``>`` are a quoted passage (with its page)."""
 
     action: Action
-    ref: Annotated[str | None, Field(max_length=MAX_REFERENCE_CHARS)] = None
-    key: ItemKey | None = None
+    target: Annotated[str, Field(max_length=MAX_REFERENCE_CHARS)]
     collection: Annotated[str | None, Field(max_length=MAX_TAG_CHARS)] = None
     note: Annotated[str | None, Field(max_length=MAX_NOTE_CHARS)] = None
-    quotes: Annotated[list[Quote], Field(default_factory=list, max_length=MAX_QUOTES)]
     tags: Annotated[list[Tag], Field(default_factory=list, max_length=MAX_TAGS)]
     take_correction: Annotated[bool, Field(alias="takeCorrection")] = False
-    pdf: bool = True
 
 
 class ZoteroModel(VerifyModel):

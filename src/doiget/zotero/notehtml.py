@@ -1,32 +1,36 @@
 """A note's plain text as the HTML Zotero stores notes in, with nothing of it read as
-markup: every character of the text is escaped, paragraphs (blank-line separated)
-become ``<p>``, quoted passages ``<blockquote>`` followed by their page."""
+markup: every character is escaped; blocks separated by a blank line become ``<p>``,
+and a run of lines that begin with ``>`` (a quoted passage, as in e-mail) becomes a
+``<blockquote>``."""
 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
-
-from doiget.zotero.contracts import Quote
+from collections.abc import Iterator
 
 
-def _paragraphs(text: str) -> list[str]:
-    blocks = [block.strip() for block in text.replace("\r\n", "\n").split("\n\n")]
-    return [
-        "<p>" + "<br/>".join(html.escape(line) for line in block.split("\n")) + "</p>"
-        for block in blocks
-        if block
-    ]
+def _blocks(text: str) -> Iterator[tuple[bool, list[str]]]:
+    """The note's blocks in order: (is a quote, its lines)."""
+    quote: bool | None = None
+    lines: list[str] = []
+    for raw in [*text.replace("\r\n", "\n").split("\n"), ""]:
+        stripped = raw.strip()
+        quoted = stripped.startswith(">")
+        if not stripped or (quote is not None and quoted != quote):
+            if lines and quote is not None:
+                yield quote, lines
+            quote, lines = None, []
+        if stripped:
+            quote = quoted
+            lines.append(stripped[1:].strip() if quoted else stripped)
 
 
-def note_html(text: str | None, quotes: Sequence[Quote] = (), source: str | None = None) -> str:
-    """The note's HTML: its paragraphs, then each quote with its page (and ``source``, the
-    work quoted, named once after them when given)."""
-    parts = ['<div data-schema-version="9">', *_paragraphs(text or "")]
-    for quote in quotes:
-        parts.append("<blockquote>" + "".join(_paragraphs(quote.text)) + "</blockquote>")
-        if quote.page:
-            parts.append(f"<p>(p. {html.escape(quote.page)})</p>")
+def note_html(text: str, source: str | None = None) -> str:
+    """The note's HTML (``source``, the work it is about, named last when given)."""
+    parts = ['<div data-schema-version="9">']
+    for quote, lines in _blocks(text):
+        body = "<p>" + "<br/>".join(html.escape(line) for line in lines) + "</p>"
+        parts.append(f"<blockquote>{body}</blockquote>" if quote else body)
     if source:
         parts.append(f"<p>{html.escape(source)}</p>")
     parts.append("</div>")

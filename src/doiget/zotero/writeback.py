@@ -25,7 +25,7 @@ from doiget.refs import parse_ref
 from doiget.verify.contracts import Row
 from doiget.zotero.api import ItemQuery, ZoteroApi
 from doiget.zotero.approval import Confirm, approve, refused_off
-from doiget.zotero.contracts import Written, ZoteroAdd
+from doiget.zotero.contracts import Written, ZoteroAdd, zotero_key
 from doiget.zotero.cslmap import to_zotero_item
 from doiget.zotero.matching import Identity
 from doiget.zotero.models import Collection, ZoteroItem
@@ -50,14 +50,21 @@ LOCAL_READ_ONLY: Final = (
 )
 
 
-def _needs(request: ZoteroAdd, *names: str) -> None:
-    missing = [name for name in names if not getattr(request, name)]
-    if missing:
+def _item_key(request: ZoteroAdd) -> str:
+    """The item key a note or tags go to; INVALID_REF when ``target`` is none."""
+    try:
+        return zotero_key(request.target)
+    except ValueError as error:
         raise DoigetError(
             ErrorCode.INVALID_REF,
-            f"action {request.action!r} needs {' and '.join(missing)}.",
-            field=missing[0],
-        )
+            f"action {request.action!r} takes the Zotero item's key as target: {error}; "
+            "doiget_zotero_search finds it.",
+            field="target",
+        ) from None
+
+
+def _refuse_empty(request: ZoteroAdd, what: str) -> None:
+    raise DoigetError(ErrorCode.INVALID_REF, f"action {request.action!r} needs {what}.")
 
 
 def _refused_row(row: Row, take_correction: bool) -> DoigetError | None:
@@ -149,7 +156,6 @@ class ZoteroWriter:
         if self._mode == "off":
             raise refused_off()
         if request.action == "work":
-            _needs(request, "ref")
             return await self._add_work(request, confirm)
         if self._local:
             what = "a note on an item" if request.action == "note" else "tags on an item"
@@ -158,21 +164,21 @@ class ZoteroWriter:
                 LOCAL_READ_ONLY.format(what=what) + "; or add the work with its note and "
                 "tags (action work) and the app saves them with it.",
             )
+        key = _item_key(request)
         if request.action == "note":
-            _needs(request, "key")
-            if not request.note and not request.quotes:
-                _needs(request, "note")
-            return await self._add_note(request, confirm)
-        _needs(request, "key", "tags")
-        return await self._add_tags(request, confirm)
+            if not request.note:
+                _refuse_empty(request, "a note")
+            return await self._add_note(key, request, confirm)
+        if not request.tags:
+            _refuse_empty(request, "tags")
+        return await self._add_tags(key, request, confirm)
 
     # -- a work -----------------------------------------------------------------
 
     async def _add_work(self, request: ZoteroAdd, confirm: Confirm) -> Written:
-        assert request.ref is not None
         if not self._local:
-            await self._check_key(files=request.pdf, notes=bool(request.note or request.quotes))
-        row = await self._verifier.verify(await self._cited(request.ref))
+            await self._check_key(files=True, notes=bool(request.note))
+        row = await self._verifier.verify(await self._cited(request.target))
         refusal = _refused_row(row, request.take_correction)
         if refusal is not None:
             raise refusal
@@ -204,11 +210,7 @@ class ZoteroWriter:
         existing = await self._find(identity, str(item.get("title") or ""))
         collection, new_name = await self._collection(request.collection)
         source = f"{item.get('title', '')} ({row.match.ref if row.match else 'no identifier'})"
-        note = (
-            note_html(request.note, request.quotes, source)
-            if request.note or request.quotes
-            else None
-        )
+        note = note_html(request.note, source) if request.note else None
         ref = row.match.ref if row.match else None
         return _Plan(csl, item, identity, ref, collection, new_name, existing, note)
 
@@ -269,10 +271,9 @@ class ZoteroWriter:
             action = f"Add to {plan.existing.key}, already in {self._label}"
         else:
             details["collection"] = where
-            details["pdf"] = request.pdf
             action = f"Add to {self._label}, collection {where}: a new item"
         extras = [
-            "its Open Access PDF" if plan.existing is None and request.pdf else "",
+            "its Open Access PDF" if plan.existing is None else "",
             "a note" if plan.note else "",
             f"tags {', '.join(request.tags)}" if request.tags else "",
         ]
@@ -309,8 +310,7 @@ class ZoteroWriter:
         result = await self._guarded(plan.ref, self._api.create_items([plan.item]))
         key = self._created_key(result.created, result.failed)
         written.key, written.created = key, True
-        if request.pdf:
-            written.attachment = await self._attach_pdf(plan, key)
+        written.attachment = await self._attach_pdf(plan, key)
         if plan.note is not None:
             written.note = await self._create_note(plan.ref, key, plan.note)
         written.tags_added = list(dict.fromkeys(request.tags)) or None
@@ -338,8 +338,8 @@ class ZoteroWriter:
                 + LOCAL_READ_ONLY.format(what="adding a note or tags to it")
             ]
             return written
-        pdf_url = await self._pdf_url(plan.ref) if request.pdf else None
-        if request.pdf and pdf_url is None:
+        pdf_url = await self._pdf_url(plan.ref)
+        if pdf_url is None:
             plan.skipped.append("no Open Access PDF is known for this work")
         item = dict(plan.item, notes=[{"note": plan.note}] if plan.note else [])
         collection = plan.collection.key if plan.collection else None
@@ -399,13 +399,12 @@ class ZoteroWriter:
 
     # -- a note, tags -----------------------------------------------------------
 
-    async def _add_note(self, request: ZoteroAdd, confirm: Confirm) -> Written:
-        assert request.key is not None
+    async def _add_note(self, key: str, request: ZoteroAdd, confirm: Confirm) -> Written:
         await self._check_key(notes=True)
-        item = await self._api.item(request.key)
-        html = note_html(request.note, request.quotes)
+        item = await self._api.item(key)
+        html = note_html(request.note or "")
         details = {"library": self._label, "item": item.key, "title": item.title,
-                   "note": request.note or "", "quotes": len(request.quotes)}  # fmt: skip
+                   "note": request.note}  # fmt: skip
         message = f"Add a note to {item.key} {item.title!r} in {self._label}."
         await approve(self._mode, confirm, message, details)
         note_key = await self._create_note(self._ref_of(item.key), item.key, html)
@@ -413,10 +412,9 @@ class ZoteroWriter:
             action="note", library=self._label, key=item.key, title=item.title, note=note_key
         )
 
-    async def _add_tags(self, request: ZoteroAdd, confirm: Confirm) -> Written:
-        assert request.key is not None
+    async def _add_tags(self, key: str, request: ZoteroAdd, confirm: Confirm) -> Written:
         await self._check_key()
-        item = await self._api.item(request.key)
+        item = await self._api.item(key)
         tags = list(dict.fromkeys(request.tags))
         details = {"library": self._label, "item": item.key, "title": item.title, "tags": tags}
         message = f"Add tags {', '.join(tags)} to {item.key} {item.title!r} in {self._label}."
