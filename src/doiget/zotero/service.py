@@ -10,6 +10,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Final
 
 from doiget.errors import DoigetError, ErrorCode
+from doiget.installed import ZOTERO_SETUP, zotero_configured
 from doiget.zotero.approval import WRITE_VAR, Confirm, write_mode
 from doiget.zotero.browse import ZoteroBrowser
 from doiget.zotero.contracts import Written, ZoteroAdd, ZoteroFound, ZoteroSearch
@@ -19,11 +20,7 @@ if TYPE_CHECKING:
     from doiget.zotero.api import ZoteroApi
     from doiget.zotero.writeback import ZoteroWriter
 
-NOT_CONFIGURED: Final = (
-    "Zotero is not configured: set DOIGET_ZOTERO_LOCAL=1 (the Zotero desktop app, its "
-    "local API enabled in Settings, Advanced) or DOIGET_ZOTERO_LIBRARY (users/<id> or "
-    "groups/<id>) with DOIGET_ZOTERO_API_KEY, and restart doiget."
-)
+NOT_CONFIGURED: Final = f"Zotero is not configured: it {ZOTERO_SETUP}, then restart doiget."
 
 
 class ZoteroCore:
@@ -32,9 +29,10 @@ class ZoteroCore:
     def __init__(self, runtime: Runtime) -> None:
         from doiget.zotero.api import open_api
 
-        api = open_api(runtime.settings, runtime.network())
-        if api is None:
+        if not zotero_configured(runtime.settings):
             raise DoigetError(ErrorCode.INVALID_CONFIG, NOT_CONFIGURED)
+        api = open_api(runtime.settings, runtime.network())
+        assert api is not None  # a library is configured
         self.api: ZoteroApi = api
         self.mode = write_mode(runtime.settings.text(WRITE_VAR))
         self._runtime = runtime
