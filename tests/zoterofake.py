@@ -426,7 +426,7 @@ class FakeZotero:
         tail = parts[2:]
         if not tail:
             if method == "GET":
-                return self._single(item, local, "item")
+                return self._single(item, local, "item", request.query.get("include", "data"))
             if method in ("PATCH", "PUT"):
                 return self._update(request, item)
             return FakeAnswer.text(405, "Method not allowed")
@@ -512,8 +512,10 @@ class FakeZotero:
             obj["csljson"] = _csl(data, self.library_id)
         return obj
 
-    def _single(self, data: dict[str, Any], local: bool, kind: str) -> FakeAnswer:
-        body = self._object(data, local, kind, "data")
+    def _single(
+        self, data: dict[str, Any], local: bool, kind: str, include: str = "data"
+    ) -> FakeAnswer:
+        body = self._object(data, local, kind, include)
         return FakeAnswer.of_json(body, **{"Last-Modified-Version": str(data["version"])})
 
     def _items_listing(

@@ -69,22 +69,15 @@ def _absent(module: str) -> bool:
         return True
 
 
-# The settings that name a Zotero library: the desktop app's, or one of the Web API.
-ZOTERO_LIBRARY_SETTINGS: Final = ("DOIGET_ZOTERO_LOCAL", "DOIGET_ZOTERO_LIBRARY")
 ZOTERO_SETUP: Final = (
     "needs a Zotero library: set DOIGET_ZOTERO_LOCAL=1 (the desktop app) or "
     "DOIGET_ZOTERO_LIBRARY with DOIGET_ZOTERO_API_KEY (the Web API)"
 )
 
 
-def zotero_configured(settings: Settings) -> bool:
-    """Whether a Zotero library is configured (its key is not read)."""
-    return any(settings.value(name) is not None for name in ZOTERO_LIBRARY_SETTINGS)
-
-
 def why_off(toolset: str, settings: Settings | None = None) -> str | None:
     """Why ``toolset`` cannot work in this install under ``settings`` (None when it can)."""
-    if toolset == "zotero" and settings is not None and not zotero_configured(settings):
+    if toolset == "zotero" and settings is not None and not settings.zotero.configured:
         return ZOTERO_SETUP
     missing = [module for module in _NEEDS.get(toolset, ()) if _absent(module)]
     if not missing:

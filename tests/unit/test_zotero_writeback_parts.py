@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from doiget.errors import DoigetError, ErrorCode
-from doiget.zotero.approval import approve, write_mode
+from doiget.zotero.approval import approve
 from doiget.zotero.contracts import zotero_key
 from doiget.zotero.cslmap import to_zotero_item
 from doiget.zotero.matching import Identity
@@ -129,15 +129,6 @@ def test_the_same_work_is_told_by_identifier_then_title(
     data: dict[str, Any], other: dict[str, Any], same: bool
 ) -> None:
     assert Identity.of_item({"title": "T", **data}).same(Identity.of_item(other)) is same
-
-
-def test_write_modes_default_off_and_refuse_a_typo() -> None:
-    assert write_mode(None) == "off"
-    assert write_mode(" ASK ") == "ask"
-    with pytest.raises(DoigetError) as caught:
-        write_mode("yes")
-    assert caught.value.code is ErrorCode.INVALID_CONFIG
-    assert "DOIGET_ZOTERO_WRITE" in caught.value.message
 
 
 async def _never(message: str, details: Any) -> bool | None:

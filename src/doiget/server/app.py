@@ -132,7 +132,6 @@ class _Call:
                 return []
         return [path for root in listed.roots if (path := _local_path(str(root.uri)))]
 
-
     async def confirm(self, message: str, details: Mapping[str, Any]) -> bool | None:
         session = self._ctx.session
         wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())

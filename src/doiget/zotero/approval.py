@@ -10,13 +10,10 @@ only on a yes; ``on`` writes without asking. A face supplies the asking as a
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Final, get_args
+from typing import Any, Final
 
-from doiget.errors import DoigetError, ErrorCode, quoted
-from doiget.zotero.contracts import WriteMode
-
-WRITE_VAR: Final = "DOIGET_ZOTERO_WRITE"
-MODES: Final[tuple[WriteMode, ...]] = get_args(WriteMode)
+from doiget.errors import DoigetError, ErrorCode
+from doiget.zoteroconfig import WRITE_VAR, WriteMode
 
 Confirm = Callable[[str, Mapping[str, Any]], Awaitable[bool | None]]
 
@@ -24,19 +21,6 @@ TURN_ON: Final = (
     f"set {WRITE_VAR}=ask (each write approved by the researcher) or {WRITE_VAR}=on "
     "(writes without asking) where doiget is configured, and restart it"
 )
-
-
-def write_mode(raw: str | None) -> WriteMode:
-    """The write mode a setting's value names (unset: ``off``); INVALID_CONFIG otherwise."""
-    value = (raw or "off").strip().lower()
-    for mode in MODES:
-        if value == mode:
-            return mode
-    raise DoigetError(
-        ErrorCode.INVALID_CONFIG,
-        f"{WRITE_VAR}={quoted(raw)} is not a write mode: use off, ask or on.",
-        field=WRITE_VAR,
-    )
 
 
 async def approve(

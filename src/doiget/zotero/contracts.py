@@ -19,7 +19,6 @@ MAX_TAG_CHARS = 255
 SEARCH_LIMIT_MAX = 100
 
 Action = Literal["work", "note", "tags"]
-WriteMode = Literal["off", "ask", "on"]
 
 # Zotero's object keys: eight characters of its own alphabet.
 KEY_ALPHABET = frozenset("23456789ABCDEFGHIJKLMNPQRSTUVWXYZ")

@@ -10,8 +10,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Final
 
 from doiget.errors import DoigetError, ErrorCode
-from doiget.installed import ZOTERO_SETUP, zotero_configured
-from doiget.zotero.approval import WRITE_VAR, Confirm, write_mode
+from doiget.installed import ZOTERO_SETUP
+from doiget.zotero.approval import Confirm
 from doiget.zotero.browse import ZoteroBrowser
 from doiget.zotero.contracts import Written, ZoteroAdd, ZoteroFound, ZoteroSearch
 
@@ -29,12 +29,12 @@ class ZoteroCore:
     def __init__(self, runtime: Runtime) -> None:
         from doiget.zotero.api import open_api
 
-        if not zotero_configured(runtime.settings):
+        if not runtime.settings.zotero.configured:
             raise DoigetError(ErrorCode.INVALID_CONFIG, NOT_CONFIGURED)
         api = open_api(runtime.settings, runtime.network())
         assert api is not None  # a library is configured
         self.api: ZoteroApi = api
-        self.mode = write_mode(runtime.settings.text(WRITE_VAR))
+        self.mode = runtime.settings.zotero.write
         self._runtime = runtime
         self.browser = ZoteroBrowser(api)
 

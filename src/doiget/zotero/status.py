@@ -7,8 +7,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from doiget.errors import DoigetError
-from doiget.installed import zotero_configured
-from doiget.zotero.approval import WRITE_VAR, write_mode
 
 if TYPE_CHECKING:
     from doiget.config import Settings
@@ -20,19 +18,12 @@ REACH_SECONDS: Final = 10.0
 
 def zotero_state(settings: Settings) -> dict[str, Any]:
     """Configured?, which library, and the write mode; no request is sent."""
-    if not zotero_configured(settings):
+    zotero = settings.zotero
+    if not zotero.configured:
         return {"configured": False, "writes": "off"}
-    local = settings.text("DOIGET_ZOTERO_LOCAL")
-    library = (
-        f"the Zotero desktop app ({'127.0.0.1:23119' if local == '1' else local})"
-        if local
-        else settings.text("DOIGET_ZOTERO_LIBRARY")
-    )
-    return {
-        "configured": True,
-        "library": library,
-        "writes": write_mode(settings.text(WRITE_VAR)),
-    }
+    local = zotero.local_url
+    library = f"the Zotero desktop app ({local})" if local else zotero.library
+    return {"configured": True, "library": library, "writes": zotero.write}
 
 
 async def zotero_health(runtime: Runtime) -> dict[str, Any]:

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from doiget.papers.service import Papers
     from doiget.verify.cited import CitedWork
     from doiget.verify.service import Verifier
-    from doiget.zotero.contracts import WriteMode
+    from doiget.zoteroconfig import WriteMode
 
 logger = logging.getLogger("doiget.zotero")
 T = TypeVar("T")
