@@ -117,6 +117,10 @@ def test_an_arxiv_work_is_a_preprint_with_its_pdf_uploaded(
 ) -> None:
     served = route_library(upstream)
     env = _env(tmp_path, upstream, zotero_web)
+    # The seeded library holds it (its arXiv id in archiveID): found, not added.
+    held = _add(env, action="work", target=f"arXiv:{ATTENTION}", collection="Reading")
+    assert (held.created, held.key) == (False, zotero_web.seeded.preprint)
+    zotero_web.fake.delete(zotero_web.seeded.preprint)
     written = _add(env, action="work", target=f"arXiv:{ATTENTION}", collection="Reading")
     assert written.created is True and written.collection == "Reading"
     assert written.collection_created is None  # the seeded one

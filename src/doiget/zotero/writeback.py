@@ -342,7 +342,8 @@ class ZoteroWriter:
         if pdf_url is None:
             plan.skipped.append("no Open Access PDF is known for this work")
         item = dict(plan.item, notes=[{"note": plan.note}] if plan.note else [])
-        collection = plan.collection.key if plan.collection else None
+        # The connector files an item by the collection's name.
+        collection = plan.collection.name if plan.collection else None
         await self._record(plan.ref, f"connector save {plan.item.get('title', '')!r}")
         await self._guarded(
             plan.ref, self._api.connector_save(item, collection=collection, pdf_url=pdf_url)
