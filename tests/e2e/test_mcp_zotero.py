@@ -144,7 +144,8 @@ def test_health_and_capabilities_say_which_library_and_whether_writes_are_on(
     assert zotero["reachable"] is True, health.stdout + health.stderr
     assert zotero["library"] == f"users/{zotero_web.fake.library_id}"
     assert zotero["writes"] == "ask"
-    capabilities = json.loads(doiget("--json", "capabilities", env=env).stdout)
-    assert capabilities["zotero"] == {"configured": True, "library": zotero["library"],
-                                      "writes": "ask"}  # fmt: skip
+    capabilities = doiget("--json", "capabilities", env=env)
+    assert json.loads(capabilities.stdout)["zotero"] == {
+        "configured": True, "library": zotero["library"], "writes": "ask",
+    }  # fmt: skip
     assert WRITE_KEY not in health.stdout + capabilities.stdout

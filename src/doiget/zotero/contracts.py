@@ -7,9 +7,9 @@ Replies list only the fields that have a value (as verification rows do).
 # Annotations are evaluated as the classes are made (see doiget.papers.contracts).
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, ConfigDict, Field
 
-from doiget.contract import Reply, Request
+from doiget.contract import Request
 from doiget.integrity import Notice
 from doiget.verify.contracts import MAX_REFERENCE_CHARS, Problem, VerifyModel
 
@@ -63,7 +63,10 @@ class ZoteroAdd(Request):
 
 
 class ZoteroModel(VerifyModel):
-    """A part of a Zotero reply: rendered with only the fields that have a value."""
+    """A part of a Zotero reply: rendered with only the fields that have a value, also
+    when one is filled in after it is made (a None assigned stays absent)."""
+
+    model_config = ConfigDict(validate_assignment=True)
 
 
 class CollectionView(ZoteroModel):
@@ -116,24 +119,29 @@ class ItemView(ZoteroModel):
     attachments: list[AttachmentView] | None = None
 
 
-class ZoteroFound(Reply):
+class ZoteroReply(ZoteroModel):
+    """A Zotero tool's reply: ``ok`` always shown, then the fields that have a value."""
+
+    ok: bool = True
+
+    def model_post_init(self, context: Any) -> None:
+        self.__pydantic_fields_set__.add("ok")
+
+
+class ZoteroFound(ZoteroReply):
     """Items found (or one item), or the collection tree."""
 
-    sparse = True
-    ok: bool = True
     library: str
     total: int | None = None
     items: list[ItemView] | None = None
     collections: list[CollectionView] | None = None
 
 
-class Written(Reply):
+class Written(ZoteroReply):
     """What a write did: the item written to (``created`` false when the library held the
-    work already), the collection, attachment and note made, the tags added; and when
-    nothing was written, why."""
+    work already), the collection, attachment and note made, the tags added; and what
+    was not done, and why."""
 
-    sparse = True
-    ok: bool = True
     action: Action
     library: str
     key: str | None = None
