@@ -13,7 +13,7 @@ from typing import Any
 
 import mcp_types as types
 import pytest
-from importutil import PNAS, PNAS_TITLE, route_library
+from importutil import ATTENTION, PNAS, PNAS_TITLE, route_library
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcputil import call
@@ -24,13 +24,18 @@ from cliutil import clean_env, doiget
 from replay import ReplayUpstream
 
 Asked = list[str]
+# A sentence on page 2 of the PDF the replayed arXiv serves for 1706.03762.
+PASSAGE = "charting can occur across different data sets in the same report"
 
 
 @asynccontextmanager
 async def _session(
-    env: dict[str, str], answer: str | None = None, asked: Asked | None = None
+    env: dict[str, str],
+    answer: str | None = None,
+    asked: Asked | None = None,
+    toolsets: str = "zotero",
 ) -> AsyncIterator[ClientSession]:
-    """A session with ``doiget serve --toolsets zotero``; with ``answer`` the client
+    """A session with ``doiget serve --toolsets <toolsets>``; with ``answer`` the client
     declares elicitation and answers each question with that action."""
 
     async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
@@ -41,7 +46,7 @@ async def _session(
 
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "doiget", "serve", "--toolsets", "zotero"],
+        args=["-m", "doiget", "serve", "--toolsets", toolsets],
         env=clean_env(env),
     )
     callback = {"elicitation_callback": elicit} if answer is not None else {}
@@ -149,3 +154,34 @@ def test_health_and_capabilities_say_which_library_and_whether_writes_are_on(
         "configured": True, "library": zotero["library"], "writes": "ask",
     }  # fmt: skip
     assert WRITE_KEY not in health.stdout + capabilities.stdout
+
+
+async def test_an_agent_verifies_fetches_and_files_a_work_with_a_quoted_passage(
+    doiget_env: dict[str, str], upstream: ReplayUpstream, zotero_web: ZoteroWorld
+) -> None:
+    served = route_library(upstream)
+    zotero_web.fake.delete(zotero_web.seeded.preprint)  # the researcher has not got it yet
+    ref = f"arXiv:{ATTENTION}"
+    asked: Asked = []
+    env = _env(doiget_env, zotero_web, "ask")
+    async with _session(env, "accept", asked, toolsets="papers,zotero") as session:
+        checked = await call(session, "doiget_verify_references", {"references": [ref]})
+        assert checked["results"][0]["verdict"] == "verified"
+        await call(session, "doiget_fetch_paper", {"ref": ref})
+        quote = await call(session, "doiget_check_quote", {"ref": ref, "quote": PASSAGE})
+        assert quote["found"] is True
+        note = f"Why we cite it:\n> {PASSAGE} (p. {quote['page']})"
+        added = await call(
+            session, "doiget_zotero_add",
+            {"action": "work", "target": ref, "collection": "To cite", "note": note},
+        )  # fmt: skip
+    (question,) = asked
+    assert "To cite (new)" in question and "a note" in question
+    assert added["created"] is True
+    item = zotero_web.fake.items[added["key"]]
+    assert item["itemType"] == "preprint" and item["archiveID"] == ref
+    assert zotero_web.fake.files[added["attachment"]] == served
+    # The library's copy was uploaded: arXiv was asked for the PDF once, by the fetch.
+    assert len([r for r in upstream.requests_to("arxiv.org") if "/pdf/" in r.path]) == 1
+    html = zotero_web.fake.items[added["note"]]["note"]
+    assert f"<blockquote><p>{PASSAGE} (p. {quote['page']})</p></blockquote>" in html

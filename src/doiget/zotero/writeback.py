@@ -33,6 +33,7 @@ from doiget.zotero.notehtml import note_html
 
 if TYPE_CHECKING:
     from doiget.papers.service import Papers
+    from doiget.papers.store import Entry
     from doiget.verify.cited import CitedWork
     from doiget.verify.service import Verifier
     from doiget.zoteroconfig import WriteMode
@@ -198,7 +199,7 @@ class ZoteroWriter:
             parsed = parse_ref(ref)
         except DoigetError:
             return read_item(ref)
-        entry = await anyio.to_thread.run_sync(self._papers.store.entry, parsed)
+        entry = await self._entry(ref)
         return read_item(ref if entry is None else to_csl(entry.work, parsed.canonical))
 
     async def _plan(self, request: ZoteroAdd, row: Row) -> _Plan:
@@ -362,7 +363,7 @@ class ZoteroWriter:
 
         if ref is None:
             return None
-        entry = await anyio.to_thread.run_sync(self._papers.store.entry, parse_ref(ref))
+        entry = await self._entry(ref)
         fields: dict[str, Any] = (entry.document.get("doiget") or {}) if entry else {}
         if fields.get("oa_url"):
             return str(fields["oa_url"])
@@ -390,6 +391,9 @@ class ZoteroWriter:
         if plan.ref is None:
             plan.skipped.append("the PDF: the work has no DOI or arXiv id to fetch it by")
             return None
+        entry = await self._entry(plan.ref)
+        if entry is not None and entry.has_pdf:
+            return entry.pdf_path
         try:
             fetched = await self._papers.fetch(PaperFetch(ref=plan.ref))
         except DoigetError as error:
@@ -397,6 +401,10 @@ class ZoteroWriter:
             return None
         path = fetched.path if isinstance(fetched, Fetched) else None
         return Path(path) if path else None
+
+    async def _entry(self, ref: str) -> Entry | None:
+        """The library's entry of ``ref``, if it holds one."""
+        return await anyio.to_thread.run_sync(self._papers.store.entry, parse_ref(ref))
 
     # -- a note, tags -----------------------------------------------------------
 
