@@ -357,3 +357,27 @@ def test_the_desktop_app_names_its_collections_when_one_is_missing(
     error = _refused(env, action="work", target=PNAS, collection="Nowhere")
     assert error.code is ErrorCode.NOT_FOUND and "Reading" in error.message
     assert not [r for r in zotero_local.fake.requests if r.path.startswith("/connector/")]
+
+
+def test_a_work_already_there_with_nothing_to_add_asks_nothing_and_writes_nothing(
+    tmp_path: Path, upstream: ReplayUpstream, zotero_web: ZoteroWorld
+) -> None:
+    route_library(upstream)
+    env = _env(tmp_path, upstream, zotero_web, DOIGET_ZOTERO_WRITE="ask")
+    asked: Asked = []
+    written = _add(env, asked=asked, action="work", target=f"arXiv:{ATTENTION}")
+    assert (written.created, written.key) == (False, zotero_web.seeded.preprint)
+    assert asked == [] and _writes(zotero_web) == []
+
+
+def test_the_desktop_app_says_why_a_note_for_a_work_it_holds_was_not_added(
+    tmp_path: Path, upstream: ReplayUpstream, zotero_local: ZoteroWorld
+) -> None:
+    route_library(upstream)
+    env = _env(tmp_path, upstream, zotero_local, DOIGET_ZOTERO_WRITE="ask")
+    asked: Asked = []
+    written = _add(env, asked=asked, action="work", target=f"arXiv:{ATTENTION}", note="n")
+    assert (written.created, written.key) == (False, zotero_local.seeded.preprint)
+    assert any("Web API" in why for why in written.skipped or [])
+    assert asked == []
+    assert not [r for r in zotero_local.fake.requests if r.path.startswith("/connector/")]

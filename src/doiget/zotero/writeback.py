@@ -119,15 +119,28 @@ def _arxiv_of(row: Row, csl: dict[str, Any]) -> str | None:
 class _Plan:
     """A work's write, as put to the researcher."""
 
-    csl: dict[str, Any]
     item: dict[str, Any]
-    identity: Identity
     ref: str | None
     collection: Collection | None
     new_collection: str | None
     existing: ZoteroItem | None
     note: str | None
+    tags: list[str]
     skipped: list[str] = field(default_factory=list)
+
+    @property
+    def where(self) -> str:
+        """The collection the work goes into, as the researcher is told."""
+        if self.collection is not None:
+            return self.collection.name
+        if self.new_collection is not None:
+            return f"{self.new_collection} (new)"
+        return "the library root"
+
+    @property
+    def adds_nothing(self) -> bool:
+        """The library holds the work and nothing is to be added to it."""
+        return self.existing is not None and not (self.note or self.tags)
 
 
 class ZoteroWriter:
@@ -184,10 +197,27 @@ class ZoteroWriter:
         if refusal is not None:
             raise refusal
         plan = await self._plan(request, row)
-        await approve(self._mode, confirm, *self._work_message(plan, request))
+        written = Written(
+            action="work", library=self._label, ref=plan.ref, title=plan.item.get("title"),
+            integrity=row.integrity, problems=row.problems or None,
+        )  # fmt: skip
+        if plan.existing is not None:
+            written.key, written.created = plan.existing.key, False
+            plan.skipped.append(f"the library holds this work already as {plan.existing.key}")
+            if self._local and not plan.adds_nothing:
+                plan.skipped.append(LOCAL_READ_ONLY.format(what="adding a note or tags to it"))
+            if self._local or plan.adds_nothing:
+                written.skipped = plan.skipped
+                return written
+        await approve(self._mode, confirm, *self._work_message(plan))
         if self._local:
-            return await self._save_local(plan, request, row)
-        return await self._save_web(plan, request, row)
+            await self._save_local(plan, written)
+        elif plan.existing is not None:
+            await self._add_to_existing(plan, plan.existing.key, written)
+        else:
+            await self._save_web(plan, written)
+        written.skipped = plan.skipped or None
+        return written
 
     async def _cited(self, ref: str) -> CitedWork:
         """What the verifier checks: a stored entry's own record when ``ref`` names one,
@@ -210,10 +240,11 @@ class ZoteroWriter:
         identity = Identity.of_item(item)
         existing = await self._find(identity, str(item.get("title") or ""))
         collection, new_name = await self._collection(request.collection)
-        source = f"{item.get('title', '')} ({row.match.ref if row.match else 'no identifier'})"
-        note = note_html(request.note, source) if request.note else None
         ref = row.match.ref if row.match else None
-        return _Plan(csl, item, identity, ref, collection, new_name, existing, note)
+        source = f"{item.get('title', '')} ({ref or 'no identifier'})"
+        note = note_html(request.note, source) if request.note else None
+        tags = list(dict.fromkeys(request.tags))
+        return _Plan(item, ref, collection, new_name, existing, note, tags)
 
     async def _find(self, identity: Identity, title: str) -> ZoteroItem | None:
         """The library's item of the same work, if any: searched by each identifier, then
@@ -250,53 +281,35 @@ class ZoteroWriter:
             )
         return None, name
 
-    def _work_message(self, plan: _Plan, request: ZoteroAdd) -> tuple[str, dict[str, Any]]:
+    def _work_message(self, plan: _Plan) -> tuple[str, dict[str, Any]]:
+        """What the researcher is asked to approve: the work, where it goes, what with."""
         item = plan.item
         names = [c.get("lastName") or c.get("name", "") for c in item["creators"]][:3]
-        where = (
-            plan.collection.name
-            if plan.collection
-            else f"{plan.new_collection} (new)"
-            if plan.new_collection
-            else "the library root"
-        )
         details: dict[str, Any] = {
             "library": self._label,
             "title": item.get("title"),
             "creators": names,
             "date": item.get("date"),
             "identifier": plan.ref,
+            "tags": plan.tags,
         }
         if plan.existing is not None:
             details["existing"] = plan.existing.key
             action = f"Add to {plan.existing.key}, already in {self._label}"
         else:
-            details["collection"] = where
-            action = f"Add to {self._label}, collection {where}: a new item"
+            details["collection"] = plan.where
+            action = f"Add to {self._label}, collection {plan.where}: a new item"
         extras = [
             "its Open Access PDF" if plan.existing is None else "",
             "a note" if plan.note else "",
-            f"tags {', '.join(request.tags)}" if request.tags else "",
+            f"tags {', '.join(plan.tags)}" if plan.tags else "",
         ]
-        if request.tags:
-            details["tags"] = list(request.tags)
-        if plan.note:
-            details["note"] = request.note or ""
         with_ = ", ".join(part for part in extras if part)
         message = f"{action} {item.get('title', '')!r} ({', '.join(names)}, {item.get('date')})"
         return message + (f" with {with_}" if with_ else "") + ".", details
 
-    async def _save_web(self, plan: _Plan, request: ZoteroAdd, row: Row) -> Written:
-        written = Written(
-            action="work", library=self._label, ref=plan.ref, title=plan.item.get("title"),
-            integrity=row.integrity, problems=row.problems or None,
-        )  # fmt: skip
-        if plan.existing is not None:
-            written.key, written.created = plan.existing.key, False
-            plan.skipped.append(f"the library holds this work already as {plan.existing.key}")
-            await self._finish_existing(plan, request, written)
-            written.skipped = plan.skipped
-            return written
+    async def _save_web(self, plan: _Plan, written: Written) -> None:
+        """A new item (in its collection, made first when new), its PDF and its note."""
         collection = plan.collection
         if collection is None and plan.new_collection is not None:
             await self._record(plan.ref, f"create collection {plan.new_collection!r}")
@@ -314,31 +327,18 @@ class ZoteroWriter:
         written.attachment = await self._attach_pdf(plan, key)
         if plan.note is not None:
             written.note = await self._create_note(plan.ref, key, plan.note)
-        written.tags_added = list(dict.fromkeys(request.tags)) or None
-        written.skipped = plan.skipped or None
-        return written
+        written.tags_added = plan.tags or None
 
-    async def _finish_existing(self, plan: _Plan, request: ZoteroAdd, written: Written) -> None:
+    async def _add_to_existing(self, plan: _Plan, key: str, written: Written) -> None:
         """A note and tags asked for with a work the library holds go onto its item."""
-        assert plan.existing is not None
         if plan.note is not None:
-            written.note = await self._create_note(plan.ref, plan.existing.key, plan.note)
-        if request.tags:
-            added = await self._merge_tags(plan.existing.key, request.tags)
-            written.tags_added = added or None
+            written.note = await self._create_note(plan.ref, key, plan.note)
+        if plan.tags:
+            written.tags_added = await self._merge_tags(key, plan.tags) or None
 
-    async def _save_local(self, plan: _Plan, request: ZoteroAdd, row: Row) -> Written:
-        written = Written(
-            action="work", library=self._label, ref=plan.ref, title=plan.item.get("title"),
-            integrity=row.integrity, problems=row.problems or None,
-        )  # fmt: skip
-        if plan.existing is not None:
-            written.key, written.created = plan.existing.key, False
-            written.skipped = [
-                f"the library holds this work already as {plan.existing.key}; "
-                + LOCAL_READ_ONLY.format(what="adding a note or tags to it")
-            ]
-            return written
+    async def _save_local(self, plan: _Plan, written: Written) -> None:
+        """The new item saved through the desktop app's connector, with its note, tags
+        and the link the app downloads its PDF from."""
         pdf_url = await self._pdf_url(plan.ref)
         if pdf_url is None:
             plan.skipped.append("no Open Access PDF is known for this work")
@@ -350,11 +350,9 @@ class ZoteroWriter:
             plan.ref, self._api.connector_save(item, collection=collection, pdf_url=pdf_url)
         )
         written.created = True
-        written.collection = plan.collection.name if plan.collection else None
+        written.collection = collection
         written.attachment = pdf_url
-        written.tags_added = list(dict.fromkeys(request.tags)) or None
-        written.skipped = plan.skipped or None
-        return written
+        written.tags_added = plan.tags or None
 
     async def _pdf_url(self, ref: str | None) -> str | None:
         """Where the app may download the work's Open Access PDF: what the library
