@@ -6,6 +6,7 @@ ask); the resources; and the command line's terminal approval."""
 from __future__ import annotations
 
 import json
+import socket
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -125,18 +126,24 @@ async def test_a_write_under_ask_is_made_only_when_the_user_accepts(
 
 
 def test_the_command_line_asks_on_the_terminal_unless_yes(
-    doiget_env: dict[str, str], zotero_web: ZoteroWorld
+    doiget_env: dict[str, str], upstream: ReplayUpstream, zotero_web: ZoteroWorld
 ) -> None:
+    route_library(upstream)
     env = _env(doiget_env, zotero_web, "ask")
-    article = zotero_web.seeded.article
-    declined = doiget("zotero", "tag", article, "from-cli", env=env, stdin="n\n")
+    add = ("zotero", "add", PNAS, "--collection", "Reading", "--tag", "from-cli")
+    declined = doiget(*add, env=env, stdin="n\n")
     assert declined.returncode == 3
     assert "Write this to Zotero?" in declined.stderr and "did not approve" in declined.stderr
-    assert {"tag": "from-cli"} not in zotero_web.fake.items[article]["tags"]
-    approved = doiget("--json", "zotero", "tag", article, "from-cli", "--yes", env=env)
+    assert "collection: Reading" in declined.stderr and PNAS_TITLE in declined.stderr
+    assert not [i for i in zotero_web.fake.items.values() if i.get("title") == PNAS_TITLE]
+    approved = doiget("--json", *add, "--yes", env=env)
     assert approved.returncode == 0, approved.stderr
-    assert json.loads(approved.stdout)["tags_added"] == ["from-cli"]
-    assert {"tag": "from-cli"} in zotero_web.fake.items[article]["tags"]
+    result = json.loads(approved.stdout)
+    assert result["created"] is True and result["tags_added"] == ["from-cli"]
+    item = zotero_web.fake.items[result["key"]]
+    assert item["title"] == PNAS_TITLE and item["collections"] == [zotero_web.seeded.reading]
+    tagged = doiget("zotero", "tag", zotero_web.seeded.article, "x", env=env, stdin="")
+    assert tagged.returncode == 3 and "did not approve" in tagged.stderr  # no answer: no
     assert WRITE_KEY not in approved.stdout + approved.stderr + declined.stderr
 
 
@@ -154,6 +161,18 @@ def test_health_and_capabilities_say_which_library_and_whether_writes_are_on(
         "configured": True, "library": zotero["library"], "writes": "ask",
     }  # fmt: skip
     assert WRITE_KEY not in health.stdout + capabilities.stdout
+
+
+def test_health_says_when_the_desktop_app_does_not_answer(doiget_env: dict[str, str]) -> None:
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**doiget_env, "DOIGET_ZOTERO_LOCAL": f"http://127.0.0.1:{port}"}
+    report = json.loads(doiget("--json", "health", env=env).stdout)
+    assert report["ok"] is True  # doiget works without Zotero
+    zotero = report["zotero"]
+    assert zotero["reachable"] is False and zotero["reason"]
+    assert zotero["library"] == f"the Zotero desktop app (http://127.0.0.1:{port})"
 
 
 async def test_an_agent_verifies_fetches_and_files_a_work_with_a_quoted_passage(

@@ -220,6 +220,9 @@ def test_a_note_quotes_a_passage_with_its_page_as_escaped_html(
         in (note["note"])
     )
     assert "&lt;b&gt;here&lt;/b&gt;" in note["note"] and "<b>" not in note["note"]
+    (row,) = [row for row in _rows(env) if row["event"] == "zotero_write"]
+    assert row["ref"] == f"zotero:users/{zotero_web.fake.library_id}:{article}"
+    assert row["detail"].endswith(f"create note on {article}") and row["result"] == "ok"
 
 
 def test_tags_are_merged_into_the_items_own_and_a_conflict_is_read_again(

@@ -60,10 +60,10 @@ def _asker(yes: bool) -> Callable[[str, Mapping[str, Any]], Awaitable[bool | Non
         import click
 
         err = console(stderr=True)
-        err.print(message, markup=False, highlight=False)
+        err.print(message, markup=False, highlight=False, soft_wrap=True)
         for name, value in details.items():
             if value not in (None, "", []):
-                err.print(f"  {name}: {value}", markup=False, highlight=False)
+                err.print(f"  {name}: {value}", markup=False, highlight=False, soft_wrap=True)
         try:
             return click.confirm("Write this to Zotero?", default=False, err=True)
         except click.Abort:  # no answer (stdin closed): nothing is approved
