@@ -85,6 +85,12 @@ async def test_an_agent_searches_the_library_and_reads_an_item_with_its_annotati
         assert {"Reading", "Méthodes"} <= {c["name"] for c in tree["collections"]}
         resource = await session.read_resource(f"zotero://items/{zotero_web.seeded.preprint}")
         assert "vaswani2017attention" in resource.contents[0].text  # type: ignore[union-attr]
+        listed_uris = [str(r.uri) for r in (await session.list_resources()).resources]
+        assert listed_uris == ["zotero://collections"]
+        templates = (await session.list_resource_templates()).resource_templates
+        assert [t.uri_template for t in templates] == ["zotero://items/{key}"]
+        tree_text = (await session.read_resource("zotero://collections")).contents[0]
+        assert "Méthodes" in tree_text.text  # type: ignore[union-attr]
         refused = await call(
             session, "doiget_zotero_add",
             {"action": "tags", "target": zotero_web.seeded.article, "tags": ["x"]},
