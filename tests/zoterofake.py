@@ -145,6 +145,10 @@ class FakeZotero:
             GROUP_KEY: KeyAccess(user=False, groups={GROUP_ID: True}),
         }
         self.switches = Switches()
+        # Off: the user has not allowed other applications to use the local API.
+        self.local_api_enabled = True
+        # A page size for keys/versions listings, for a server that pages them too.
+        self.versions_page: int | None = None
         self.requests: list[FakeRequest] = []
         self.sessions: dict[str, list[str]] = {}
         # Connector session -> the connector's item ids -> the keys they were saved as.
@@ -308,6 +312,8 @@ class FakeZotero:
             return self._connector(request)
         local = request.path.startswith("/api/")
         path = request.path[len("/api") :] if local else request.path
+        if local and not self.local_api_enabled:
+            return FakeAnswer.text(403, "Local API is not enabled")
         if local and request.method != "GET":
             return FakeAnswer.text(501, "Write access is not yet supported")
         if path == "/keys/current" and not local:
@@ -548,8 +554,13 @@ class FakeZotero:
         objects = sorted(objects, key=lambda o: (-o["version"], o["key"]))
         total = len(objects)
         start = int(query.get("start") or 0)
-        if local:
+        fmt = query.get("format", "json")
+        if local or (fmt in ("versions", "keys") and self.versions_page is None):
+            # The local app pages nothing unless asked; the Web API sends every key
+            # of a keys/versions listing at once.
             limit = int(query.get("limit") or 0) or max(total - start, 0)
+        elif fmt in ("versions", "keys"):
+            limit = min(int(query.get("limit") or self.versions_page or 0), WEB_PAGE_MAX)
         else:
             limit = min(int(query.get("limit") or WEB_PAGE_DEFAULT), WEB_PAGE_MAX)
         page = objects[start : start + limit]
@@ -558,7 +569,6 @@ class FakeZotero:
             "Last-Modified-Version": str(self.version),
             "Link": _links(request, self._base(local), start, limit, total, local),
         }
-        fmt = query.get("format", "json")
         if fmt == "versions":
             return FakeAnswer.of_json({o["key"]: o["version"] for o in page}, **headers)
         if fmt == "keys":

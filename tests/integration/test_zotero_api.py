@@ -65,19 +65,33 @@ def _key_headers(requests: list[FakeRequest]) -> list[str | None]:
 async def test_a_listing_pages_by_start_until_total_results_and_link_say_it_is_done(
     zotero_web: ZoteroWorld, doiget_env: dict[str, str]
 ) -> None:
-    made = zotero_web.fake.bulk(230)
+    fake, seeded = zotero_web.fake, zotero_web.seeded
+    for n in range(230):
+        fake.add_note(seeded.book, f"<p>Note {n} — ß</p>")
+    made = fake.bulk(30)
+    async with opened({**doiget_env, **zotero_web.env}) as api:
+        children = await api.children(seeded.book)
+        page = await api.search(ItemQuery(q="Generated article"), start=10, limit=15)
+    listings = fake.requests_to(f"/items/{seeded.book}/children")
+    assert [int(r.query.get("start", "0")) for r in listings] == [0, 100, 200]
+    assert all(r.query["limit"] == "100" for r in listings)
+    assert len(children) == 231  # the notes and the missing PDF's attachment
+    assert page.total == 30 and len(page.items) == 15
+    assert {item.key for item in page.items} <= set(made)
+
+
+async def test_a_versions_listing_that_zotero_pages_is_followed_to_its_end(
+    zotero_web: ZoteroWorld, doiget_env: dict[str, str]
+) -> None:
+    fake = zotero_web.fake
+    fake.versions_page = 25
+    made = fake.bulk(100)
     async with opened({**doiget_env, **zotero_web.env}) as api:
         versions, library_version = await api.item_versions()
-        page = await api.search(ItemQuery(q="Generated article"), start=100, limit=50)
-    assert set(made) <= set(versions)
-    assert len(versions) == len(zotero_web.fake.items)
-    assert library_version == zotero_web.fake.version
-    listings = [r for r in zotero_web.fake.requests if r.query.get("format") == "versions"]
-    # Zotero's default page of 25: every page asked for once, in order, none past the end.
-    expected = list(range(0, len(versions), 25))
-    assert [int(r.query.get("start", "0")) for r in listings] == expected
-    assert page.total == 230 and len(page.items) == 50
-    assert all(item.title.startswith("Generated article") for item in page.items)
+    assert set(made) <= set(versions) and len(versions) == len(fake.items)
+    assert library_version == fake.version
+    listings = [r for r in fake.requests if r.query.get("format") == "versions"]
+    assert [int(r.query.get("start", "0")) for r in listings] == list(range(0, len(versions), 25))
 
 
 async def test_the_local_app_lists_everything_in_one_answer_and_the_client_stops(
@@ -554,6 +568,17 @@ async def test_a_desktop_app_that_is_not_running_is_said_with_how_to_reach_it(
     finally:
         dead.close()
     assert caught.value.code is ErrorCode.NETWORK_ERROR
+    assert "Allow other applications" in caught.value.message
+
+
+async def test_a_desktop_app_whose_local_api_is_off_is_said_with_the_setting_to_turn_on(
+    zotero_local: ZoteroWorld, doiget_env: dict[str, str]
+) -> None:
+    zotero_local.fake.local_api_enabled = False
+    async with opened({**doiget_env, **zotero_local.env}) as api:
+        with pytest.raises(DoigetError) as caught:
+            await api.search(ItemQuery(q="x"))
+    assert caught.value.code is ErrorCode.CAPABILITY_DENIED
     assert "Allow other applications" in caught.value.message
 
 

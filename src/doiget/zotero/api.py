@@ -34,7 +34,7 @@ import anyio
 from doiget.errors import DoigetError, ErrorCode
 from doiget.net.client import Fetched, SourceClient
 from doiget.secret import Secret
-from doiget.upstreams.zotero import KEY_HEADER
+from doiget.upstreams.zotero import API_HOST, KEY_HEADER
 from doiget.zotero.models import (
     Annotation,
     AnnotationType,
@@ -55,7 +55,7 @@ PAGE_LIMIT: Final = 100
 # Reads and re-asks of an item whose update keeps meeting a change made meanwhile.
 UPDATE_TRIES: Final = 4
 API_VERSION: Final = "3"
-WEB_ROOT: Final = "https://api.zotero.org"
+WEB_ROOT: Final = f"https://{API_HOST}"
 # The desktop app's own library in its local API.
 LOCAL_LIBRARY: Final = LibraryRef("users", "0", local=True)
 ANNOTATION_TYPES: Final = frozenset({"highlight", "underline", "note", "image", "ink", "text"})
@@ -286,7 +286,7 @@ class ZoteroApi:
         url = self._library_url(f"/items/{_key(attachment.key)}/file")
         try:
             async with self._client.download_pdf(
-                url, into, from_upstream=False, headers=self._headers()
+                url, into, from_upstream=False, headers=self._headers(url)
             ) as downloaded:
                 kept = into / f".zotero-{attachment.key}-{uuid.uuid4().hex}.pdf"
                 downloaded.path.replace(kept)
@@ -392,7 +392,6 @@ class ZoteroApi:
             headers={"Content-Type": str(authorised.get("contentType") or "")},
             body=body,
             what="upload a file to",
-            keyed=False,
         )
         await self._file_step(file_url, {"upload": str(upload["uploadKey"])})
         return key
@@ -406,8 +405,8 @@ class ZoteroApi:
         pdf: Path | None = None,
     ) -> None:
         """Save a new item into the open desktop library (``/connector/saveItems``,
-        then ``/connector/updateSession`` to file it into ``collection``, a collection's
-        name or key). ``pdf`` (a stored file) is attached with ``/connector/saveAttachment``,
+        then ``/connector/updateSession`` to file it into the collection named
+        ``collection``). ``pdf`` (a stored file) is attached with ``/connector/saveAttachment``,
         its source named by ``pdf_url``."""
         if self._connector is None:
             raise DoigetError(
@@ -448,9 +447,11 @@ class ZoteroApi:
 
     # -- requests ------------------------------------------------------------------
 
-    def _headers(self, *, keyed: bool = True) -> dict[str, str]:
+    def _headers(self, url: str) -> dict[str, str]:
+        """The API version, and the key for a request to api.zotero.org (never to the
+        file host an upload goes to, nor to the desktop app)."""
         headers = {"Zotero-API-Version": API_VERSION}
-        if keyed and self._key is not None:
+        if self._key is not None and urlsplit(url).hostname == API_HOST:
             headers[KEY_HEADER] = self._key.reveal()
         return headers
 
@@ -473,11 +474,10 @@ class ZoteroApi:
         headers: Mapping[str, str] | None = None,
         body: bytes | None = None,
         conflict_ok: bool = False,
-        keyed: bool = True,
     ) -> Fetched:
         """One request; Zotero's refusals become errors that say what to do next. A 412
         comes back as an answer when ``conflict_ok`` (the caller re-reads)."""
-        sent = {**self._headers(keyed=keyed), **(headers or {})}
+        sent = {**self._headers(url), **(headers or {})}
         if method == "GET":
             sent.setdefault("Accept", "application/json")
         try:
@@ -657,7 +657,6 @@ class ZoteroApi:
             headers=headers,
             body=body,
             what="save a work into",
-            keyed=False,
         )
         if fetched.status == 200 and endpoint == "saveAttachment":
             # The app answers 200 (not 201) when the selected library's files are read-only.
@@ -669,7 +668,8 @@ class ZoteroApi:
         return fetched
 
     async def _connector_target(self, collection: str) -> str:
-        """The connector's id (``C<n>``) of the collection named (or keyed) ``collection``."""
+        """The connector's id (``C<n>``) of the collection named ``collection`` (the
+        connector knows collections by name and its own ids, not by key)."""
         fetched = await self._connector_post(
             "getSelectedCollection", b"{}", {"Content-Type": "application/json"}
         )
