@@ -384,3 +384,21 @@ def test_the_desktop_app_says_why_a_note_for_a_work_it_holds_was_not_added(
     assert any("Web API" in why for why in written.skipped or [])
     assert asked == []
     assert not [r for r in zotero_local.fake.requests if r.path.startswith("/connector/")]
+
+
+def test_a_write_zotero_refuses_is_recorded_as_failed_and_said(
+    tmp_path: Path,
+    upstream: ReplayUpstream,
+    zotero_web: ZoteroWorld,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake = zotero_web.fake
+    monkeypatch.setattr(fake, "_invalid", lambda data, kind: "Note is too long")
+    env = _env(tmp_path, upstream, zotero_web)
+    error = _refused(env, action="note", target=zotero_web.seeded.article, note="n")
+    assert error.code is ErrorCode.NETWORK_ERROR and "Note is too long" in error.message
+    rows = [row for row in _rows(env) if row["event"] == "zotero_write"]
+    assert [(row["result"], row.get("error_code")) for row in rows] == [
+        ("ok", None), ("err", "NETWORK_ERROR"),
+    ]  # fmt: skip
+    assert rows[1]["detail"].endswith("failed")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -42,6 +42,7 @@ logger = logging.getLogger("doiget.zotero")
 T = TypeVar("T")
 
 EVENT: Final = "zotero_write"
+PDF_TITLE: Final = "Full Text PDF"
 # The items a duplicate search reads: the library's best matches come first.
 DUPLICATE_PAGE: Final = 25
 LOCAL_READ_ONLY: Final = (
@@ -312,17 +313,16 @@ class ZoteroWriter:
         """A new item (in its collection, made first when new), its PDF and its note."""
         collection = plan.collection
         if collection is None and plan.new_collection is not None:
-            await self._record(plan.ref, f"create collection {plan.new_collection!r}")
-            collection = await self._guarded(
-                plan.ref, self._api.create_collection(plan.new_collection)
+            name = plan.new_collection
+            collection = await self._write(
+                plan.ref, f"create collection {name!r}", lambda: self._api.create_collection(name)
             )
             written.collection_created = True
         if collection is not None:
             plan.item["collections"] = [collection.key]
             written.collection = collection.name
-        await self._record(plan.ref, f"create item {plan.item.get('title', '')!r}")
-        result = await self._guarded(plan.ref, self._api.create_items([plan.item]))
-        key = self._created_key(result.created, result.failed)
+        what = f"create item {plan.item.get('title', '')!r}"
+        key = await self._write(plan.ref, what, lambda: self._create_one(plan.item))
         written.key, written.created = key, True
         written.attachment = await self._attach_pdf(plan, key)
         if plan.note is not None:
@@ -345,9 +345,10 @@ class ZoteroWriter:
         item = dict(plan.item, notes=[{"note": plan.note}] if plan.note else [])
         # The connector files an item by the collection's name.
         collection = plan.collection.name if plan.collection else None
-        await self._record(plan.ref, f"connector save {plan.item.get('title', '')!r}")
-        await self._guarded(
-            plan.ref, self._api.connector_save(item, collection=collection, pdf_url=pdf_url)
+        await self._write(
+            plan.ref,
+            f"connector save {plan.item.get('title', '')!r}",
+            lambda: self._api.connector_save(item, collection=collection, pdf_url=pdf_url),
         )
         written.created = True
         written.collection = collection
@@ -376,11 +377,11 @@ class ZoteroWriter:
         path = await self._pdf_path(plan)
         if path is None:
             return None
-        title = "Full Text PDF"
-        await self._record(plan.ref, f"upload PDF {path.name} to {key}")
         filename = f"{(plan.ref or key).replace('/', '_')}.pdf"
-        return await self._guarded(
-            plan.ref, self._api.upload_attachment(key, path, filename=filename, title=title)
+        return await self._write(
+            plan.ref,
+            f"upload PDF {path.name} to {key}",
+            lambda: self._api.upload_attachment(key, path, filename=filename, title=PDF_TITLE),
         )
 
     async def _pdf_path(self, plan: _Plan) -> Path | None:
@@ -436,9 +437,8 @@ class ZoteroWriter:
     async def _create_note(self, ref: str | None, parent: str, html: str) -> str:
         note = {"itemType": "note", "parentItem": parent, "note": html, "tags": [],
                 "collections": [], "relations": {}}  # fmt: skip
-        await self._record(ref or self._ref_of(parent), f"create note on {parent}")
-        result = await self._guarded(ref, self._api.create_items([note]))
-        return self._created_key(result.created, result.failed)
+        named = ref or self._ref_of(parent)
+        return await self._write(named, f"create note on {parent}", lambda: self._create_one(note))
 
     async def _merge_tags(self, key: str, tags: Sequence[str]) -> list[str]:
         """Add ``tags`` to the item's own (none removed, no other field sent); the item's
@@ -452,8 +452,9 @@ class ZoteroWriter:
             return {"tags": [*own, *({"tag": tag} for tag in added)]} if added else None
 
         ref = self._ref_of(key)
-        await self._record(ref, f"add tags {', '.join(tags)} to {key}")
-        await self._guarded(ref, self._api.update_item(key, merged))
+        await self._write(
+            ref, f"add tags {', '.join(tags)} to {key}", lambda: self._api.update_item(key, merged)
+        )
         return added
 
     # -- shared -------------------------------------------------------------------
@@ -482,11 +483,12 @@ class ZoteroWriter:
         """How a provenance row names a Zotero item."""
         return f"zotero:{self._api.library.prefix}:{key}"
 
-    @staticmethod
-    def _created_key(created: dict[int, str], failed: dict[int, str]) -> str:
-        if 0 in created:
-            return created[0]
-        why = failed.get(0, "no key came back")
+    async def _create_one(self, new: Mapping[str, Any]) -> str:
+        """Create one item; its key, or why Zotero refused it."""
+        result = await self._api.create_items([new])
+        if 0 in result.created:
+            return result.created[0]
+        why = result.failed.get(0, "no key came back")
         raise DoigetError(
             ErrorCode.NETWORK_ERROR,
             f"Zotero did not create the item ({why}); check the library before trying again.",
@@ -504,10 +506,12 @@ class ZoteroWriter:
         append = functools.partial(self._papers.log.append, EVENT, **fields)
         await anyio.to_thread.run_sync(append)
 
-    async def _guarded(self, ref: str | None, write: Awaitable[T]) -> T:
-        """Await one write; its failure is recorded before it is raised."""
+    async def _write(self, ref: str | None, detail: str, send: Callable[[], Awaitable[T]]) -> T:
+        """One write: its provenance row, then the write; a failure gets a row of its own
+        before it is raised."""
+        await self._record(ref, detail)
         try:
-            return await write
+            return await send()
         except DoigetError as error:
-            await self._record(ref, "the write failed", error)
+            await self._record(ref, f"{detail} failed", error)
             raise
