@@ -16,7 +16,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar
 
 import anyio
 
@@ -65,7 +65,7 @@ def _item_key(request: ZoteroAdd) -> str:
         ) from None
 
 
-def _refuse_empty(request: ZoteroAdd, what: str) -> None:
+def _refuse_empty(request: ZoteroAdd, what: str) -> NoReturn:
     raise DoigetError(ErrorCode.INVALID_REF, f"action {request.action!r} needs {what}.")
 
 
