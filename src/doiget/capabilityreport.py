@@ -3,8 +3,9 @@
 The capability profile's own keys (the spec's) come first and stay as they are; beside
 them, what an agent plans its calls with: the toolsets served, whether a contact email
 is set, which scholar, web search and patent providers are configured and healthy,
-whether the browser tier can run, the library's model and backend, and whether
-retraction notices are looked up. Booleans, names and states only: no setting's value
+whether the browser tier can run, the library's model and backend, whether
+retraction notices are looked up, and which Zotero library is connected and whether
+writes to it are off, asked or on. Booleans, names and states only: no setting's value
 that could be a secret is ever read into it.
 """
 
@@ -15,6 +16,7 @@ from typing import Any
 from doiget.installed import browser_state, servable
 from doiget.runtime import Runtime
 from doiget.upstreams import Role, Upstream, all_upstreams, by_preference
+from doiget.zotero.status import zotero_state
 
 
 def _provider(upstream: Upstream, runtime: Runtime) -> dict[str, bool]:
@@ -27,7 +29,7 @@ def _provider(upstream: Upstream, runtime: Runtime) -> dict[str, bool]:
 def capability_report(runtime: Runtime) -> dict[str, Any]:
     """The profile's redacted keys, then what an agent plans with (see the module)."""
     settings = runtime.settings
-    served, _ = servable(settings.toolsets)
+    served, _ = servable(settings.toolsets, settings)
     scholar = [u for u in all_upstreams() if u.role is Role.SCHOLARLY and "scholar" in u.toolsets]
     browser = browser_state(settings.browser)
     from doiget.library.projects import DEFAULT_EMBED_MODEL
@@ -50,4 +52,5 @@ def capability_report(runtime: Runtime) -> dict[str, Any]:
         },
         # academic_search and scrape_page attach Crossref's retraction notices.
         "retraction_checks": "web" in served,
+        "zotero": zotero_state(settings),
     }

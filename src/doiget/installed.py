@@ -1,7 +1,8 @@
 """What this install can serve: a toolset whose extra is not installed is left out of
 ``tools/list`` (its tools could only answer INDEX_UNAVAILABLE), and ``doiget
 capabilities`` says why and how to install it; the same for scrape_page's browser
-tier. Checked with ``find_spec`` and ``PATH``: nothing heavy is imported to find out.
+tier, and for the zotero toolset while no Zotero library is configured. Checked with
+``find_spec``, ``PATH`` and the settings: nothing heavy is imported to find out.
 """
 
 from __future__ import annotations
@@ -10,9 +11,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from doiget.browserconfig import BrowserSettings
+
+if TYPE_CHECKING:
+    from doiget.config import Settings
 
 # doiget is installed from a checkout, not the package index.
 LIBRARY_INSTALL: Final = (
@@ -65,15 +69,27 @@ def _absent(module: str) -> bool:
         return True
 
 
-def why_off(toolset: str) -> str | None:
-    """Why ``toolset`` cannot work in this install (None when it can)."""
+ZOTERO_SETUP: Final = (
+    "needs a Zotero library: set DOIGET_ZOTERO_LOCAL=1 (the desktop app) or "
+    "DOIGET_ZOTERO_LIBRARY with DOIGET_ZOTERO_API_KEY (the Web API)"
+)
+
+
+def why_off(toolset: str, settings: Settings | None = None) -> str | None:
+    """Why ``toolset`` cannot work in this install under ``settings`` (None when it can)."""
+    if toolset == "zotero" and settings is not None and not settings.zotero.configured:
+        return ZOTERO_SETUP
     missing = [module for module in _NEEDS.get(toolset, ()) if _absent(module)]
     if not missing:
         return None
     return f"needs {', '.join(missing)}: {_INSTALL[toolset]}"
 
 
-def servable(toolsets: Iterable[str]) -> tuple[tuple[str, ...], dict[str, str]]:
-    """The toolsets of ``toolsets`` that can work, and why each other one is off."""
-    off = {name: reason for name in toolsets if (reason := why_off(name)) is not None}
+def servable(
+    toolsets: Iterable[str], settings: Settings | None = None
+) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The toolsets of ``toolsets`` that can work (under ``settings``, when given), and
+    why each other one is off."""
+    toolsets = tuple(toolsets)
+    off = {name: why for name in toolsets if (why := why_off(name, settings)) is not None}
     return tuple(name for name in toolsets if name not in off), off

@@ -36,6 +36,8 @@ TOOL_COMMANDS: Final = {
     "doiget_audit_manuscript": "doiget audit",
     "doiget_add_pdf": "doiget add",
     "doiget_import_bibliography": "doiget import",
+    "doiget_zotero_search": "doiget zotero search",
+    "doiget_zotero_add": "doiget zotero add",
     "search_arxiv": "doiget scholar arxiv search",
     "get_arxiv_paper": "doiget scholar arxiv get",
     "arxiv_to_bibtex": "doiget scholar arxiv bib",

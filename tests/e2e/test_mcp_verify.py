@@ -22,6 +22,8 @@ BUDGETED = (
     "doiget_check_quote",
     "doiget_add_pdf",
     "doiget_import_bibliography",
+    "doiget_zotero_search",
+    "doiget_zotero_add",
 )
 
 

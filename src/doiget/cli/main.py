@@ -21,6 +21,7 @@ from doiget.cli.serve import serve
 from doiget.cli.system import capabilities, health
 from doiget.cli.verify import verify
 from doiget.cli.web import web_app
+from doiget.cli.zotero import zotero_app
 
 app = typer.Typer(
     name="doiget",
@@ -73,5 +74,6 @@ app.command("quote")(quote)
 app.add_typer(scholar_app, name="scholar")
 app.add_typer(projects_app, name="projects")
 app.add_typer(web_app, name="web")
+app.add_typer(zotero_app, name="zotero")
 app.command("index")(index)
 app.command("query")(query)

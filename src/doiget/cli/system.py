@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import typer
 
 from doiget.capability import TDM_INSTALL, CapabilityProfile
@@ -23,6 +25,10 @@ from doiget.installed import browser_state, servable
 from doiget.net.ratelimit import min_gap_seconds
 from doiget.upstreams import Gate, Role, Upstream, all_upstreams
 from doiget.upstreams.limits import HARD_CODED
+from doiget.zotero.status import zotero_state
+
+if TYPE_CHECKING:
+    from doiget.runtime import Runtime
 
 
 def _rate(gap_s: float) -> str:
@@ -100,7 +106,12 @@ def capabilities(ctx: typer.Context, json_output: JsonFlag = False) -> None:
         )
     browser = browser_state(settings.browser).describe()
     summary.add_row("scrape_page browser tier", browser)
-    _, off = servable(KNOWN_TOOLSETS)
+    zotero = zotero_state(settings)
+    summary.add_row(
+        "Zotero",
+        f"{zotero['library']}, writes {zotero['writes']}" if zotero["configured"] else "not set",
+    )
+    _, off = servable(KNOWN_TOOLSETS, settings)
     for name in KNOWN_TOOLSETS:
         state = f"off: it {off[name]}" if name in off else "can be served"
         if name not in settings.toolsets:
@@ -111,10 +122,25 @@ def capabilities(ctx: typer.Context, json_output: JsonFlag = False) -> None:
     out.print(upstreams)
 
 
+def _zotero_health(shared: Runtime) -> dict[str, Any]:
+    import anyio
+
+    from doiget.zotero.status import zotero_health
+
+    async def check() -> dict[str, Any]:
+        try:
+            return await zotero_health(shared)
+        finally:
+            await shared.aclose()
+
+    return anyio.run(check)
+
+
 @handles_errors
 def health(ctx: typer.Context, json_output: JsonFlag = False) -> None:
     """Check that the store and log are writable; show version, schema and unreadable entries."""
     report = check_health(runtime(ctx).settings, library=True)
+    report["zotero"] = _zotero_health(runtime(ctx))
     if wants_json(ctx, json_output):
         emit_json(report)
     else:

@@ -9,7 +9,6 @@ only JSON-RPC frames ever reach it (logs and the banner go to stderr).
 from __future__ import annotations
 
 import base64
-import importlib
 import logging
 import os
 import signal
@@ -19,7 +18,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import cached_property
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import anyio
 import mcp_types as types
@@ -49,6 +48,12 @@ WAITING_NOTE: Final = (
 )
 INSTRUCTIONS: Final = "doiget finds, resolves, fetches and cites scholarly papers."
 RESOURCE_PAGE: Final = 500
+# What an approval asks of the user: one yes or no.
+APPROVAL_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {"approve": {"type": "boolean", "title": "Approve this write"}},
+    "required": ["approve"],
+}
 RESOURCE_NOT_FOUND: Final = -32002
 # A resource that exists but cannot be served (a JSON-RPC implementation-defined code);
 # the error's data is doiget's {code, message}.
@@ -57,7 +62,7 @@ RESOURCE_REFUSED: Final = -32000
 
 def served_toolsets(runtime: Runtime) -> tuple[str, ...]:
     """The selected toolsets this install can run; each one left out is said on stderr."""
-    served, off = servable(runtime.settings.toolsets)
+    served, off = servable(runtime.settings.toolsets, runtime.settings)
     for name, reason in off.items():
         logger.warning("the %s toolset is off: it %s", name, reason)
     return served
@@ -82,15 +87,17 @@ def _factory(name: str) -> Callable[[Runtime], Toolset]:
 
         return library_toolset
     if name == "zotero":
-        tools = importlib.import_module("doiget.server.zotero_tools")
-        return cast(Callable[[Runtime], Toolset], tools.zotero_toolset)
+        from doiget.server.zotero_tools import zotero_toolset
+
+        return zotero_toolset
     from doiget.server.web_tools import web_toolset
 
     return web_toolset
 
 
 class _Call:
-    """Progress reporting for one tool call (silent when the client sent no token)."""
+    """Progress reporting for one tool call (silent when the client sent no token), and
+    what it may ask of the client (its roots, the user's approval)."""
 
     def __init__(self, ctx: ServerRequestContext[Any]) -> None:
         self._ctx = ctx
@@ -124,6 +131,26 @@ class _Call:
                 logger.warning("the client's roots/list failed", exc_info=True)
                 return []
         return [path for root in listed.roots if (path := _local_path(str(root.uri)))]
+
+    async def confirm(self, message: str, details: Mapping[str, Any]) -> bool | None:
+        session = self._ctx.session
+        wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+        if not session.check_client_capability(wanted):
+            return None
+        try:
+            answer = await session.elicit_form(
+                _asked(message, details), APPROVAL_SCHEMA, related_request_id=self._ctx.request_id
+            )
+        except Exception:  # a client that cannot answer has not approved anything
+            logger.warning("the client's elicitation failed", exc_info=True)
+            return None
+        return answer.action == "accept" and (answer.content or {}).get("approve") is True
+
+
+def _asked(message: str, details: Mapping[str, Any]) -> str:
+    """The question put to the user: the message, then each detail on its own line."""
+    lines = [f"{name}: {value}" for name, value in details.items() if value not in (None, "", [])]
+    return "\n".join([message, *lines])
 
 
 def _local_path(uri: str) -> str | None:

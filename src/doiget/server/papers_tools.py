@@ -203,9 +203,12 @@ class PapersTools:
         return {"ok": True, **capability_report(self.runtime)}
 
     async def health(self, request: c.NoArguments, call: ToolCall) -> Result:
+        from doiget.zotero.status import zotero_health
+
         report = await _off_the_loop(check_health, self.runtime.settings)
         if report["store_writable"]:
             with_unreadable(report, await self._unreadable.get())
+        report["zotero"] = await zotero_health(self.runtime)
         return report
 
     async def _scan_unreadable(self) -> dict[str, Any]:

@@ -33,6 +33,11 @@ class ToolCall(Protocol):
         """The local folders the client declared as its roots (MCP ``roots/list``);
         empty when it declares none."""
 
+    async def confirm(self, message: str, details: Mapping[str, Any]) -> bool | None:
+        """Ask the user to approve what ``message`` (and ``details``) describe: True when
+        they accept, False when they decline or dismiss it, None when the client cannot
+        ask (MCP elicitation)."""
+
 
 CoreT = TypeVar("CoreT", bound=Closable)
 
