@@ -265,6 +265,44 @@ CORE_SETTINGS: tuple[Setting, ...] = (
         "beyond it the connection waiting longest for its request head is closed",
         config_key="http_max_connections",
     ),
+    Setting(
+        "DOIGET_HTTP_OAUTH_ISSUER",
+        "serve --http: the OAuth 2.1 authorization server's issuer URL (https); set, access "
+        "tokens it issues for DOIGET_HTTP_RESOURCE_URL are accepted (besides static tokens)",
+        config_key="http_oauth_issuer",
+    ),
+    Setting(
+        "DOIGET_HTTP_RESOURCE_URL",
+        "serve --http: this server's public MCP URL (https, or http on loopback), the "
+        "audience OAuth access tokens must name; needed with DOIGET_HTTP_OAUTH_ISSUER",
+        config_key="http_resource_url",
+    ),
+    Setting(
+        "DOIGET_HTTP_OAUTH_READ_SCOPE",
+        "serve --http: the OAuth scope the read-only tools need (default doiget.read)",
+        config_key="http_oauth_read_scope",
+    ),
+    Setting(
+        "DOIGET_HTTP_OAUTH_WRITE_SCOPE",
+        "serve --http: the OAuth scope the tools that write need (default doiget.write)",
+        config_key="http_oauth_write_scope",
+    ),
+    Setting(
+        "DOIGET_HTTP_OAUTH_INTROSPECTION_URL",
+        "serve --http: the token introspection endpoint (RFC 7662, https) that checks "
+        "opaque access tokens; unset, only JWT access tokens are accepted",
+        config_key="http_oauth_introspection_url",
+    ),
+    Setting(
+        "DOIGET_HTTP_OAUTH_CLIENT_ID",
+        "serve --http: the client id doiget authenticates with at the introspection endpoint",
+        config_key="http_oauth_client_id",
+    ),
+    Setting(
+        "DOIGET_HTTP_OAUTH_CLIENT_SECRET",
+        "serve --http: that client's secret",
+        redaction=Redaction.VALUE,
+    ),
     *BROWSER_SETTINGS,
 )
 
@@ -637,7 +675,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
 def secret_values(settings: Settings) -> list[str]:
     """Every credential that must never show: each secret setting an upstream declares
     that is set, the password inside a URL setting that carries one, the web cache's
-    own key and the HTTP server's tokens."""
+    own key, the HTTP server's tokens and its OAuth client secret."""
     found: list[str] = []
     for upstream in all_upstreams():
         for setting in upstream.settings:
@@ -651,6 +689,8 @@ def secret_values(settings: Settings) -> list[str]:
     if settings.cache_key is not None:
         found.append(settings.cache_key.reveal())
     found += settings.http.token_values()
+    if settings.http.oauth is not None and settings.http.oauth.client_secret is not None:
+        found.append(settings.http.oauth.client_secret.reveal())
     return list(dict.fromkeys(found))
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from doiget.oauthconfig import OAuthSettings, oauth_settings
 from doiget.secret import Secret
 from doiget.settingvalues import seconds_setting, switch_setting, whole_setting
 
@@ -46,6 +47,7 @@ class HttpSettings:
     unauth_rate_per_minute: int = DEFAULT_UNAUTH_RATE
     header_timeout: float = DEFAULT_HEADER_TIMEOUT
     max_connections: int = DEFAULT_MAX_CONNECTIONS
+    oauth: OAuthSettings | None = None
 
     @property
     def loopback(self) -> bool:
@@ -149,4 +151,5 @@ def http_settings(pick: Callable[[str, str], Any]) -> HttpSettings:
             16,
             1_000_000,
         ),
+        oauth=oauth_settings(pick),
     )

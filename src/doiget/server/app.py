@@ -35,6 +35,7 @@ from doiget.redaction import redact_known, redact_value
 from doiget.runtime import Runtime
 from doiget.server.framing import checked_stdio
 from doiget.server.lifecycle import GRACE_SECONDS, draining
+from doiget.server.oauth.scopes import INSUFFICIENT_SCOPE, ToolScopes
 from doiget.server.snapshot import listing
 from doiget.server.tokens import holder
 from doiget.server.toolset import ServedTool, Toolset
@@ -214,6 +215,8 @@ class DoigetServer:
         self.served = served_toolsets(runtime)
         self.listing = listing(self.served)
         self._toolsets: list[Toolset] | None = None
+        # The scopes tool calls need (OAuth over HTTP); None: every call is allowed.
+        self.scopes: ToolScopes | None = None
 
     @property
     def toolsets(self) -> list[Toolset]:
@@ -221,6 +224,18 @@ class DoigetServer:
         if self._toolsets is None:
             self._toolsets = build_toolsets(self.runtime, self.served)
         return self._toolsets
+
+    def read_only_tools(self) -> frozenset[str]:
+        """The tools whose annotations say they only read."""
+        if self.listing is not None:
+            entries = self.listing.tools
+        else:
+            entries = [tool_entry(spec).model_dump(by_alias=True) for spec in self.tools.values()]
+        return frozenset(
+            entry["name"]
+            for entry in entries
+            if (entry.get("annotations") or {}).get("readOnlyHint") is True
+        )
 
     @cached_property
     def tools(self) -> dict[str, ServedTool]:
@@ -278,9 +293,23 @@ class DoigetServer:
         metrics.observe("tool_call_seconds", time.perf_counter() - began, tool=tool)
         return result
 
+    def _check_scope(self, ctx: ServerRequestContext[Any], tool: str) -> None:
+        """Refuse a call the caller's access token has not the scope for."""
+        scope = getattr(ctx.request, "scope", None)
+        if self.scopes is None or not isinstance(scope, Mapping):
+            return
+        needed = self.scopes.missing(scope, tool)
+        if needed is not None:
+            raise MCPError(
+                INSUFFICIENT_SCOPE,
+                self.scopes.refusal_text(tool, needed),
+                {"scope": needed},
+            )
+
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        self._check_scope(ctx, params.name)
         spec = self.tools.get(params.name)
         if spec is None:
             # Not a tool's failure but a bad request: the protocol's own answer to it.

@@ -39,6 +39,7 @@ from mcp.server.auth.middleware.bearer_auth import (
     RequireAuthMiddleware,
 )
 from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
@@ -48,15 +49,14 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from doiget import metrics
-from doiget.errors import DoigetError, ErrorCode
 from doiget.health import check_health
-from doiget.httpconfig import HttpSettings
 from doiget.jsontext import parse_json
 from doiget.runtime import Runtime
 from doiget.server.app import DoigetServer
 from doiget.server.connections import uvicorn_limits
+from doiget.server.httpauth import Authentication, authentication, provider_down
 from doiget.server.httpsessions import PerTokenSessions
-from doiget.server.tokens import StaticTokens, read_token_file
+from doiget.server.oauth.gate import ScopeGate
 from doiget.server.tokens import holder as _holder
 
 Scope = MutableMapping[str, Any]
@@ -73,28 +73,6 @@ SETTLE_SECONDS: Final = 0.5
 # Request budgets kept at most (client addresses are not a closed set).
 MAX_HOLDERS: Final = 10_000
 UNAUTHENTICATED: Final = "-"
-
-
-def token_verifier(settings: HttpSettings) -> StaticTokens | None:
-    """The verifier of the configured tokens; None only for a loopback server started
-    with --insecure-no-auth. Anything else without tokens refuses the start."""
-    tokens = settings.token_values()
-    if settings.tokens_file is not None:
-        tokens += read_token_file(settings.tokens_file)
-    if settings.insecure_no_auth:
-        if not settings.loopback:
-            raise DoigetError(
-                ErrorCode.INVALID_CONFIG,
-                f"--insecure-no-auth is only allowed on a loopback address, not {settings.host}; "
-                "configure DOIGET_HTTP_TOKENS_FILE instead.",
-            )
-        if tokens:
-            raise DoigetError(
-                ErrorCode.INVALID_CONFIG,
-                "--insecure-no-auth was given while tokens are configured; drop one of them.",
-            )
-        return None
-    return StaticTokens(tokens)
 
 
 class _Tokens:
@@ -247,8 +225,12 @@ class AuthGate:
     401, is logged (token id ``-``), and such requests are rate-limited per client
     address (429 with ``Retry-After``) before anything else is done for them."""
 
-    def __init__(self, app: ASGIApp, budget: _Tokens) -> None:
-        self.guarded = RequireAuthMiddleware(app, required_scopes=[])
+    def __init__(
+        self, app: ASGIApp, budget: _Tokens, metadata_url: AnyHttpUrl | None = None
+    ) -> None:
+        self.guarded = RequireAuthMiddleware(
+            app, required_scopes=[], resource_metadata_url=metadata_url
+        )
         self.budget = budget
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -319,14 +301,18 @@ def _qdrant_ping(url: str) -> object:
         client.close()
 
 
-def build_app(runtime: Runtime, drain: Drain | None = None) -> tuple[Starlette, DoigetServer]:
+def build_app(
+    runtime: Runtime, drain: Drain | None = None, auth: Authentication | None = None
+) -> tuple[Starlette, DoigetServer]:
     """The ASGI application of one replica, and the doiget server inside it."""
     import anyio
 
     drain = drain or Drain()
     http = runtime.settings.http
-    verifier = token_verifier(http)
+    auth = auth or authentication(runtime)
+    verifier = auth.verifier
     doiget = DoigetServer(runtime)
+    doiget.scopes = auth.tool_scopes(doiget.read_only_tools())
     manager = PerTokenSessions(
         app=doiget.build(),
         per_token=http.max_sessions,
@@ -338,12 +324,21 @@ def build_app(runtime: Runtime, drain: Drain | None = None) -> tuple[Starlette, 
         ),
         max_request_body_size=http.max_body_bytes,
     )
-    mcp: ASGIApp = RequestLog(manager.handle_request, _Tokens(http.rate_per_minute), drain)
+    calls: ASGIApp = manager.handle_request
+    if doiget.scopes is not None:
+        calls = ScopeGate(calls, doiget.scopes, http.max_body_bytes)
+    mcp: ASGIApp = RequestLog(calls, _Tokens(http.rate_per_minute), drain)
     middleware = []
     unauthenticated = _Tokens(http.unauth_rate_per_minute)
     if verifier is not None:
-        mcp = AuthGate(mcp, unauthenticated)
-        middleware.append(Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(verifier)))
+        mcp = AuthGate(mcp, unauthenticated, auth.metadata_url)
+        middleware.append(
+            Middleware(
+                AuthenticationMiddleware,
+                backend=BearerAuthBackend(verifier),
+                on_error=provider_down,
+            )
+        )
     if http.allowed_origins:
         middleware.append(
             Middleware(
@@ -361,6 +356,8 @@ def build_app(runtime: Runtime, drain: Drain | None = None) -> tuple[Starlette, 
 
     async def readyz(request: Request) -> Response:
         checks = await anyio.to_thread.run_sync(_readiness, runtime)
+        if auth.oauth is not None:
+            checks["identity_provider_keys"] = await auth.oauth.keys.check()
         ready = all(checks.values())
         return JSONResponse({"ready": ready, "checks": checks}, status_code=200 if ready else 503)
 
@@ -378,12 +375,13 @@ def build_app(runtime: Runtime, drain: Drain | None = None) -> tuple[Starlette, 
         Route("/healthz", _healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Route(MCP_PATH, mcp, methods=["GET", "POST", "DELETE"]),
+        *auth.routes(),
     ]
     if http.metrics:
         metrics.enable()
         page: ASGIApp = Route("/metrics", metrics_page, methods=["GET"])
         if verifier is not None:
-            page = AuthGate(page, unauthenticated)
+            page = AuthGate(page, unauthenticated, auth.metadata_url)
         routes.append(Route("/metrics", page, methods=["GET"]))
     app = Starlette(
         routes=routes,
@@ -436,7 +434,8 @@ def serve_http(runtime: Runtime) -> None:
 
     http = runtime.settings.http
     drain = Drain()
-    app, _ = build_app(runtime, drain)
+    auth = authentication(runtime)
+    app, _ = build_app(runtime, drain, auth)
     access_log.setLevel(logging.INFO)
     if not access_log.handlers:
         handler = logging.StreamHandler(sys.stderr)
@@ -463,7 +462,7 @@ def serve_http(runtime: Runtime) -> None:
         )
     print(
         f"[doiget] serving MCP over HTTP at http://{http.host}:{http.port}{MCP_PATH} "
-        f"({'authentication OFF (loopback only)' if http.insecure_no_auth else 'bearer tokens'})",
+        f"({auth.describe()})",
         file=sys.stderr,
         flush=True,
     )

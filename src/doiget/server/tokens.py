@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -48,9 +48,11 @@ def read_token_file(path: Path) -> list[str]:
 
 
 class StaticTokens:
-    """A token verifier for the MCP SDK's bearer authentication."""
+    """A token verifier for the MCP SDK's bearer authentication; a static token grants
+    ``scopes`` (every OAuth scope when OAuth is on too)."""
 
-    def __init__(self, tokens: Iterable[str]) -> None:
+    def __init__(self, tokens: Iterable[str], scopes: Sequence[str] = ()) -> None:
+        self._scopes = list(scopes)
         self._digests: list[tuple[bytes, str]] = []
         for token in tokens:
             digest = _digest(token)
@@ -77,7 +79,7 @@ class StaticTokens:
                 found = name
         if found is None:
             return None
-        return AccessToken(token=found, client_id=found, scopes=[])
+        return AccessToken(token=found, client_id=found, scopes=list(self._scopes))
 
 
 def holder(scope: Mapping[str, Any], default: str = NO_AUTH_HOLDER) -> str:
