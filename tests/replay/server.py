@@ -74,6 +74,8 @@ DEFAULT_HOSTS = (
     # Zotero's Web API and the hosts it sends file downloads and uploads to.
     "api.zotero.org",
     "files.zotero.net",
+    # An OpenID provider (the HTTP server's OAuth issuer).
+    "sso.lab.example",
     "zoterofilestorage.s3.amazonaws.com",
 )
 

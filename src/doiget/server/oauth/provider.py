@@ -24,6 +24,8 @@ from doiget.net.network import Network
 # The discovery document and the key set are small; anything larger is not one.
 MAX_DOCUMENT_BYTES: Final = 256 * 1024
 MAX_KEYS: Final = 64
+# Public keys only: a shared secret ("oct") published in a key set is no signing key.
+PUBLIC_KEY_TYPES: Final = frozenset({"RSA", "EC", "OKP"})
 KEYS_TTL: Final = 3600.0
 REFRESH_GAP: Final = 30.0
 # After a failed fetch, requests within this many seconds fail at once.
@@ -57,7 +59,7 @@ class ProviderKeys:
         self._metadata: dict[str, Any] | None = None
         self._keys: dict[str, jwt.PyJWK] = {}
         self._fetched = -KEYS_TTL  # monotonic time of the last successful key fetch
-        self._tried = -REFRESH_GAP  # ... and of the last attempt
+        self._unknown_at = -REFRESH_GAP  # ... of the last refresh for an unknown key id
         self._failed_at: float | None = None
         self._lock = anyio.Lock()
 
@@ -78,8 +80,10 @@ class ProviderKeys:
         async with self._lock:
             now = time.monotonic()
             found = self._pick(kid)
-            stale = now - self._fetched >= KEYS_TTL
-            if (found is None and now - self._tried >= REFRESH_GAP) or stale:
+            unknown = found is None and now - self._unknown_at >= REFRESH_GAP
+            if unknown and self._keys:
+                self._unknown_at = now
+            if unknown or now - self._fetched >= KEYS_TTL:
                 await self._refresh(now)
                 found = self._pick(kid)
             return found
@@ -103,7 +107,6 @@ class ProviderKeys:
         """Fetch the key set; on failure keep the keys at hand, or, with none, refuse."""
         if self._failed_at is not None and now - self._failed_at < RETRY_GAP and not self._keys:
             raise ProviderUnavailable("it failed moments ago")
-        self._tried = now
         try:
             metadata = await self.metadata()
             url = _https(metadata.get("jwks_uri"), "jwks_uri")
@@ -159,6 +162,8 @@ def _key_set(document: dict[str, Any]) -> dict[str, jwt.PyJWK]:
     keys: dict[str, jwt.PyJWK] = {}
     for index, entry in enumerate(entries):
         if not isinstance(entry, dict) or entry.get("use", "sig") != "sig":
+            continue
+        if entry.get("kty") not in PUBLIC_KEY_TYPES:
             continue
         try:
             key = jwt.PyJWK(entry)
