@@ -5,11 +5,13 @@ Resource Metadata routes, 503 while the identity provider cannot be reached)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from mcp.server.auth.provider import TokenVerifier
-from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
+from mcp.server.auth.routes import build_resource_metadata_url, cors_middleware
+from mcp.shared.auth import ProtectedResourceMetadata
 from pydantic import AnyHttpUrl
-from starlette.requests import HTTPConnection
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
@@ -63,20 +65,29 @@ class Authentication:
 
     def routes(self) -> list[Route]:
         """The Protected Resource Metadata (RFC 9728), at the well-known path with and
-        without the resource's path."""
+        without the resource's path. The issuer and resource are given exactly as
+        configured: clients compare them as strings with what the issuer publishes."""
         if self.oauth is None:
             return []
         settings = self.oauth.settings
-        routes = create_protected_resource_routes(
-            AnyHttpUrl(settings.resource_url),
-            [AnyHttpUrl(settings.issuer)],
+        metadata = ProtectedResourceMetadata(
+            resource=AnyHttpUrl(settings.resource_url),
+            authorization_servers=[AnyHttpUrl(settings.issuer)],
             scopes_supported=[settings.read_scope, settings.write_scope],
             resource_name="doiget",
         )
-        if routes[0].path != METADATA_PATH:
-            first = routes[0]
-            routes.append(Route(METADATA_PATH, first.endpoint, methods=["GET", "OPTIONS"]))
-        return routes
+        document = {
+            **metadata.model_dump(mode="json", exclude_none=True),
+            "resource": settings.resource_url,
+            "authorization_servers": [settings.issuer],
+        }
+
+        async def metadata_page(request: Request) -> Response:
+            return JSONResponse(document, headers={"Cache-Control": "public, max-age=3600"})
+
+        endpoint = cors_middleware(metadata_page, ["GET", "OPTIONS"])
+        paths = dict.fromkeys((urlsplit(str(self.metadata_url)).path, METADATA_PATH))
+        return [Route(path, endpoint, methods=["GET", "OPTIONS"]) for path in paths]
 
 
 def authentication(runtime: Runtime) -> Authentication:
