@@ -1,4 +1,6 @@
 """serve --http with several tokens: what one token does never starves another.
+Every test runs with two static tokens and again with the OAuth access tokens of two
+subjects (an OpenID provider impersonated on the replay upstream).
 
 MCP sessions are capped per token (the longest idle one ends when a token opens one
 more) and end after a short idle time; requests without a valid token are logged and
@@ -9,6 +11,8 @@ concurrent clients, bounded in count and time.
 from __future__ import annotations
 
 import json
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,15 +21,44 @@ import httpx
 import pytest
 from httputil import TOKEN, http_server, token_file
 from mcputil import INITIALIZE
+from oauthutil import ISSUER, Provider
+from redisutil import free_port
+
+from replay import ReplayUpstream
 
 OTHER = "second-token-0a9b8c7d6e5f4"
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 PROTOCOL = {"Mcp-Protocol-Version": "2025-06-18"}
 
 
-@pytest.fixture
-def team_env(doiget_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
-    return {**doiget_env, "DOIGET_HTTP_TOKENS_FILE": str(token_file(tmp_path, TOKEN, OTHER))}
+@dataclass(frozen=True)
+class Team:
+    """A server's environment and port, and the tokens of its two callers."""
+
+    env: dict[str, str]
+    a: str
+    b: str
+    port: int
+
+
+@pytest.fixture(params=["static tokens", "OAuth subjects"])
+def team(
+    request: pytest.FixtureRequest,
+    doiget_env: dict[str, str],
+    tmp_path: Path,
+    upstream: ReplayUpstream,
+) -> Team:
+    port = free_port()
+    if request.param == "static tokens":
+        tokens = str(token_file(tmp_path, TOKEN, OTHER))
+        return Team({**doiget_env, "DOIGET_HTTP_TOKENS_FILE": tokens}, TOKEN, OTHER, port)
+    provider = Provider(upstream)
+    provider.publish()
+    resource = f"http://127.0.0.1:{port}/mcp"
+    env = {**doiget_env, "DOIGET_HTTP_OAUTH_ISSUER": ISSUER, "DOIGET_HTTP_RESOURCE_URL": resource}
+    until = int(time.time()) + 3600
+    alice, bob = (provider.token(sub=sub, aud=resource, exp=until) for sub in ("alice", "bob"))
+    return Team(env, alice, bob, port)
 
 
 def bearer(token: str, **extra: str) -> dict[str, str]:
@@ -60,19 +93,19 @@ def access_lines(stderr: str) -> list[dict[str, Any]]:
 
 
 async def test_ten_thousand_sessions_of_one_token_never_refuse_another(
-    team_env: dict[str, str], tmp_path: Path
+    team: Team, tmp_path: Path
 ) -> None:
     """10,050 initialize calls with token B (16 at a time), token A
     initializing all along. A is never refused, B is never refused either (its
     longest idle sessions end instead), and the server's memory stays bounded."""
     calls, parallel = 10_050, 16
-    env = {**team_env, "DOIGET_HTTP_RATE": "1000000"}  # the request rate is not the subject
-    with http_server(env, tmp_path) as server:
+    env = {**team.env, "DOIGET_HTTP_RATE": "1000000"}  # the request rate is not the subject
+    with http_server(env, tmp_path, port=team.port) as server:
         limits = httpx.Limits(max_connections=parallel + 2)
         async with httpx.AsyncClient(timeout=30, limits=limits) as client:
-            first = await initialize(client, server.url, OTHER)
+            first = await initialize(client, server.url, team.b)
             assert first.status_code == 200
-            await initialize(client, server.url, OTHER)
+            await initialize(client, server.url, team.b)
             before = rss_mib(server.process.pid)
             statuses: dict[int, int] = {}
             a_statuses: list[int] = []
@@ -80,12 +113,12 @@ async def test_ten_thousand_sessions_of_one_token_never_refuse_another(
 
             async def token_b() -> None:
                 for _ in sent:
-                    status = (await initialize(client, server.url, OTHER)).status_code
+                    status = (await initialize(client, server.url, team.b)).status_code
                     statuses[status] = statuses.get(status, 0) + 1
 
             async def token_a() -> None:
                 while len(a_statuses) < 20:
-                    a_statuses.append((await initialize(client, server.url, TOKEN)).status_code)
+                    a_statuses.append((await initialize(client, server.url, team.a)).status_code)
                     await anyio.sleep(0.5)
 
             with anyio.fail_after(900):
@@ -94,8 +127,8 @@ async def test_ten_thousand_sessions_of_one_token_never_refuse_another(
                         tasks.start_soon(token_b)
                     tasks.start_soon(token_a)
             after = rss_mib(server.process.pid)
-            late = await initialize(client, server.url, TOKEN)
-            first_again = await ping(client, server.url, OTHER, first.headers["mcp-session-id"])
+            late = await initialize(client, server.url, team.a)
+            first_again = await ping(client, server.url, team.b, first.headers["mcp-session-id"])
     assert statuses == {200: calls}
     assert set(a_statuses) == {200} and late.status_code == 200
     assert first_again == 404  # B's oldest idle session made room for its newer ones
@@ -104,31 +137,31 @@ async def test_ten_thousand_sessions_of_one_token_never_refuse_another(
 
 
 async def test_one_more_session_ends_the_longest_idle_of_that_token_only(
-    team_env: dict[str, str], tmp_path: Path
+    team: Team, tmp_path: Path
 ) -> None:
-    env = {**team_env, "DOIGET_HTTP_MAX_SESSIONS": "3"}
-    with http_server(env, tmp_path) as server:
+    env = {**team.env, "DOIGET_HTTP_MAX_SESSIONS": "3"}
+    with http_server(env, tmp_path, port=team.port) as server:
         async with httpx.AsyncClient(timeout=30) as client:
-            mine = await open_sessions(client, server.url, TOKEN, 3)
+            mine = await open_sessions(client, server.url, team.a, 3)
             # The second is used again: the first is now the longest idle.
-            assert await ping(client, server.url, TOKEN, mine[1]) == 200
-            theirs = await open_sessions(client, server.url, OTHER, 5)
-            fourth = await initialize(client, server.url, TOKEN)
-            mine_now = [await ping(client, server.url, TOKEN, sid) for sid in mine]
-            theirs_now = [await ping(client, server.url, OTHER, sid) for sid in theirs]
+            assert await ping(client, server.url, team.a, mine[1]) == 200
+            theirs = await open_sessions(client, server.url, team.b, 5)
+            fourth = await initialize(client, server.url, team.a)
+            mine_now = [await ping(client, server.url, team.a, sid) for sid in mine]
+            theirs_now = [await ping(client, server.url, team.b, sid) for sid in theirs]
     assert fourth.status_code == 200
     assert mine_now == [404, 200, 200]
-    assert theirs_now == [404, 404, 200, 200, 200]  # OTHER's own cap, OTHER's own oldest
+    assert theirs_now == [404, 404, 200, 200, 200]  # B's own cap, B's own oldest
 
 
 async def test_when_every_session_of_a_token_is_busy_one_more_is_refused_by_name(
-    team_env: dict[str, str], tmp_path: Path
+    team: Team, tmp_path: Path
 ) -> None:
     """An open event stream (GET) keeps a session busy: it is never ended to make room."""
-    env = {**team_env, "DOIGET_HTTP_MAX_SESSIONS": "2"}
-    with http_server(env, tmp_path) as server:
+    env = {**team.env, "DOIGET_HTTP_MAX_SESSIONS": "2"}
+    with http_server(env, tmp_path, port=team.port) as server:
         async with httpx.AsyncClient(timeout=30) as client:
-            sessions = await open_sessions(client, server.url, TOKEN, 2)
+            sessions = await open_sessions(client, server.url, team.a, 2)
             ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
             async with anyio.create_task_group() as tasks:
                 opened = anyio.Event()
@@ -136,7 +169,7 @@ async def test_when_every_session_of_a_token_is_busy_one_more_is_refused_by_name
 
                 async def listen(sid: str) -> None:
                     nonlocal streams
-                    headers = bearer(TOKEN, **PROTOCOL, **{"Mcp-Session-Id": sid})
+                    headers = bearer(team.a, **PROTOCOL, **{"Mcp-Session-Id": sid})
                     await client.post(server.url, json=ready, headers=headers)
                     headers["Accept"] = "text/event-stream"
                     async with client.stream("GET", server.url, headers=headers) as stream:
@@ -150,9 +183,9 @@ async def test_when_every_session_of_a_token_is_busy_one_more_is_refused_by_name
                     tasks.start_soon(listen, sid)
                 with anyio.fail_after(30):
                     await opened.wait()
-                refused = await initialize(client, server.url, TOKEN)
-                other = await initialize(client, server.url, OTHER)
-                still = [await ping(client, server.url, TOKEN, sid) for sid in sessions]
+                refused = await initialize(client, server.url, team.a)
+                other = await initialize(client, server.url, team.b)
+                still = [await ping(client, server.url, team.a, sid) for sid in sessions]
                 tasks.cancel_scope.cancel()
     assert refused.status_code == 429
     assert "DOIGET_HTTP_MAX_SESSIONS" in refused.json()["error"]
@@ -161,26 +194,24 @@ async def test_when_every_session_of_a_token_is_busy_one_more_is_refused_by_name
     assert still == [200, 200]
 
 
-async def test_idle_sessions_end_after_the_idle_setting(
-    team_env: dict[str, str], tmp_path: Path
-) -> None:
-    env = {**team_env, "DOIGET_HTTP_SESSION_IDLE": "1"}
-    with http_server(env, tmp_path) as server:
+async def test_idle_sessions_end_after_the_idle_setting(team: Team, tmp_path: Path) -> None:
+    env = {**team.env, "DOIGET_HTTP_SESSION_IDLE": "1"}
+    with http_server(env, tmp_path, port=team.port) as server:
         async with httpx.AsyncClient(timeout=30) as client:
-            sid = (await initialize(client, server.url, TOKEN)).headers["mcp-session-id"]
-            assert await ping(client, server.url, TOKEN, sid) == 200
+            sid = (await initialize(client, server.url, team.a)).headers["mcp-session-id"]
+            assert await ping(client, server.url, team.a, sid) == 200
             with anyio.fail_after(60):
-                while await ping(client, server.url, TOKEN, sid) == 200:
+                while await ping(client, server.url, team.a, sid) == 200:
                     await anyio.sleep(2.5)  # more than the idle time between pings
-            again = await initialize(client, server.url, TOKEN)
+            again = await initialize(client, server.url, team.a)
     assert again.status_code == 200
 
 
 def test_refusals_without_a_token_are_logged_and_limited_per_address(
-    team_env: dict[str, str], tmp_path: Path
+    team: Team, tmp_path: Path
 ) -> None:
-    env = {**team_env, "DOIGET_HTTP_UNAUTH_RATE": "3", "DOIGET_HTTP_METRICS": "1"}
-    with http_server(env, tmp_path) as server:
+    env = {**team.env, "DOIGET_HTTP_UNAUTH_RATE": "3", "DOIGET_HTTP_METRICS": "1"}
+    with http_server(env, tmp_path, port=team.port) as server:
         wrong = {**MCP_HEADERS, "Authorization": "Bearer wrong-token-0123456789abcdef"}
         refused = [
             httpx.post(server.url, json=INITIALIZE, headers=headers, timeout=10)
@@ -194,7 +225,7 @@ def test_refusals_without_a_token_are_logged_and_limited_per_address(
             elsewhere = other_address.post(
                 f"http://127.0.0.1:{server.port}/mcp", json=INITIALIZE, timeout=10
             )
-        token = httpx.post(server.url, json=INITIALIZE, headers=bearer(TOKEN), timeout=10)
+        token = httpx.post(server.url, json=INITIALIZE, headers=bearer(team.a), timeout=10)
         health = httpx.get(f"{server.base}/healthz", timeout=10)
     assert [r.status_code for r in refused] == [401, 401, 401]
     assert limited.status_code == 429 and int(limited.headers["retry-after"]) >= 1
@@ -218,15 +249,15 @@ def test_refusals_without_a_token_are_logged_and_limited_per_address(
 
 
 async def test_slow_connections_without_a_token_do_not_starve_a_client(
-    team_env: dict[str, str], tmp_path: Path
+    team: Team, tmp_path: Path
 ) -> None:
     """500 connections that send a request head one line a second (half of them) or
     nothing more (the other half), against a server whose open-file limit is 400 as on
     a small host. A client that sends its request at once still gets /healthz and an
     MCP call answered, and every slow connection is closed by the server."""
     slow_count = 500
-    env = {**team_env, "DOIGET_HTTP_HEADER_TIMEOUT": "4"}
-    with http_server(env, tmp_path, open_files=400) as server:
+    env = {**team.env, "DOIGET_HTTP_HEADER_TIMEOUT": "4"}
+    with http_server(env, tmp_path, port=team.port, open_files=400) as server:
         closed = 0
         all_open = anyio.Event()
         opened = 0
@@ -256,12 +287,12 @@ async def test_slow_connections_without_a_token_do_not_starve_a_client(
             with anyio.fail_after(60):
                 await all_open.wait()
             health = await client.get(f"{server.base}/healthz")
-            opened_session = await initialize(client, server.url, TOKEN)
+            opened_session = await initialize(client, server.url, team.a)
             sid = opened_session.headers.get("mcp-session-id", "")
             listed = await client.post(
                 server.url,
                 json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-                headers=bearer(TOKEN, **PROTOCOL, **{"Mcp-Session-Id": sid}),
+                headers=bearer(team.a, **PROTOCOL, **{"Mcp-Session-Id": sid}),
             )
             with anyio.fail_after(120):
                 while closed < slow_count:
