@@ -9,6 +9,7 @@ and key set); the server is the real ASGI application, run in process.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Iterator
@@ -404,3 +405,24 @@ def test_settings_that_cannot_be_honoured_refuse_the_start(doiget_env: dict[str,
         with pytest.raises(DoigetError) as refused:
             load_runtime({**doiget_env, **extra}, http=True)
         assert refused.value.code.value == "INVALID_CONFIG"
+
+
+@pytest.mark.parametrize("down", [False, True], ids=["keys at hand", "provider down"])
+def test_health_says_whether_the_providers_keys_can_be_fetched(
+    doiget_env: dict[str, str], provider: Provider, upstream: ReplayUpstream, down: bool
+) -> None:
+    from typer.testing import CliRunner
+
+    from doiget.cli.main import app
+
+    if down:
+        upstream.route(HOST, KEYS_PATH, Reply(503, b"down"))
+    env = {**doiget_env, "DOIGET_HTTP_OAUTH_ISSUER": ISSUER, "DOIGET_HTTP_RESOURCE_URL": RESOURCE}
+    done = CliRunner().invoke(app, ["health", "--json"], env=env)
+    assert done.exit_code == 0, done.output
+    found = json.loads(done.stdout)["identity_provider"]
+    assert found["issuer"] == ISSUER and found["keys_at_hand"] is not down
+    if down:
+        assert "identity provider" in found["reason"]
+    # One fetch when the keys come; a provider answering 503 is asked again (retries).
+    assert provider.key_fetches() >= 1 if down else provider.key_fetches() == 1

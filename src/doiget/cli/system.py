@@ -122,14 +122,22 @@ def capabilities(ctx: typer.Context, json_output: JsonFlag = False) -> None:
     out.print(upstreams)
 
 
-def _zotero_health(shared: Runtime) -> dict[str, Any]:
+def _remote_health(shared: Runtime) -> dict[str, Any]:
+    """Whether Zotero answers and, with OAuth on, whether the identity provider's
+    signing keys can be fetched (one short check each)."""
     import anyio
 
     from doiget.zotero.status import zotero_health
 
     async def check() -> dict[str, Any]:
         try:
-            return await zotero_health(shared)
+            found = {"zotero": await zotero_health(shared)}
+            oauth = shared.settings.http.oauth
+            if oauth is not None:
+                from doiget.oauthkeys import provider_health
+
+                found["identity_provider"] = await provider_health(oauth.issuer, shared.network())
+            return found
         finally:
             await shared.aclose()
 
@@ -140,7 +148,7 @@ def _zotero_health(shared: Runtime) -> dict[str, Any]:
 def health(ctx: typer.Context, json_output: JsonFlag = False) -> None:
     """Check that the store and log are writable; show version, schema and unreadable entries."""
     report = check_health(runtime(ctx).settings, library=True)
-    report["zotero"] = _zotero_health(runtime(ctx))
+    report.update(_remote_health(runtime(ctx)))
     if wants_json(ctx, json_output):
         emit_json(report)
     else:

@@ -71,7 +71,7 @@ def caller_of(claims: dict[str, Any], issuer: str) -> Caller | None:
 
 async def check_jwt(token: str, issuer: str, audience: str, key_for: KeyLookup) -> Caller | None:
     """The caller of a valid ``token``; None for any token that is not (a
-    :class:`~doiget.server.oauth.provider.ProviderUnavailable` passes through)."""
+    :class:`~doiget.oauthkeys.ProviderUnavailable` passes through)."""
     try:
         header = jwt.get_unverified_header(token)
     except jwt.PyJWTError:

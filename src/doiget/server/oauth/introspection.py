@@ -16,7 +16,7 @@ from doiget.errors import DoigetError
 from doiget.net.network import Network
 from doiget.oauthconfig import OAuthSettings
 from doiget.server.oauth.accesstoken import Caller, caller_of
-from doiget.server.oauth.provider import ProviderUnavailable
+from doiget.oauthkeys import ProviderUnavailable
 
 CACHE_SECONDS: Final = 60.0
 CACHE_ENTRIES: Final = 10_000

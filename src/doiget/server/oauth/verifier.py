@@ -12,7 +12,7 @@ from doiget.net.network import Network
 from doiget.oauthconfig import OAuthSettings
 from doiget.server.oauth.accesstoken import Caller, check_jwt, looks_like_jwt
 from doiget.server.oauth.introspection import Introspection
-from doiget.server.oauth.provider import ProviderKeys
+from doiget.oauthkeys import ProviderKeys
 
 
 def caller_name(caller: Caller) -> str:
@@ -32,7 +32,7 @@ class OAuthVerifier:
 
     async def verify_token(self, token: str) -> AccessToken | None:
         """The caller of a valid token; None for an invalid one. Raises
-        :class:`~doiget.server.oauth.provider.ProviderUnavailable` when the provider
+        :class:`~doiget.oauthkeys.ProviderUnavailable` when the provider
         is needed and cannot be reached."""
         settings = self.settings
         if looks_like_jwt(token):

@@ -90,13 +90,17 @@ class ProviderKeys:
 
     async def check(self) -> bool:
         """Fetch the keys unless they are at hand; whether they are then."""
+        return await self.problem() is None
+
+    async def problem(self) -> str | None:
+        """Fetch the keys unless they are at hand; None when they are then, else why not."""
         async with self._lock:
             if not self.ready:
                 try:
                     await self._refresh(time.monotonic())
-                except ProviderUnavailable:
-                    return False
-        return self.ready
+                except ProviderUnavailable as exc:
+                    return str(exc)
+        return None if self.ready else "its signing keys could not be fetched"
 
     def _pick(self, kid: str | None) -> jwt.PyJWK | None:
         if kid is None:
@@ -173,3 +177,12 @@ def _key_set(document: dict[str, Any]) -> dict[str, jwt.PyJWK]:
     if not keys:
         raise ProviderUnavailable("its key set holds no usable signing key")
     return keys
+
+
+async def provider_health(issuer: str, network: Network) -> dict[str, Any]:
+    """What ``doiget health`` says of the identity provider: its issuer and whether its
+    signing keys can be fetched now (or why not)."""
+    problem = await ProviderKeys(issuer, network).problem()
+    if problem is None:
+        return {"issuer": issuer, "keys_at_hand": True}
+    return {"issuer": issuer, "keys_at_hand": False, "reason": problem}
