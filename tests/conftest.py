@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from doiget import redaction
+from zoterofake import ZoteroWorld, local_world, web_world
 
 from replay import ReplayUpstream
 from storeedges import StockedStore, stock
@@ -53,3 +54,26 @@ def stocked(tmp_path: Path) -> StockedStore:
 def stocked_env(tmp_path: Path, upstream: ReplayUpstream, stocked: StockedStore) -> dict[str, str]:
     """An isolated doiget environment whose store is ``stocked``."""
     return upstream.isolated_env(tmp_path)
+
+
+@pytest.fixture
+def zotero_local(tmp_path: Path) -> Iterator[ZoteroWorld]:
+    """A seeded fake Zotero desktop app (local API + connector) on a loopback port;
+    ``env`` holds DOIGET_ZOTERO_LOCAL."""
+    world, server = local_world(tmp_path / "zotero-app")
+    yield world
+    server.stop()
+
+
+@pytest.fixture
+def zotero_web(upstream: ReplayUpstream) -> ZoteroWorld:
+    """A seeded fake Zotero user library behind api.zotero.org (replay upstream); ``env``
+    holds DOIGET_ZOTERO_LIBRARY, DOIGET_ZOTERO_API_KEY (write access) and
+    DOIGET_ZOTERO_WRITE=on. Combine with ``upstream.env``."""
+    return web_world(upstream)
+
+
+@pytest.fixture
+def zotero_group(upstream: ReplayUpstream) -> ZoteroWorld:
+    """The same seeded library as a group library reached with a group key."""
+    return web_world(upstream, group=True)

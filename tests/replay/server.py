@@ -71,6 +71,10 @@ DEFAULT_HOSTS = (
     # Patent search providers.
     "api.lens.org",
     "ops.epo.org",
+    # Zotero's Web API and the hosts it sends file downloads and uploads to.
+    "api.zotero.org",
+    "files.zotero.net",
+    "zoterofilestorage.s3.amazonaws.com",
 )
 
 
@@ -106,6 +110,8 @@ class Recorded:
     finished: float
     status: int
     body: bytes = b""
+    # The query string as sent (``query`` keeps one value per name).
+    raw_query: str = ""
 
 
 @dataclass
@@ -137,6 +143,8 @@ class ReplayUpstream:
         self._cert = self._ca.issue_cert(*self.hosts, not_after=not_after)
         self._tmp_dir = tmp_dir
         self._routes: dict[tuple[str, str, tuple[tuple[str, str], ...] | None], _Route] = {}
+        # Hosts answered whole by a stateful fake that sees every request.
+        self._mounts: dict[str, Callable[[Recorded], Reply]] = {}
         self._lock = threading.Lock()
         self._requests: list[Recorded] = []
         self.connections = 0
@@ -199,6 +207,7 @@ class ReplayUpstream:
         self._settle()
         with self._lock:
             self._routes.clear()
+            self._mounts.clear()
             self._requests.clear()
             self.connections = 0
             self.max_in_flight = 0
@@ -228,6 +237,12 @@ class ReplayUpstream:
         """Answer ``host`` + ``path`` with whatever ``answer(query)`` returns."""
         with self._lock:
             self._routes[(host.lower(), path, None)] = _Route([], answer=answer)
+
+    def mount(self, host: str, answer: Callable[[Recorded], Reply]) -> None:
+        """Answer every request to ``host`` that no route matches with ``answer(request)``,
+        which sees its method, headers and body (a stateful fake upstream)."""
+        with self._lock:
+            self._mounts[host.lower()] = answer
 
     def json(self, host: str, path: str, data: Any, *, status: int = 200, **kw: Any) -> None:
         """Answer with ``data`` serialised as JSON."""
@@ -364,8 +379,17 @@ class _Handler(BaseHTTPRequestHandler):
         self._serve()
 
     def do_POST(self) -> None:
+        self._serve(self._body())
+
+    def do_PATCH(self) -> None:
+        self._serve(self._body())
+
+    def do_PUT(self) -> None:
+        self._serve(self._body())
+
+    def _body(self) -> bytes:
         length = int(self.headers.get("Content-Length") or 0)
-        self._serve(self.rfile.read(length) if length else b"")
+        return self.rfile.read(length) if length else b""
 
     def _serve(self, body: bytes = b"") -> None:
         upstream = self.server.upstream
@@ -375,8 +399,24 @@ class _Handler(BaseHTTPRequestHandler):
         host = (self.headers.get("Host") or "").split(":")[0].lower()
         parts = urlsplit(self.path)
         query = dict(parse_qsl(parts.query, keep_blank_values=True))
+        headers = {name.lower(): value for name, value in self.headers.items()}
         try:
             reply = upstream._match(host, parts.path, query)
+            mounted = upstream._mounts.get(host)
+            if reply is None and mounted is not None:
+                seen = Recorded(
+                    host,
+                    self.command,
+                    parts.path,
+                    query,
+                    headers,
+                    started,
+                    started,
+                    0,
+                    body,
+                    parts.query,
+                )
+                reply = mounted(seen)
             if reply is None:
                 reply = Reply(404, f"no route for {host}{self.path}".encode(), {})
             status = reply.status
@@ -392,11 +432,12 @@ class _Handler(BaseHTTPRequestHandler):
                     method=self.command,
                     path=parts.path,
                     query=query,
-                    headers={name.lower(): value for name, value in self.headers.items()},
+                    headers=headers,
                     started=started,
                     finished=time.monotonic(),
                     status=status,
                     body=body,
+                    raw_query=parts.query,
                 ),
                 generation,
             )
