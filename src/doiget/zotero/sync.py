@@ -42,6 +42,7 @@ from doiget.errors import DoigetError, ErrorCode
 from doiget.importing.service import store_work
 from doiget.library.documents import ZOTERO_TAGS, from_entry
 from doiget.library.projects import DEFAULT_PROJECT_ID
+from doiget.papers.added import AddResult
 from doiget.papers.adding import PdfAdder
 from doiget.papers.identify import Identification
 from doiget.papers.service import Papers
@@ -132,9 +133,10 @@ def is_pdf(item: ZoteroItem) -> bool:
     )
 
 
-def collection_scope(collections: Sequence[Collection], name: str) -> set[str]:
-    """The keys of the collection ``name`` (a name, or a path ``A/B`` from a top-level
-    collection) and of the collections inside it. NOT_FOUND names the close ones."""
+def collection_scope(collections: Sequence[Collection], name: str) -> tuple[str, set[str]]:
+    """The key of the collection ``name`` (a name, or a path ``A/B`` from a top-level
+    collection), and the keys of it and the collections inside it. NOT_FOUND names the
+    close ones."""
     by_key = {collection.key: collection for collection in collections}
 
     def path(collection: Collection) -> str:
@@ -170,7 +172,7 @@ def collection_scope(collections: Sequence[Collection], name: str) -> set[str]:
         inside = {c.key for c in collections if c.parent in scope} - scope
         scope |= inside
         grew = bool(inside)
-    return scope
+    return matched[0].key, scope
 
 
 def _title(unit: _Unit) -> str | None:
@@ -256,11 +258,11 @@ class ZoteroSync:
         lib = self._api.library
         data_dir = self._papers.runtime.settings.data_dir
         scope: set[str] | None = None
+        scope_key: str | None = None
         run = _Run(SyncState(self._label), Path())
         if collection is not None:
             collections = await self._ask(run, self._api.collections())
-            scope = collection_scope(collections, collection)
-        scope_key = min(scope) if scope else None
+            scope_key, scope = collection_scope(collections, collection)
         run.path = syncstate.state_path(data_dir, self._label, lib.local, scope_key)
         run.state = await anyio.to_thread.run_sync(syncstate.load, run.path, self._label, scope_key)
         start = run.state.version
@@ -369,10 +371,11 @@ class ZoteroSync:
             else:  # attached to an item outside the collection, a note, or nothing known
                 state.items[attachment.key] = ItemState(attachment.version, "other", parent=parent)
                 run.dirty = True
+        parents = {item.parent for item in fetched.values()}
         for unit in units.values():
             new = unit.item
-            # New here (added to the collection, say) with PDFs that did not change.
-            if new and new.children and not unit.pdfs and new.key not in state.items:
+            # New here (added to the collection, say) with children that did not change.
+            if new and new.children and new.key not in parents and new.key not in state.items:
                 children = await self._ask(run, self._api.children(new.key))
                 unit.pdfs = [c for c in children if is_pdf(c) and c.key not in state.items]
         return list(units.values())
@@ -546,45 +549,51 @@ class ZoteroSync:
     ) -> list[str]:
         """Add the unit's PDFs through the adder (as ``ref``'s PDF when known, else
         identified from their content); what went wrong, said per attachment. The first
-        PDF added without a ref gives ``owner`` its ref."""
+        PDF added without a ref gives ``owner`` its ref. An attachment is recorded
+        whatever became of it: one whose file is missing is tried again when it
+        changes (its file synced to Zotero changes it)."""
         said: list[str] = []
         folder = self._papers.runtime.settings.data_dir / "zotero"
         await anyio.to_thread.run_sync(lambda: folder.mkdir(parents=True, exist_ok=True))
         for attachment in unit.pdfs:
-            with tempfile.TemporaryDirectory(dir=folder, prefix=".download-") as into:
-                got = await self._ask(run, self._api.attachment_file(attachment, Path(into)))
-                if got.path is None:
-                    said.append(
-                        f"attachment {attachment.key} ({got.filename or 'PDF'}) not added: "
-                        f"{got.missing or 'its file is not in Zotero'}"
-                    )
-                    continue
-                target = ref or (parse_ref(owner.ref) if owner.ref else None)
-                known = (
-                    Identification(target, "zotero", f"attached to Zotero item {unit.key}")
-                    if target
-                    else None
-                )
-                try:
-                    added = await self._adder.add_pdf(Path(got.path), known=known)
-                except DoigetError as error:
-                    if error.code in _FATAL:
-                        raise
-                    said.append(f"attachment {attachment.key} not added: {error.message}")
-                    continue
-            if added.pdf_added:
-                run.pdfs_added += 1
-            if added.ref:
-                owner.ref = owner.ref or added.ref
-                run.touched.add(added.ref)
-            if added.sha256 and added.sha256 not in owner.pdfs:
-                owner.pdfs.append(added.sha256)
+            target = ref or (parse_ref(owner.ref) if owner.ref else None)
+            added, problem = await self._add_pdf(run, unit.key, attachment, target, folder)
+            if problem is not None:
+                said.append(f"attachment {attachment.key} not added: {problem}")
+            sha = added.sha256 if added else None
+            if added is not None:
+                run.pdfs_added += bool(added.pdf_added)
+                if added.ref:
+                    owner.ref = owner.ref or added.ref
+                    run.touched.add(added.ref)
+                if sha and sha not in owner.pdfs:
+                    owner.pdfs.append(sha)
             if not unit.orphan:
                 run.state.items[attachment.key] = ItemState(
-                    attachment.version, "pdf", added.ref, [added.sha256 or ""], unit.key
+                    attachment.version,
+                    "pdf",
+                    added.ref if added else None,
+                    [sha] if sha else [],
+                    unit.key,
                 )
             run.dirty = True
         return said
+
+    async def _add_pdf(
+        self, run: _Run, key: str, attachment: ZoteroItem, ref: Ref | None, folder: Path
+    ) -> tuple[AddResult | None, str | None]:
+        """One attachment's file through the adder; what it added, or why not."""
+        with tempfile.TemporaryDirectory(dir=folder, prefix=".download-") as into:
+            got = await self._ask(run, self._api.attachment_file(attachment, Path(into)))
+            if got.path is None:
+                return None, f"{got.filename or 'its file'}: {got.missing or 'no file'}"
+            known = Identification(ref, "zotero", f"attached to Zotero item {key}") if ref else None
+            try:
+                return await self._adder.add_pdf(Path(got.path), known=known), None
+            except DoigetError as error:
+                if error.code in _FATAL:
+                    raise
+                return None, error.message
 
     async def _index(self, run: _Run, project: str) -> int:
         """Index the PDFs of the works this sync stored or re-tagged."""

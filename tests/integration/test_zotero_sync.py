@@ -1,0 +1,324 @@
+"""Syncing a Zotero library into doiget's library through the fake Zotero, as the
+desktop app's local API, as the Web API and as a group library: works stored with the
+researcher's keys and tags, retractions said, PDFs added and searchable, and every
+later sync moving only what changed."""
+
+from __future__ import annotations
+
+import stat
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from importutil import snapshot
+from integrityutil import WAKEFIELD
+from zoterosyncutil import (
+    PNAS,
+    SENTENCE,
+    UNKNOWN_TITLE,
+    FakeApi,
+    Library,
+    build_library,
+    route_generated,
+    route_works,
+)
+
+from doiget.config import load_settings
+from doiget.contract import build, plain
+from doiget.errors import DoigetError, ErrorCode
+from doiget.library.contracts import ChunkSearch
+from doiget.library.service import Library as PassageLibrary
+from doiget.refs import parse_ref
+from doiget.verify.lookup import AnswerStore
+from doiget.verify.service import Verifier
+from doiget.zotero.sync import ZoteroSync
+from doiget.zotero.sync_contracts import ZoteroSyncReport
+from zoterofake import FakeZotero
+
+from papersutil import make_papers
+from replay import ReplayUpstream
+
+Progress = list[tuple[int, int, str]]
+ATTENTION = "1706.03762"
+
+
+def _sync(
+    env: dict[str, str],
+    api: FakeApi,
+    *,
+    collection: str | None = None,
+    seen: Progress | None = None,
+    passages: bool = False,
+) -> ZoteroSyncReport:
+    async def run() -> ZoteroSyncReport:
+        papers = make_papers(env)
+        answers = AnswerStore(Path(env["DOIGET_DATA_DIR"]) / "verify-answers")
+        verifier = Verifier(papers.network, answers, env.get("DOIGET_EMAIL"))
+        library = PassageLibrary(papers.runtime.settings) if passages else None
+
+        def progress(done: int, total: int, message: str) -> None:
+            if seen is not None:
+                seen.append((done, total, message))
+
+        try:
+            sync = ZoteroSync(api, papers, verifier, library=library)
+            return await sync.run(collection=collection, progress=progress)
+        finally:
+            if library is not None:
+                await library.aclose()
+            await papers.network.aclose()
+            await papers.aclose()
+
+    return anyio.run(run)
+
+
+def _stored(env: dict[str, str], ref: str) -> dict[str, Any]:
+    papers = make_papers(env)
+    try:
+        return tomllib.loads(papers.store.metadata_path(parse_ref(ref)).read_text("utf-8"))
+    finally:
+        papers.index.close()
+
+
+def _state(env: dict[str, str]) -> Path:
+    [path] = (Path(env["DOIGET_DATA_DIR"]) / "zotero").glob("*.json")
+    return path
+
+
+def _world(
+    mode: str, tmp_path: Path, upstream: ReplayUpstream
+) -> tuple[FakeZotero, FakeApi, Library]:
+    fake = FakeZotero(group=mode == "group", files_dir=tmp_path / "zotero-app")
+    library = build_library(fake, tmp_path / "made")
+    route_works(upstream)
+    return fake, FakeApi(fake, local=mode == "local"), library
+
+
+@pytest.fixture(params=["local", "web", "group"])
+def world(
+    request: pytest.FixtureRequest, tmp_path: Path, upstream: ReplayUpstream
+) -> tuple[FakeZotero, FakeApi, Library]:
+    return _world(request.param, tmp_path, upstream)
+
+
+def test_first_sync_stores_the_works_with_the_researchers_keys_tags_and_pdfs(
+    world: tuple[FakeZotero, FakeApi, Library], doiget_env: dict[str, str]
+) -> None:
+    fake, api, lib = world
+    seen: Progress = []
+    report = _sync(doiget_env, api, seen=seen)
+    rows = {row.key: row for row in report.results}
+    label = api.library.prefix
+
+    pnas = rows[lib.pnas]
+    assert (pnas.status, pnas.ref, pnas.citekey, pnas.pdfs) == ("new", PNAS, "makris2014hypoxia", 1)
+    stored = _stored(doiget_env, PNAS)
+    # Better BibTeX's key from ``extra``; the tags as the researcher wrote them.
+    assert stored["doiget"]["aliases"] == {
+        "zotero": [f"{label}:{lib.pnas}"],
+        "bib": ["makris2014hypoxia"],
+    }
+    assert stored["doiget"]["zotero_tags"] == ["cartilage", "à lire"]
+    papers = make_papers(doiget_env)
+    try:
+        entry = papers.store.entry(parse_ref(PNAS))
+        assert entry is not None and entry.has_pdf and entry.bib_key == "makris2014hypoxia"
+    finally:
+        papers.index.close()
+
+    # Zotero's own citationKey field; a PDF attachment whose file is missing is said.
+    attention = rows[lib.attention]
+    assert (attention.status, attention.ref, attention.citekey) == (
+        "new", ATTENTION, "vaswani2017attention"
+    )  # fmt: skip
+    assert lib.missing_file in (attention.reason or "") and "missing.pdf" in (
+        attention.reason or ""
+    )
+    # The retracted paper is said so.
+    wakefield = rows[lib.wakefield]
+    assert (wakefield.status, wakefield.ref, wakefield.retracted) == ("new", WAKEFIELD, True)
+    assert "retracted" in (wakefield.reason or "")
+    # No source knows these two: the one with a PDF is kept as its PDF (unidentified),
+    # the other is listed with why, and not stored.
+    odd = rows[lib.unknown_with_pdf]
+    assert (odd.status, odd.title) == ("not_identified", UNKNOWN_TITLE)
+    assert odd.ref is not None and odd.ref.startswith("local:")
+    local = _stored(doiget_env, odd.ref)
+    assert local["doiget"]["aliases"]["zotero"] == [f"{label}:{lib.unknown_with_pdf}"]
+    unknown = rows[lib.unknown]
+    assert (unknown.status, unknown.ref) == ("not_identified", None)
+    assert "no PDF" in (unknown.reason or "")
+
+    assert plain(report.counts) == {
+        "new": 3, "updated": 0, "unchanged": 0, "deleted": 0, "not_identified": 2,
+        "retracted": 1, "pdfs_added": 2, "failed": 0,
+    }  # fmt: skip
+    assert report.requests == len(
+        [r for r in fake.requests if r.host != "files.zotero.net"]
+    )  # every request counted (the file host's is the download's redirect)
+    assert report.to_version == fake.version and report.from_version is None
+    assert not report.interrupted
+    assert seen[-1][0] == seen[-1][1] == len(seen)
+    assert stat.S_IMODE(_state(doiget_env).stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize("mode", ["local", "web"])
+def test_a_second_sync_of_an_unchanged_library_is_one_request_and_writes_nothing(
+    mode: str, tmp_path: Path, upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    fake, api, _ = _world(mode, tmp_path, upstream)
+    first = _sync(doiget_env, api)
+    store = snapshot(Path(doiget_env["DOIGET_STORE_ROOT"]))
+    log = Path(doiget_env["DOIGET_LOG_PATH"]).read_bytes()
+    state = _state(doiget_env)
+    written = (state.read_bytes(), state.stat().st_mtime_ns)
+    asked = len(fake.requests)
+    elsewhere = len(upstream.requests)
+
+    again = _sync(doiget_env, api)
+
+    assert len(fake.requests) - asked == again.requests == 1
+    assert len(upstream.requests) == elsewhere  # nothing checked again
+    assert snapshot(Path(doiget_env["DOIGET_STORE_ROOT"])) == store
+    assert Path(doiget_env["DOIGET_LOG_PATH"]).read_bytes() == log
+    assert (state.read_bytes(), state.stat().st_mtime_ns) == written
+    assert again.results == [] and again.from_version == again.to_version == first.to_version
+    assert plain(again.counts)["unchanged"] == 5
+
+
+@pytest.mark.parametrize("mode", ["local", "web"])
+def test_after_changes_only_the_changed_items_are_read_and_stored_again(
+    mode: str, tmp_path: Path, upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    fake, api, lib = _world(mode, tmp_path, upstream)
+    route_generated(upstream)
+    generated = fake.bulk(30)
+    first = _sync(doiget_env, api)
+    assert plain(first.counts)["new"] == 33, first.results
+    changed = generated[5:25]
+    for key in changed:
+        fake.change(key, tags=[{"tag": "revisited"}])
+    fake.change(lib.pnas, tags=[{"tag": "cartilage"}, {"tag": "lu"}])
+    asked = len(fake.requests)
+
+    report = _sync(doiget_env, api)
+
+    reads = [r for r in fake.requests[asked:] if "itemKey" in r.query]
+    assert [set(r.query["itemKey"].split(",")) for r in reads] == [{*changed, lib.pnas}]
+    assert sorted(row.key for row in report.results) == sorted([*changed, lib.pnas])
+    assert {row.status for row in report.results} == {"updated"}
+    # The listing, the deletions (the Web API's list; the local app compares keys), the read.
+    assert report.requests == len(fake.requests) - asked == (2 if mode == "local" else 3)
+    assert _stored(doiget_env, PNAS)["doiget"]["zotero_tags"] == ["cartilage", "lu"]
+    assert _stored(doiget_env, "10.5555/gen.00005")["doiget"]["zotero_tags"] == ["revisited"]
+    assert plain(report.counts)["unchanged"] == 35 - 21
+
+
+@pytest.mark.parametrize("mode", ["local", "web"])
+def test_a_deleted_item_loses_its_zotero_key_and_the_entry_is_kept(
+    mode: str, tmp_path: Path, upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    fake, api, lib = _world(mode, tmp_path, upstream)
+    _sync(doiget_env, api)
+    fake.delete(lib.pnas)  # and its PDF and note with it
+    asked = len(fake.requests)
+
+    report = _sync(doiget_env, api)
+
+    [row] = report.results
+    assert (row.key, row.status, row.ref) == (lib.pnas, "deleted", PNAS)
+    assert "kept" in (row.reason or "")
+    stored = _stored(doiget_env, PNAS)
+    assert stored["doiget"]["aliases"] == {"zotero": [], "bib": ["makris2014hypoxia"]}
+    papers = make_papers(doiget_env)
+    try:
+        entry = papers.store.entry(parse_ref(PNAS))
+        assert entry is not None and entry.has_pdf
+    finally:
+        papers.index.close()
+    asked_deleted = [r for r in fake.requests[asked:] if r.path.endswith("/deleted")]
+    assert len(asked_deleted) == (0 if mode == "local" else 1)
+    assert plain(report.counts)["deleted"] == 1
+    assert lib.pnas not in _state(doiget_env).read_text()
+
+
+def test_an_interrupted_sync_keeps_what_it_did_and_the_next_goes_on(
+    tmp_path: Path, upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    fake, api, lib = _world("web", tmp_path, upstream)
+    route_generated(upstream)
+    generated = fake.bulk(60)
+    # Zotero answers the listing and the reads (the library's 70 items in two), then
+    # goes away while the PDFs are fetched.
+    api.down_after = 1 + 2 + 1
+
+    cut = _sync(doiget_env, api)
+
+    assert cut.interrupted and cut.note and "sync again" in cut.note
+    done = {row.key for row in cut.results if row.ref}
+    assert done and cut.not_done > 0
+    assert len(done) + cut.not_done >= 65
+    api.down_after = None
+    asked = len(fake.requests)
+
+    resumed = _sync(doiget_env, api)
+
+    assert not resumed.interrupted and resumed.from_version is None
+    read_again = {
+        key for r in fake.requests[asked:] if "itemKey" in r.query
+        for key in r.query["itemKey"].split(",")
+    }  # fmt: skip
+    assert read_again and not read_again & done
+    assert {row.key for row in resumed.results if row.status == "new"} >= (set(generated) - done)
+    final = _sync(doiget_env, api)
+    assert final.requests == 1 and final.from_version == fake.version
+    assert plain(final.counts)["unchanged"] == 65
+    assert lib.pnas in done | {row.key for row in resumed.results}
+
+
+def test_a_collection_sync_takes_that_collection_and_those_inside_it(
+    tmp_path: Path, upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    _, api, lib = _world("local", tmp_path, upstream)
+
+    nested = _sync(doiget_env, api, collection="Reading/Méthodes")
+    assert [(row.key, row.ref) for row in nested.results] == [(lib.pnas, PNAS)]
+    assert nested.collection == "Reading/Méthodes"
+    reading = _sync(doiget_env, api, collection="reading")
+    assert sorted(row.ref or "" for row in reading.results) == sorted([PNAS, WAKEFIELD])
+    # The collection's state is its own: the first collection's sync is not redone.
+    again = _sync(doiget_env, api, collection="méthodes")
+    assert again.results == [] and again.requests == 2  # the collections, the listing
+
+    with pytest.raises(DoigetError) as refused:
+        _sync(doiget_env, api, collection="Readng")
+    assert refused.value.code is ErrorCode.NOT_FOUND
+    assert "Reading" in refused.value.message and "Parent/Child" in refused.value.message
+
+
+def test_synced_pdfs_are_found_by_passage_search_with_their_zotero_key_and_tags(
+    tmp_path: Path, upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> None:
+    _, api, _ = _world("local", tmp_path, upstream)
+    report = _sync(doiget_env, api, collection="Reading", passages=True)
+    assert report.indexed == 1
+
+    async def search(**filters: Any) -> Any:
+        library = PassageLibrary(load_settings(doiget_env))
+        try:
+            request = build(
+                ChunkSearch, project="doiget/papers", query=SENTENCE, filters=filters or None
+            )
+            return plain(await library.search(request, hybrid=True))
+        finally:
+            await library.aclose()
+
+    found = anyio.run(search)
+    top = found["items"][0]
+    assert SENTENCE in top["render_text"]
+    assert (top["citekey"], top["doi"]) == ("makris2014hypoxia", PNAS)
+    tagged = anyio.run(lambda: search(tags="à lire"))
+    assert tagged["items"] and tagged["items"][0]["doi"] == PNAS
+    assert anyio.run(lambda: search(tags="nothing-tagged-so"))["items"] == []
