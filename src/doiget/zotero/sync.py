@@ -52,7 +52,7 @@ from doiget.verify.contracts import Row
 from doiget.verify.readers import read_csl
 from doiget.verify.service import Verifier
 from doiget.zotero import syncstate
-from doiget.zotero.api import MAX_WRITE_OBJECTS, ZoteroApi
+from doiget.zotero.api import MAX_WRITE_OBJECTS, ZoteroApi, open_api
 from doiget.zotero.models import Collection, ZoteroItem
 from doiget.zotero.sync_contracts import (
     STATUSES,
@@ -216,6 +216,7 @@ class _Run:
     pdfs_added: int = 0
     touched: set[str] = field(default_factory=set)  # refs whose PDF to index
     dirty: bool = False
+    unindexed: str | None = None  # why the PDFs stored could not be indexed
 
 
 class ZoteroSync:
@@ -604,7 +605,15 @@ class ZoteroSync:
         documents = [from_entry(entry) for entry in entries if entry is not None and entry.has_pdf]
         if not documents:
             return 0
-        report = await self._library.index_documents(project, documents)
+        try:
+            report = await self._library.index_documents(project, documents)
+        except DoigetError as error:
+            if error.code in _FATAL:
+                raise
+            run.unindexed = (
+                f"the PDFs are stored but not indexed for passage search: {error.message}"
+            )
+            return 0
         return sum(1 for document in report.documents if document.status == "indexed")
 
     def _report(
@@ -640,6 +649,7 @@ class ZoteroSync:
             )
         elif counted["failed"]:
             note = "the failed items are tried again at the next sync."
+        note = "; ".join(filter(None, (note, run.unindexed))) or None
         return ZoteroSyncReport(
             ok=True,
             library=self._api.library.label,
@@ -654,3 +664,18 @@ class ZoteroSync:
             not_done=not_done,
             note=note,
         )
+
+
+def open_sync(papers: Papers, verifier: Verifier, library: Library | None = None) -> ZoteroSync:
+    """The sync of the configured Zotero library through ``papers``' network;
+    INVALID_CONFIG, saying how to configure one, when none is."""
+    api = open_api(papers.runtime.settings, papers.network)
+    if api is None:
+        raise DoigetError(
+            ErrorCode.INVALID_CONFIG,
+            "no Zotero library is configured: set DOIGET_ZOTERO_LOCAL=1 (the Zotero desktop "
+            "app, with 'Allow other applications on this computer to communicate with "
+            "Zotero' on in its settings) or DOIGET_ZOTERO_LIBRARY (users/<id> or "
+            "groups/<id>) and DOIGET_ZOTERO_API_KEY for the Web API, then run again.",
+        )
+    return ZoteroSync(api, papers, verifier, library=library)

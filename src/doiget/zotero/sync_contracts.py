@@ -30,7 +30,7 @@ class ZoteroSyncRequest(Request):
         Field(
             min_length=1,
             max_length=500,
-            description="Only this collection (name, or path 'A/B'); default: the library.",
+            description="Name or path 'A/B'.",
         ),
     ] = None
     project: Annotated[
@@ -38,7 +38,7 @@ class ZoteroSyncRequest(Request):
         Field(
             min_length=1,
             max_length=200,
-            description="Passage-search project the PDFs are indexed into.",
+            description="Where PDFs are indexed.",
         ),
     ] = DEFAULT_PROJECT_ID
 
