@@ -145,6 +145,10 @@ class FakeZotero:
             GROUP_KEY: KeyAccess(user=False, groups={GROUP_ID: True}),
         }
         self.switches = Switches()
+        # Off: the user has not allowed other applications to use the local API.
+        self.local_api_enabled = True
+        # A page size for keys/versions listings, for a server that pages them too.
+        self.versions_page: int | None = None
         self.requests: list[FakeRequest] = []
         self.sessions: dict[str, list[str]] = {}
         # Connector session -> the connector's item ids -> the keys they were saved as.
@@ -308,6 +312,8 @@ class FakeZotero:
             return self._connector(request)
         local = request.path.startswith("/api/")
         path = request.path[len("/api") :] if local else request.path
+        if local and not self.local_api_enabled:
+            return FakeAnswer.text(403, "Local API is not enabled")
         if local and request.method != "GET":
             return FakeAnswer.text(501, "Write access is not yet supported")
         if path == "/keys/current" and not local:
@@ -426,7 +432,7 @@ class FakeZotero:
         tail = parts[2:]
         if not tail:
             if method == "GET":
-                return self._single(item, local, "item")
+                return self._single(item, local, "item", request.query.get("include", "data"))
             if method in ("PATCH", "PUT"):
                 return self._update(request, item)
             return FakeAnswer.text(405, "Method not allowed")
@@ -512,8 +518,10 @@ class FakeZotero:
             obj["csljson"] = _csl(data, self.library_id)
         return obj
 
-    def _single(self, data: dict[str, Any], local: bool, kind: str) -> FakeAnswer:
-        body = self._object(data, local, kind, "data")
+    def _single(
+        self, data: dict[str, Any], local: bool, kind: str, include: str = "data"
+    ) -> FakeAnswer:
+        body = self._object(data, local, kind, include)
         return FakeAnswer.of_json(body, **{"Last-Modified-Version": str(data["version"])})
 
     def _items_listing(
@@ -546,8 +554,13 @@ class FakeZotero:
         objects = sorted(objects, key=lambda o: (-o["version"], o["key"]))
         total = len(objects)
         start = int(query.get("start") or 0)
-        if local:
+        fmt = query.get("format", "json")
+        if local or (fmt in ("versions", "keys") and self.versions_page is None):
+            # The local app pages nothing unless asked; the Web API sends every key
+            # of a keys/versions listing at once.
             limit = int(query.get("limit") or 0) or max(total - start, 0)
+        elif fmt in ("versions", "keys"):
+            limit = min(int(query.get("limit") or self.versions_page or 0), WEB_PAGE_MAX)
         else:
             limit = min(int(query.get("limit") or WEB_PAGE_DEFAULT), WEB_PAGE_MAX)
         page = objects[start : start + limit]
@@ -556,7 +569,6 @@ class FakeZotero:
             "Last-Modified-Version": str(self.version),
             "Link": _links(request, self._base(local), start, limit, total, local),
         }
-        fmt = query.get("format", "json")
         if fmt == "versions":
             return FakeAnswer.of_json({o["key"]: o["version"] for o in page}, **headers)
         if fmt == "keys":

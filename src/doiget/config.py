@@ -34,9 +34,12 @@ from doiget.settingvalues import (
 )
 from doiget.upstreams import Redaction, Setting, Upstream, all_upstreams
 from doiget.workpool import QUEUE_DEFAULT, QUEUE_MAX, WORKERS_MAX, default_workers
+from doiget.zoteroconfig import LOCAL_VAR, ZoteroSettings, zotero_settings
 
 APP_NAME = "doiget"
-KNOWN_TOOLSETS = ("papers", "scholar", "library", "web")
+# Served when DOIGET_TOOLSETS names none; zotero joins them when a library is configured.
+DEFAULT_TOOLSETS = ("papers", "scholar", "library", "web")
+KNOWN_TOOLSETS = (*DEFAULT_TOOLSETS, "zotero")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 SCHOLAR_CACHE_TTL_DEFAULT = 600.0
 API_TIMEOUT_DEFAULT = 30.0
@@ -91,7 +94,8 @@ CORE_SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "DOIGET_TOOLSETS",
-        "comma list of enabled toolsets: papers,scholar,library,web (default all)",
+        "comma list of enabled toolsets: papers,scholar,library,web,zotero (default: all; "
+        "zotero only when a Zotero library is configured)",
         config_key="toolsets",
     ),
     Setting(
@@ -276,7 +280,7 @@ class Settings:
     # The key that signs the provenance log's head (made on first use).
     provenance_key_path: Path = Path("provenance.key")
     email: str | None = None
-    toolsets: tuple[str, ...] = KNOWN_TOOLSETS
+    toolsets: tuple[str, ...] = DEFAULT_TOOLSETS
     log_level: str = "WARNING"
     scholar_cache_ttl: float = SCHOLAR_CACHE_TTL_DEFAULT
     # Seconds one request of each kind may take (see net.client.Timeouts).
@@ -312,6 +316,8 @@ class Settings:
     extra_allowlist: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # Hosts that are refused whatever list allows them, from [blocklist] hosts.
     blocked_hosts: tuple[str, ...] = ()
+    # The Zotero library doiget reads, the way in, and whether it may write.
+    zotero: ZoteroSettings = field(default_factory=ZoteroSettings)
 
     @property
     def metadata_dir(self) -> Path:
@@ -394,10 +400,10 @@ def _string_list(value: Any, where: str) -> tuple[str, ...]:
 
 
 def parse_toolsets(raw: str | list[str] | None, named: str = "DOIGET_TOOLSETS") -> tuple[str, ...]:
-    """The toolsets a comma list names; an unknown name is refused, naming ``named``
-    (the variable, config key or flag the list came from)."""
+    """The toolsets a comma list names (DEFAULT_TOOLSETS when none); an unknown name is
+    refused, naming ``named`` (the variable, config key or flag the list came from)."""
     if raw is None:
-        return KNOWN_TOOLSETS
+        return DEFAULT_TOOLSETS
     names = raw.split(",") if isinstance(raw, str) else raw
     chosen = tuple(dict.fromkeys(name.strip() for name in names if name.strip()))
     unknown = [name for name in chosen if name not in KNOWN_TOOLSETS]
@@ -559,6 +565,15 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         # The seam may only point at loopback: a guard refusal, not a typo.
         raise DoigetError(ErrorCode.CAPABILITY_DENIED, f"DOIGET_HOST_MAP refused: {exc}") from exc
 
+    upstream = _upstream_settings(all_upstreams(), env, file)
+    zotero = zotero_settings(upstream)
+    if zotero.local_url is not None:
+        # Kept in its canonical spelling: the desktop app's endpoint client is bound to it.
+        upstream[LOCAL_VAR] = zotero.local_url
+    toolsets = parse_toolsets(raw_toolsets := pick("DOIGET_TOOLSETS", "toolsets"))
+    if raw_toolsets is None and zotero.configured:
+        toolsets = (*toolsets, "zotero")
+
     settings = Settings(
         store_root=store_root.expanduser(),
         log_path=log_path.expanduser(),
@@ -566,7 +581,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         config_path=config_path,
         provenance_key_path=provenance_key_path,
         email=pick("DOIGET_EMAIL", "email") or None,
-        toolsets=parse_toolsets(pick("DOIGET_TOOLSETS", "toolsets")),
+        toolsets=toolsets,
         log_level=log_level,
         scholar_cache_ttl=_cache_ttl(pick("DOIGET_SCHOLAR_CACHE_TTL", "scholar_cache_ttl")),
         api_timeout=timeout("DOIGET_API_TIMEOUT", "api_timeout", API_TIMEOUT_DEFAULT),
@@ -581,7 +596,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
             wanted="a sentence-transformers model folder (with modules.json)",
         ),
         import_dirs=_import_dirs(pick("DOIGET_IMPORT_DIRS", "import_dirs")),
-        upstream=_upstream_settings(all_upstreams(), env, file),
+        upstream=upstream,
         search_routing=_routing(
             # The web spec's own name is read too; doiget's wins when both are set.
             env.get("DOIGET_SEARCH_ROUTING")
@@ -613,6 +628,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         ),
         http=http_settings(pick),
         browser=browser_settings(pick),
+        zotero=zotero,
     )
     remember_secrets(secret_values(settings))
     return settings

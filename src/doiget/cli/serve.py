@@ -20,7 +20,7 @@ def serve(
         typer.Option(
             "--toolsets",
             help=f"Comma list of toolsets to serve ({', '.join(KNOWN_TOOLSETS)}); "
-            "default DOIGET_TOOLSETS, else all.",
+            "default DOIGET_TOOLSETS, else all (zotero when a Zotero library is configured).",
         ),
     ] = None,
     http: Annotated[

@@ -208,6 +208,7 @@ class SourceClient:
         secrets: Collection[str] = (),
         trusted_hosts: Collection[str] = (),
         timeouts: RequestTimeouts = DEFAULT_TIMEOUTS,
+        paths: Collection[str] = (),
     ) -> None:
         self.source = source
         self.timeouts = timeouts
@@ -220,6 +221,8 @@ class SourceClient:
         self._secrets = [secret for secret in secrets if secret]
         # Operator-configured endpoints (SEARXNG_URL ...) may be private addresses.
         self._trusted = frozenset(host.lower() for host in trusted_hosts)
+        # Path prefixes an operator endpoint is bound to (none: any path).
+        self._paths = tuple(paths)
 
     async def aclose(self) -> None:
         """Close this source's connection pool."""
@@ -267,6 +270,32 @@ class SourceClient:
             "POST",
             url,
             None,
+            headers,
+            body,
+            accept_status,
+            False,
+            self.timeouts.api,
+            self._reader(JSON_CAP_BYTES, truncate=False),
+        )
+
+    async def send(
+        self,
+        method: str,
+        url: str,
+        *,
+        params: Mapping[str, str | int] | None = None,
+        headers: Mapping[str, str] | None = None,
+        body: bytes | None = None,
+        accept_status: Collection[int] = (),
+    ) -> Fetched:
+        """Any method but DELETE (doiget deletes nothing upstream), answer read whole
+        (20 MB cap); a redirect is followed for GET only."""
+        if method.upper() == "DELETE":
+            raise ValueError("doiget never sends DELETE")
+        return await self._fetch(
+            method.upper(),
+            url,
+            params,
             headers,
             body,
             accept_status,
@@ -400,7 +429,8 @@ class SourceClient:
         consume: Callable[[httpx.Response, int], Awaitable[T]],
     ) -> T:
         try:
-            current = httpx.URL(url, params=params)
+            # httpx drops a URL's own query when given ``params=None``: keep it.
+            current = httpx.URL(url) if params is None else httpx.URL(url, params=params)
         except (httpx.InvalidURL, TypeError, ValueError) as exc:
             raise DoigetError(
                 ErrorCode.INVALID_REF, f"{redact_url(url)} is not a valid URL: {exc}"
@@ -474,6 +504,18 @@ class SourceClient:
                 expected=self.allowlist.expected(),
                 hop_index=hop,
             )
+        if self._paths and (not url.path.startswith(self._paths) or "/../" in f"{url.path}/"):
+            raise denied(
+                ErrorCode.CAPABILITY_DENIED,
+                f"{self.source}: {redact_url(str(url))} (hop {hop}) is outside the paths this "
+                f"endpoint is used for ({', '.join(self._paths)}); doiget requests nothing else "
+                "there.",
+                DenialReason.REDIRECT_NOT_IN_ALLOWLIST,
+                source=self.source,
+                attempted=url.path,
+                expected=self._paths,
+                hop_index=hop,
+            )
         if host.lower() in self._trusted:
             return
         try:
@@ -540,6 +582,9 @@ class SourceClient:
             left = time_left()
             if left is not None and left <= 0:
                 raise self._timeout_error(shown, timeouts, call=True)
+            held = self._limiter.held_for(self._gate_key(url))
+            if held > self._retry.max_wait:
+                raise self._rate_limited_error(shown, "asked doiget to back off", held)
             tries += 1
             logger.debug(
                 "%s %s %s (hop %d, attempt %d)",
@@ -566,6 +611,9 @@ class SourceClient:
                     ):
                         status = response.status_code
                         self._counted(f"{status // 100}xx")
+                        backoff = _backoff_seconds(response.headers)
+                        if backoff is not None:
+                            self._limiter.hold(self._gate_key(url), backoff)
                         if response.has_redirect_location:
                             return self._redirect(url, response.headers["location"], hop)
                         if status in RETRYABLE_STATUS and status not in accept_status:
@@ -683,19 +731,21 @@ class SourceClient:
             details={"status": status},
         )
 
+    def _rate_limited_error(self, shown: str, what: str, seconds: float) -> DoigetError:
+        wait = max(1, round(seconds))
+        return DoigetError(
+            ErrorCode.RATE_LIMITED,
+            f"{self.source} is rate limiting requests ({shown} {what}); try again in {wait} s.",
+            DenialContext(
+                DenialReason.RATE_LIMIT_WINDOW, source=self.source, cap=None, actual=wait
+            ),
+            retry_after=float(wait),
+            details={"status": 429},
+        )
+
     def _exhausted_error(self, shown: str, last: _Failure, tries: int) -> DoigetError:
         if last.status == 429:
-            wait = max(1, round(last.wait))
-            return DoigetError(
-                ErrorCode.RATE_LIMITED,
-                f"{self.source} is rate limiting requests ({shown} {last.what}); "
-                f"try again in {wait} s.",
-                DenialContext(
-                    DenialReason.RATE_LIMIT_WINDOW, source=self.source, cap=None, actual=wait
-                ),
-                retry_after=float(wait),
-                details={"status": 429},
-            )
+            return self._rate_limited_error(shown, last.what, last.wait)
         return DoigetError(
             ErrorCode.NETWORK_ERROR,
             self._scrub(
@@ -803,6 +853,13 @@ def _time_for(wait: float) -> bool:
 
 def _temp_file(directory: Path) -> tuple[int, str]:
     return tempfile.mkstemp(prefix=f".doiget-{os.getpid()}-", suffix=".part", dir=directory)
+
+
+def _backoff_seconds(headers: httpx.Headers) -> float | None:
+    """The seconds an upstream's ``Backoff`` header asks for (Zotero sends it when
+    loaded), or None when absent or unreadable."""
+    value = headers.get("backoff", "").strip()
+    return float(value) if value.isdigit() and int(value) > 0 else None
 
 
 def _retry_after_seconds(headers: httpx.Headers) -> float | None:

@@ -113,6 +113,7 @@ class Network:
             secrets=self._secrets,
             trusted_hosts=trusted,
             timeouts=self.timeouts,
+            paths=upstream.paths if upstream is not None else (),
         )
         self._clients[source] = client
         return client

@@ -67,6 +67,17 @@ class RateLimiter:
         self._window_lock = anyio.Lock()
         self._source_locks: dict[str, anyio.Lock] = {}
         self._last_start: dict[str, float] = {}
+        # Until when (monotonic) an upstream asked not to be sent requests (Backoff).
+        self._held_until: dict[str, float] = {}
+
+    def hold(self, source: str, seconds: float) -> None:
+        """Start no request to ``source`` for ``seconds`` (the upstream said Backoff)."""
+        until = time.monotonic() + seconds
+        self._held_until[source] = max(self._held_until.get(source, 0.0), until)
+
+    def held_for(self, source: str) -> float:
+        """Seconds left before ``source`` may be sent a request again (0 when not held)."""
+        return max(0.0, self._held_until.get(source, 0.0) - time.monotonic())
 
     @asynccontextmanager
     async def slot(self, host: str) -> AsyncIterator[None]:
@@ -91,9 +102,11 @@ class RateLimiter:
         turn = Turn(self, source, lock)
         try:
             last = self._last_start.get(source)
+            ready = self._held_until.get(source, 0.0)
             if last is not None:
-                with at_gate():
-                    await _sleep_until(last + self._gap(source))
+                ready = max(ready, last + self._gap(source))
+            with at_gate():
+                await _sleep_until(ready)
             yield turn
         finally:
             turn.release()

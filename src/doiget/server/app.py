@@ -9,6 +9,7 @@ only JSON-RPC frames ever reach it (logs and the banner go to stderr).
 from __future__ import annotations
 
 import base64
+import importlib
 import logging
 import os
 import signal
@@ -18,7 +19,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import cached_property
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import anyio
 import mcp_types as types
@@ -80,6 +81,9 @@ def _factory(name: str) -> Callable[[Runtime], Toolset]:
         from doiget.server.library_tools import library_toolset
 
         return library_toolset
+    if name == "zotero":
+        tools = importlib.import_module("doiget.server.zotero_tools")
+        return cast(Callable[[Runtime], Toolset], tools.zotero_toolset)
     from doiget.server.web_tools import web_toolset
 
     return web_toolset

@@ -106,6 +106,8 @@ class Upstream:
     ``factory`` (``"module:function"``) builds the upstream's client object for a
     router; it is imported only when first needed, so a declaration stays cheap.
     ``doi_prefixes`` scopes a TDM publisher: only DOIs under them are ever sent to it.
+    ``paths`` bounds an operator endpoint to those path prefixes: its client requests
+    nothing else at that host.
     """
 
     name: str
@@ -125,6 +127,7 @@ class Upstream:
     factory: str | None = None
     preference: int | None = None
     doi_prefixes: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
 
     def serves_doi(self, doi: str) -> bool:
         """Whether ``doi`` lies under one of the declared ``doi_prefixes``."""
@@ -224,8 +227,10 @@ def operator_endpoint(
     extra: tuple[Setting, ...] = (),
     factory: str | None = None,
     preference: int | None = None,
+    paths: tuple[str, ...] = (),
 ) -> Upstream:
-    """A service at the base URL the operator sets in ``url`` (bound to that host)."""
+    """A service at the base URL the operator sets in ``url`` (bound to that host, and
+    to the path prefixes ``paths`` when given)."""
     return Upstream(
         name=name,
         label=label,
@@ -239,4 +244,5 @@ def operator_endpoint(
         settings=(url, *extra),
         factory=factory,
         preference=preference,
+        paths=paths,
     )

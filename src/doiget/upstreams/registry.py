@@ -44,6 +44,7 @@ REGISTRATION: Final = tuple(
         "epo",
         "hackernews",
         "youtube",
+        "zotero",
         "operator",
     )
 )
