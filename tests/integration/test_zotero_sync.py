@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import stat
 import tomllib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +20,12 @@ from zoterosyncutil import (
     PNAS,
     SENTENCE,
     UNKNOWN_TITLE,
-    FakeApi,
     Library,
+    Served,
     build_library,
     route_generated,
     route_works,
+    serve,
 )
 
 from doiget.config import load_settings
@@ -33,9 +36,9 @@ from doiget.library.service import Library as PassageLibrary
 from doiget.refs import parse_ref
 from doiget.verify.lookup import AnswerStore
 from doiget.verify.service import Verifier
-from doiget.zotero.sync import ZoteroSync
+from doiget.zotero.sync import open_sync
 from doiget.zotero.sync_contracts import ZoteroSyncReport
-from zoterofake import FakeZotero
+from zoterofake import WEB_HOSTS, FakeZotero
 
 from papersutil import make_papers
 from replay import ReplayUpstream
@@ -46,7 +49,6 @@ ATTENTION = "1706.03762"
 
 def _sync(
     env: dict[str, str],
-    api: FakeApi,
     *,
     collection: str | None = None,
     seen: Progress | None = None,
@@ -63,7 +65,7 @@ def _sync(
                 seen.append((done, total, message))
 
         try:
-            sync = ZoteroSync(api, papers, verifier, library=library)
+            sync = open_sync(papers, verifier, library)
             return await sync.run(collection=collection, progress=progress)
         finally:
             if library is not None:
@@ -87,41 +89,65 @@ def _state(env: dict[str, str]) -> Path:
     return path
 
 
-def _world(
-    mode: str, tmp_path: Path, upstream: ReplayUpstream
-) -> tuple[FakeZotero, FakeApi, Library]:
-    fake = FakeZotero(group=mode == "group", files_dir=tmp_path / "zotero-app")
-    library = build_library(fake, tmp_path / "made")
-    route_works(upstream)
-    return fake, FakeApi(fake, local=mode == "local"), library
+@dataclass
+class World:
+    served: Served
+    lib: Library
+    env: dict[str, str]
+
+    @property
+    def fake(self) -> FakeZotero:
+        return self.served.fake
+
+    @property
+    def label(self) -> str:
+        fake = self.fake
+        if self.served.local is not None:
+            return "users/0"
+        return f"{'groups' if fake.group else 'users'}/{fake.library_id}"
+
+
+@pytest.fixture
+def make_world(
+    tmp_path: Path, upstream: ReplayUpstream, doiget_env: dict[str, str]
+) -> Iterator[Callable[[str], World]]:
+    made: list[Served] = []
+
+    def make(mode: str) -> World:
+        served = serve(mode, tmp_path / "zotero-app", upstream)
+        made.append(served)
+        lib = build_library(served.fake, tmp_path / "made")
+        route_works(upstream)
+        return World(served, lib, {**doiget_env, **served.env})
+
+    yield make
+    for served in made:
+        served.stop()
 
 
 @pytest.fixture(params=["local", "web", "group"])
-def world(
-    request: pytest.FixtureRequest, tmp_path: Path, upstream: ReplayUpstream
-) -> tuple[FakeZotero, FakeApi, Library]:
-    return _world(request.param, tmp_path, upstream)
+def world(request: pytest.FixtureRequest, make_world: Callable[[str], World]) -> World:
+    return make_world(request.param)
 
 
 def test_first_sync_stores_the_works_with_the_researchers_keys_tags_and_pdfs(
-    world: tuple[FakeZotero, FakeApi, Library], doiget_env: dict[str, str]
+    world: World,
 ) -> None:
-    fake, api, lib = world
+    fake, lib, env, label = world.fake, world.lib, world.env, world.label
     seen: Progress = []
-    report = _sync(doiget_env, api, seen=seen)
+    report = _sync(env, seen=seen)
     rows = {row.key: row for row in report.results}
-    label = api.library.prefix
 
     pnas = rows[lib.pnas]
     assert (pnas.status, pnas.ref, pnas.citekey, pnas.pdfs) == ("new", PNAS, "makris2014hypoxia", 1)
-    stored = _stored(doiget_env, PNAS)
+    stored = _stored(env, PNAS)
     # Better BibTeX's key from ``extra``; the tags as the researcher wrote them.
     assert stored["doiget"]["aliases"] == {
         "zotero": [f"{label}:{lib.pnas}"],
         "bib": ["makris2014hypoxia"],
     }
     assert stored["doiget"]["zotero_tags"] == ["cartilage", "à lire"]
-    papers = make_papers(doiget_env)
+    papers = make_papers(env)
     try:
         entry = papers.store.entry(parse_ref(PNAS))
         assert entry is not None and entry.has_pdf and entry.bib_key == "makris2014hypoxia"
@@ -145,7 +171,7 @@ def test_first_sync_stores_the_works_with_the_researchers_keys_tags_and_pdfs(
     odd = rows[lib.unknown_with_pdf]
     assert (odd.status, odd.title) == ("not_identified", UNKNOWN_TITLE)
     assert odd.ref is not None and odd.ref.startswith("local:")
-    local = _stored(doiget_env, odd.ref)
+    local = _stored(env, odd.ref)
     assert local["doiget"]["aliases"]["zotero"] == [f"{label}:{lib.unknown_with_pdf}"]
     unknown = rows[lib.unknown]
     assert (unknown.status, unknown.ref) == ("not_identified", None)
@@ -155,34 +181,33 @@ def test_first_sync_stores_the_works_with_the_researchers_keys_tags_and_pdfs(
         "new": 3, "updated": 0, "unchanged": 0, "deleted": 0, "not_identified": 2,
         "retracted": 1, "pdfs_added": 2, "failed": 0,
     }  # fmt: skip
-    assert report.requests == len(
-        [r for r in fake.requests if r.host != "files.zotero.net"]
-    )  # every request counted (the file host's is the download's redirect)
+    assert report.requests == world.served.zotero_requests()
     assert report.to_version == fake.version and report.from_version is None
     assert not report.interrupted
     assert seen[-1][0] == seen[-1][1] == len(seen)
-    assert stat.S_IMODE(_state(doiget_env).stat().st_mode) == 0o600
+    assert stat.S_IMODE(_state(env).stat().st_mode) == 0o600
 
 
 @pytest.mark.parametrize("mode", ["local", "web"])
 def test_a_second_sync_of_an_unchanged_library_is_one_request_and_writes_nothing(
-    mode: str, tmp_path: Path, upstream: ReplayUpstream, doiget_env: dict[str, str]
+    mode: str, make_world: Callable[[str], World], upstream: ReplayUpstream
 ) -> None:
-    fake, api, _ = _world(mode, tmp_path, upstream)
-    first = _sync(doiget_env, api)
-    store = snapshot(Path(doiget_env["DOIGET_STORE_ROOT"]))
-    log = Path(doiget_env["DOIGET_LOG_PATH"]).read_bytes()
-    state = _state(doiget_env)
+    world = make_world(mode)
+    env = world.env
+    first = _sync(env)
+    store = snapshot(Path(env["DOIGET_STORE_ROOT"]))
+    log = Path(env["DOIGET_LOG_PATH"]).read_bytes()
+    state = _state(env)
     written = (state.read_bytes(), state.stat().st_mtime_ns)
-    asked = len(fake.requests)
-    elsewhere = len(upstream.requests)
+    asked = world.served.zotero_requests()
+    elsewhere = len([r for r in upstream.requests if r.host not in WEB_HOSTS])
 
-    again = _sync(doiget_env, api)
+    again = _sync(env)
 
-    assert len(fake.requests) - asked == again.requests == 1
-    assert len(upstream.requests) == elsewhere  # nothing checked again
-    assert snapshot(Path(doiget_env["DOIGET_STORE_ROOT"])) == store
-    assert Path(doiget_env["DOIGET_LOG_PATH"]).read_bytes() == log
+    assert world.served.zotero_requests() - asked == again.requests == 1
+    assert len([r for r in upstream.requests if r.host not in WEB_HOSTS]) == elsewhere
+    assert snapshot(Path(env["DOIGET_STORE_ROOT"])) == store
+    assert Path(env["DOIGET_LOG_PATH"]).read_bytes() == log
     assert (state.read_bytes(), state.stat().st_mtime_ns) == written
     assert again.results == [] and again.from_version == again.to_version == first.to_version
     assert plain(again.counts)["unchanged"] == 5
@@ -190,12 +215,13 @@ def test_a_second_sync_of_an_unchanged_library_is_one_request_and_writes_nothing
 
 @pytest.mark.parametrize("mode", ["local", "web"])
 def test_after_changes_only_the_changed_items_are_read_and_stored_again(
-    mode: str, tmp_path: Path, upstream: ReplayUpstream, doiget_env: dict[str, str]
+    mode: str, make_world: Callable[[str], World], upstream: ReplayUpstream
 ) -> None:
-    fake, api, lib = _world(mode, tmp_path, upstream)
+    world = make_world(mode)
+    fake, lib, env = world.fake, world.lib, world.env
     route_generated(upstream)
     generated = fake.bulk(30)
-    first = _sync(doiget_env, api)
+    first = _sync(env)
     assert plain(first.counts)["new"] == 33, first.results
     changed = generated[5:25]
     for key in changed:
@@ -203,7 +229,7 @@ def test_after_changes_only_the_changed_items_are_read_and_stored_again(
     fake.change(lib.pnas, tags=[{"tag": "cartilage"}, {"tag": "lu"}])
     asked = len(fake.requests)
 
-    report = _sync(doiget_env, api)
+    report = _sync(env)
 
     reads = [r for r in fake.requests[asked:] if "itemKey" in r.query]
     assert [set(r.query["itemKey"].split(",")) for r in reads] == [{*changed, lib.pnas}]
@@ -211,28 +237,29 @@ def test_after_changes_only_the_changed_items_are_read_and_stored_again(
     assert {row.status for row in report.results} == {"updated"}
     # The listing, the deletions (the Web API's list; the local app compares keys), the read.
     assert report.requests == len(fake.requests) - asked == (2 if mode == "local" else 3)
-    assert _stored(doiget_env, PNAS)["doiget"]["zotero_tags"] == ["cartilage", "lu"]
-    assert _stored(doiget_env, "10.5555/gen.00005")["doiget"]["zotero_tags"] == ["revisited"]
+    assert _stored(env, PNAS)["doiget"]["zotero_tags"] == ["cartilage", "lu"]
+    assert _stored(env, "10.5555/gen.00005")["doiget"]["zotero_tags"] == ["revisited"]
     assert plain(report.counts)["unchanged"] == 35 - 21
 
 
 @pytest.mark.parametrize("mode", ["local", "web"])
 def test_a_deleted_item_loses_its_zotero_key_and_the_entry_is_kept(
-    mode: str, tmp_path: Path, upstream: ReplayUpstream, doiget_env: dict[str, str]
+    mode: str, make_world: Callable[[str], World], upstream: ReplayUpstream
 ) -> None:
-    fake, api, lib = _world(mode, tmp_path, upstream)
-    _sync(doiget_env, api)
+    world = make_world(mode)
+    fake, lib, env = world.fake, world.lib, world.env
+    _sync(env)
     fake.delete(lib.pnas)  # and its PDF and note with it
     asked = len(fake.requests)
 
-    report = _sync(doiget_env, api)
+    report = _sync(env)
 
     [row] = report.results
     assert (row.key, row.status, row.ref) == (lib.pnas, "deleted", PNAS)
     assert "kept" in (row.reason or "")
-    stored = _stored(doiget_env, PNAS)
+    stored = _stored(env, PNAS)
     assert stored["doiget"]["aliases"] == {"zotero": [], "bib": ["makris2014hypoxia"]}
-    papers = make_papers(doiget_env)
+    papers = make_papers(env)
     try:
         entry = papers.store.entry(parse_ref(PNAS))
         assert entry is not None and entry.has_pdf
@@ -241,29 +268,30 @@ def test_a_deleted_item_loses_its_zotero_key_and_the_entry_is_kept(
     asked_deleted = [r for r in fake.requests[asked:] if r.path.endswith("/deleted")]
     assert len(asked_deleted) == (0 if mode == "local" else 1)
     assert plain(report.counts)["deleted"] == 1
-    assert lib.pnas not in _state(doiget_env).read_text()
+    assert lib.pnas not in _state(env).read_text()
 
 
 def test_an_interrupted_sync_keeps_what_it_did_and_the_next_goes_on(
-    tmp_path: Path, upstream: ReplayUpstream, doiget_env: dict[str, str]
+    make_world: Callable[[str], World], upstream: ReplayUpstream
 ) -> None:
-    fake, api, lib = _world("web", tmp_path, upstream)
+    world = make_world("web")
+    fake, env = world.fake, world.env
     route_generated(upstream)
     generated = fake.bulk(60)
-    # Zotero answers the listing and the reads (the library's 70 items in two), then
-    # goes away while the PDFs are fetched.
-    api.down_after = 1 + 2 + 1
+    # Zotero answers the listing, the reads (the library's 72 items in two) and the
+    # first PDF (its request and the file host's), then goes away.
+    world.served.answers_left = 1 + 2 + 2
 
-    cut = _sync(doiget_env, api)
+    cut = _sync(env)
 
     assert cut.interrupted and cut.note and "sync again" in cut.note
     done = {row.key for row in cut.results if row.ref}
     assert done and cut.not_done > 0
     assert len(done) + cut.not_done >= 65
-    api.down_after = None
+    world.served.answers_left = None
     asked = len(fake.requests)
 
-    resumed = _sync(doiget_env, api)
+    resumed = _sync(env)
 
     assert not resumed.interrupted and resumed.from_version is None
     read_again = {
@@ -272,41 +300,50 @@ def test_an_interrupted_sync_keeps_what_it_did_and_the_next_goes_on(
     }  # fmt: skip
     assert read_again and not read_again & done
     assert {row.key for row in resumed.results if row.status == "new"} >= (set(generated) - done)
-    final = _sync(doiget_env, api)
+    final = _sync(env)
     assert final.requests == 1 and final.from_version == fake.version
     assert plain(final.counts)["unchanged"] == 65
-    assert lib.pnas in done | {row.key for row in resumed.results}
+    # Whichever item was cut short, its work and PDF are whole now.
+    for ref in (PNAS, "10.5555/gen.00000"):
+        assert _stored(env, ref)["doiget"]["aliases"]["zotero"]
+    papers = make_papers(env)
+    try:
+        entry = papers.store.entry(parse_ref(PNAS))
+        assert entry is not None and entry.has_pdf
+    finally:
+        papers.index.close()
 
 
 def test_a_collection_sync_takes_that_collection_and_those_inside_it(
-    tmp_path: Path, upstream: ReplayUpstream, doiget_env: dict[str, str]
+    make_world: Callable[[str], World],
 ) -> None:
-    _, api, lib = _world("local", tmp_path, upstream)
+    world = make_world("local")
+    lib, env = world.lib, world.env
 
-    nested = _sync(doiget_env, api, collection="Reading/Méthodes")
+    nested = _sync(env, collection="Reading/Méthodes")
     assert [(row.key, row.ref) for row in nested.results] == [(lib.pnas, PNAS)]
     assert nested.collection == "Reading/Méthodes"
-    reading = _sync(doiget_env, api, collection="reading")
+    reading = _sync(env, collection="reading")
     assert sorted(row.ref or "" for row in reading.results) == sorted([PNAS, WAKEFIELD])
     # The collection's state is its own: the first collection's sync is not redone.
-    again = _sync(doiget_env, api, collection="méthodes")
+    again = _sync(env, collection="méthodes")
     assert again.results == [] and again.requests == 2  # the collections, the listing
 
     with pytest.raises(DoigetError) as refused:
-        _sync(doiget_env, api, collection="Readng")
+        _sync(env, collection="Readng")
     assert refused.value.code is ErrorCode.NOT_FOUND
     assert "Reading" in refused.value.message and "Parent/Child" in refused.value.message
 
 
 def test_synced_pdfs_are_found_by_passage_search_with_their_zotero_key_and_tags(
-    tmp_path: Path, upstream: ReplayUpstream, doiget_env: dict[str, str]
+    make_world: Callable[[str], World],
 ) -> None:
-    _, api, _ = _world("local", tmp_path, upstream)
-    report = _sync(doiget_env, api, collection="Reading", passages=True)
+    env = make_world("local").env
+    report = _sync(env, collection="Reading", passages=True)
     assert report.indexed == 1
 
     async def search(**filters: Any) -> Any:
-        library = PassageLibrary(load_settings(doiget_env))
+        library = PassageLibrary(load_settings(env))
         try:
             request = build(
                 ChunkSearch, project="doiget/papers", query=SENTENCE, filters=filters or None

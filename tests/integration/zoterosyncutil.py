@@ -1,10 +1,9 @@
 """A Zotero library for the sync tests, and the upstream answers that check its works.
 
 The library lives in the fake Zotero (``tests/zoterofake.py``), which answers in
-Zotero's documented shapes and logs every request it receives. :class:`FakeApi` asks
-it exactly as :class:`doiget.zotero.api.ZoteroApi` asks Zotero: one request per
-call, as the local app (``/api/users/0/...``, files by path) or as the Web API (the
-library's prefix and its key, files downloaded through the file host's redirect).
+Zotero's documented shapes and logs every request it receives, served as the desktop
+app on a loopback port or as api.zotero.org on the replay upstream; doiget reaches it
+through its own Zotero connection and network, as it reaches Zotero.
 
 The works: Makris et al. 2014 (PNAS; Crossref and Unpaywall records), Wakefield et al.
 1998 (retracted; Crossref's record with its retraction notice), Vaswani et al. 2017
@@ -16,26 +15,26 @@ recorded shapes; nothing leaves the machine.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import unquote
 
 from importutil import route_library
 from integrityutil import WAKEFIELD, record
 
-from doiget.errors import DoigetError, ErrorCode
-from doiget.zotero.api import ZoteroApi
-from doiget.zotero.models import AttachmentFile, Collection, Deleted, LibraryRef, ZoteroItem
 from zoterofake import (
-    API_HOST,
     FILES_HOST,
+    GROUP_ID,
     GROUP_KEY,
+    USER_ID,
     WRITE_KEY,
     FakeAnswer,
     FakeRequest,
     FakeZotero,
+    LocalZoteroServer,
+    mount_web,
+    web_env,
 )
 
 from pdfmaker import write_paper_pdf
@@ -48,100 +47,54 @@ _PNAS_RECORD = (FIXTURES / "crossref" / "works-10.1073_pnas.1414271111.json").re
 UNKNOWN_TITLE = "Études sur la dérive des glaciers — ледники и потоки"
 
 
-class FakeApi(ZoteroApi):
-    """Zotero's read protocol against the fake library: one request a call."""
+@dataclass
+class Served:
+    """The fake library served as the desktop app or the Web API, the settings that
+    point doiget at it, and a switch that takes it away mid-sync."""
 
-    def __init__(self, fake: FakeZotero, *, local: bool) -> None:
-        self.fake = fake
-        self.local = local
-        kind = "groups" if fake.group else "users"
-        self.library = (
-            LibraryRef("users", "0", local=True) if local else LibraryRef(kind, fake.library_id)
-        )
-        self.down_after: int | None = None  # requests answered before Zotero goes away
+    fake: FakeZotero
+    env: dict[str, str]
+    local: LocalZoteroServer | None = None
+    # Zotero's requests answered before it stops answering (503); None: always.
+    answers_left: int | None = None
 
-    def _get(self, path: str, **query: str) -> FakeAnswer:
-        if self.down_after is not None:
-            if self.down_after <= 0:
-                raise DoigetError(ErrorCode.NETWORK_ERROR, "Zotero did not answer; try later.")
-            self.down_after -= 1
-        if self.local:
-            request = FakeRequest("127.0.0.1", "GET", f"/api/users/0{path}", tuple(query.items()))
-        else:
-            key = GROUP_KEY if self.fake.group else WRITE_KEY
-            headers = {"zotero-api-key": key, "zotero-api-version": "3"}
-            prefix = f"/{self.library.prefix}"
-            request = FakeRequest(API_HOST, "GET", prefix + path, tuple(query.items()), headers)
-        answer = self.fake.handle(request)
-        if answer.status >= 400 and answer.status != 404:
-            raise DoigetError(ErrorCode.NETWORK_ERROR, f"Zotero answered {answer.status}")
-        return answer
+    def stop(self) -> None:
+        if self.local is not None:
+            self.local.stop()
 
-    @staticmethod
-    def _version(answer: FakeAnswer) -> int:
-        return int(answer.headers["Last-Modified-Version"])
+    def zotero_requests(self) -> int:
+        """The requests Zotero received (a Web API download's file host excepted)."""
+        return sum(1 for request in self.fake.requests if request.host != FILES_HOST)
 
-    @staticmethod
-    def _item(obj: Mapping[str, Any]) -> ZoteroItem:
-        meta = obj.get("meta") or {}
-        return ZoteroItem(
-            obj["key"], obj["version"], obj["data"], obj.get("csljson"), meta.get("numChildren")
-        )
 
-    async def library_version(self) -> int:
-        return self._version(self._get("/items", limit="1", format="versions"))
+class _Failing(FakeZotero):
+    """The fake, answering 503 once ``served.answers_left`` requests were answered."""
 
-    async def item_versions(self, *, since: int | None = None) -> tuple[dict[str, int], int]:
-        """Every page of the listing (the Web API pages even ``format=versions``)."""
-        query = {"format": "versions", **({"since": str(since)} if since is not None else {})}
-        versions: dict[str, int] = {}
-        while True:
-            answer = self._get("/items", **query, start=str(len(versions)), limit="100")
-            page = json.loads(answer.body)
-            versions.update(page)
-            if not page or len(versions) >= int(answer.headers["Total-Results"]):
-                return versions, self._version(answer)
+    served: Served
 
-    async def items_by_key(self, keys: Sequence[str]) -> list[ZoteroItem]:
-        assert len(keys) <= 50
-        answer = self._get("/items", itemKey=",".join(keys), include="data,csljson", limit="50")
-        return [self._item(obj) for obj in json.loads(answer.body)]
+    def handle(self, request: FakeRequest) -> FakeAnswer:
+        left = self.served.answers_left
+        if left is not None:
+            if left <= 0:
+                return FakeAnswer.text(503, "Service Unavailable")
+            self.served.answers_left = left - 1
+        return super().handle(request)
 
-    async def children(self, key: str) -> list[ZoteroItem]:
-        return [self._item(obj) for obj in json.loads(self._get(f"/items/{key}/children").body)]
 
-    async def collections(self) -> list[Collection]:
-        listed = [c["data"] for c in json.loads(self._get("/collections").body)]
-        return [
-            Collection(c["key"], c["version"], c["name"], c["parentCollection"] or None)
-            for c in listed
-        ]
-
-    async def deleted(self, since: int) -> Deleted | None:
-        if self.local:
-            return None
-        answer = self._get("/deleted", since=str(since))
-        body = json.loads(answer.body)
-        return Deleted(tuple(body["items"]), tuple(body["collections"]), self._version(answer))
-
-    async def attachment_file(self, attachment: ZoteroItem, into: Path) -> AttachmentFile:
-        name = str(attachment.data.get("filename") or "file.pdf")
-        kind = str(attachment.data.get("contentType") or "")
-        if self.local:
-            url = self._get(f"/items/{attachment.key}/file/view/url").body.decode()
-            path = Path(unquote(urlsplit(url).path))
-            if not path.is_file():
-                return AttachmentFile(attachment.key, kind, name, missing=f"no file at {path}")
-            return AttachmentFile(attachment.key, kind, name, path=str(path))
-        answer = self._get(f"/items/{attachment.key}/file")
-        if answer.status == 404:
-            return AttachmentFile(attachment.key, kind, name, missing="Zotero holds no file")
-        location = urlsplit(answer.headers["Location"])
-        query = tuple(parse_qsl(location.query))
-        got = self.fake.handle(FakeRequest(FILES_HOST, "GET", location.path, query))
-        target = into / name
-        target.write_bytes(got.body)
-        return AttachmentFile(attachment.key, kind, name, path=str(target))
+def serve(mode: str, files_dir: Path, upstream: ReplayUpstream) -> Served:
+    """An empty fake library served as ``local`` (the desktop app on a loopback port),
+    ``web`` (a user library on api.zotero.org) or ``group`` (a group library)."""
+    fake = _Failing(group=mode == "group", files_dir=files_dir)
+    if mode == "local":
+        server = LocalZoteroServer(fake).start()
+        served = Served(fake, {"DOIGET_ZOTERO_LOCAL": server.url}, server)
+    else:
+        mount_web(upstream, fake)
+        library = f"groups/{GROUP_ID}" if mode == "group" else f"users/{USER_ID}"
+        key = GROUP_KEY if mode == "group" else WRITE_KEY
+        served = Served(fake, web_env(library=library, key=key, write="off"))
+    fake.served = served
+    return served
 
 
 @dataclass
