@@ -359,3 +359,36 @@ def test_synced_pdfs_are_found_by_passage_search_with_their_zotero_key_and_tags(
     tagged = anyio.run(lambda: search(tags="à lire"))
     assert tagged["items"] and tagged["items"][0]["doi"] == PNAS
     assert anyio.run(lambda: search(tags="nothing-tagged-so"))["items"] == []
+
+
+def test_the_command_syncs_a_collection_and_prints_the_report(
+    make_world: Callable[[str], World],
+) -> None:
+    import json
+
+    import typer
+    from typer.testing import CliRunner
+
+    from doiget.cli.zotero_sync import register
+
+    world = make_world("local")
+    group = typer.Typer()
+    register(group)
+    group.command("other")(lambda: None)  # a group of several commands, as `doiget zotero`
+    runner = CliRunner()
+    args = ["sync", "--collection", "Reading/Méthodes", "--json"]
+
+    first = runner.invoke(group, args, env=world.env)
+    second = runner.invoke(group, args, env=world.env)
+    text = runner.invoke(group, ["sync", "--collection", "Reading/Méthodes"], env=world.env)
+    unknown = runner.invoke(group, ["sync", "--collection", "Nope", "--json"], env=world.env)
+
+    assert first.exit_code == 0, first.output
+    report = json.loads(first.stdout)
+    assert [(row["key"], row["status"], row["ref"]) for row in report["results"]] == [
+        (world.lib.pnas, "new", PNAS)
+    ]
+    again = json.loads(second.stdout)
+    assert (again["results"], again["requests"]) == ([], 2)
+    assert "2 request(s) to Zotero" in text.stdout and "unchanged" in text.stdout
+    assert unknown.exit_code != 0 and "NOT_FOUND" in unknown.stdout
