@@ -5,6 +5,7 @@ later sync moving only what changed."""
 
 from __future__ import annotations
 
+import json
 import stat
 import tomllib
 from collections.abc import Callable, Iterator
@@ -54,7 +55,22 @@ def _sync(
     seen: Progress | None = None,
     passages: bool = False,
 ) -> ZoteroSyncReport:
-    async def run() -> ZoteroSyncReport:
+    report = _sync_until(env, collection=collection, seen=seen, passages=passages)
+    assert report is not None
+    return report
+
+
+def _sync_until(
+    env: dict[str, str],
+    *,
+    collection: str | None = None,
+    seen: Progress | None = None,
+    passages: bool = False,
+    cancel_after: int | None = None,
+) -> ZoteroSyncReport | None:
+    """A sync, cancelled once ``cancel_after`` items are done (None then)."""
+
+    async def run() -> ZoteroSyncReport | None:
         papers = make_papers(env)
         answers = AnswerStore(Path(env["DOIGET_DATA_DIR"]) / "verify-answers")
         verifier = Verifier(papers.network, answers, env.get("DOIGET_EMAIL"))
@@ -63,10 +79,14 @@ def _sync(
         def progress(done: int, total: int, message: str) -> None:
             if seen is not None:
                 seen.append((done, total, message))
+            if done == cancel_after:
+                scope.cancel()
 
         try:
-            sync = open_sync(papers, verifier, library)
-            return await sync.run(collection=collection, progress=progress)
+            with anyio.CancelScope() as scope:
+                sync = open_sync(papers, verifier, library)
+                return await sync.run(collection=collection, progress=progress)
+            return None
         finally:
             if library is not None:
                 await library.aclose()
@@ -289,6 +309,8 @@ def test_an_interrupted_sync_keeps_what_it_did_and_the_next_goes_on(
     assert done and cut.not_done > 0
     assert len(done) + cut.not_done >= 65
     world.served.answers_left = None
+    gone = sorted(done & set(generated))[0]
+    fake.delete(gone)  # while no sync runs: the resumed one lists every key, and sees it
     asked = len(fake.requests)
 
     resumed = _sync(env)
@@ -299,13 +321,17 @@ def test_an_interrupted_sync_keeps_what_it_did_and_the_next_goes_on(
         for key in r.query["itemKey"].split(",")
     }  # fmt: skip
     assert read_again and not read_again & done
+    assert [(row.key, row.status) for row in resumed.results if row.status == "deleted"] == [
+        (gone, "deleted")
+    ]
     assert {row.key for row in resumed.results if row.status == "new"} >= (set(generated) - done)
     final = _sync(env)
     assert final.requests == 1 and final.from_version == fake.version
-    assert plain(final.counts)["unchanged"] == 65
+    assert plain(final.counts)["unchanged"] == 64
     # Whichever item was cut short, its work and PDF are whole now.
-    for ref in (PNAS, "10.5555/gen.00000"):
-        assert _stored(env, ref)["doiget"]["aliases"]["zotero"]
+    assert _stored(env, PNAS)["doiget"]["aliases"]["zotero"]
+    [gone_ref] = [row.ref for row in cut.results if row.key == gone]
+    assert _stored(env, gone_ref or "")["doiget"]["aliases"]["zotero"] == []
     papers = make_papers(env)
     try:
         entry = papers.store.entry(parse_ref(PNAS))
@@ -333,6 +359,10 @@ def test_a_collection_sync_takes_that_collection_and_those_inside_it(
         _sync(env, collection="Readng")
     assert refused.value.code is ErrorCode.NOT_FOUND
     assert "Reading" in refused.value.message and "Parent/Child" in refused.value.message
+    world.served.answers_left = 0  # Zotero down: its own coded error, nothing done
+    with pytest.raises(DoigetError) as down:
+        _sync(env, collection="Reading")
+    assert down.value.code is not ErrorCode.NOT_FOUND
 
 
 def test_synced_pdfs_are_found_by_passage_search_with_their_zotero_key_and_tags(
@@ -364,8 +394,6 @@ def test_synced_pdfs_are_found_by_passage_search_with_their_zotero_key_and_tags(
 def test_the_command_syncs_a_collection_and_prints_the_report(
     make_world: Callable[[str], World],
 ) -> None:
-    import json
-
     import typer
     from typer.testing import CliRunner
 
@@ -392,3 +420,33 @@ def test_the_command_syncs_a_collection_and_prints_the_report(
     assert (again["results"], again["requests"]) == ([], 2)
     assert "2 request(s) to Zotero" in text.stdout and "unchanged" in text.stdout
     assert unknown.exit_code != 0 and "NOT_FOUND" in unknown.stdout
+
+
+def test_a_cancelled_sync_keeps_what_it_stored_and_the_next_goes_on(
+    make_world: Callable[[str], World], upstream: ReplayUpstream
+) -> None:
+    world = make_world("local")
+    route_generated(upstream)
+    world.fake.bulk(40)
+    state = Path(world.env["DOIGET_DATA_DIR"]) / "zotero"
+
+    assert _sync_until(world.env, cancel_after=30) is None
+
+    [path] = state.glob("*.json")
+    kept = json.loads(path.read_text("utf-8"))
+    stored = {
+        key for key, item in kept["items"].items()
+        if item["status"] in ("stored", "not_identified")
+    }  # fmt: skip
+    # Every item done before the cancel is recorded (the last ones after the latest
+    # save too); the library version waits.
+    assert len(stored) == 30 and kept["version"] is None
+    asked = len(world.fake.requests)
+    resumed = _sync(world.env)
+    read_again = {
+        key for r in world.fake.requests[asked:] if "itemKey" in r.query
+        for key in r.query["itemKey"].split(",")
+    }  # fmt: skip
+    assert read_again and not read_again & stored
+    assert not resumed.interrupted and resumed.to_version == world.fake.version
+    assert plain(_sync(world.env).counts)["unchanged"] == 45

@@ -262,7 +262,10 @@ class ZoteroSync:
         scope_key: str | None = None
         run = _Run(SyncState(self._label), Path())
         if collection is not None:
-            collections = await self._ask(run, self._api.collections())
+            try:
+                collections = await self._ask(run, self._api.collections())
+            except _ZoteroStopped as stop:  # nothing done yet: the error is the answer
+                raise stop.error from None
             scope_key, scope = collection_scope(collections, collection)
         run.path = syncstate.state_path(data_dir, self._label, lib.local, scope_key)
         run.state = await anyio.to_thread.run_sync(syncstate.load, run.path, self._label, scope_key)
@@ -271,24 +274,27 @@ class ZoteroSync:
         versions: dict[str, int] = {}
         version = start
         try:
-            versions, version = await self._listing(run)
+            since = None if lib.local else start
+            versions, reached = await self._ask(run, self._api.item_versions(since=since))
+            version = reached
             changed = [key for key, listed in versions.items() if not self._done(run, key, listed)]
-            await self._follow_deletions(run, versions, version)
+            await self._follow_deletions(run, versions, reached, whole=since is None)
             fetched = await self._read(run, changed)
             units = await self._units(run, fetched, scope)
             await self._store_all(run, units, progress)
         except _ZoteroStopped as stop:
             stopped = stop.error
         finally:
-            if run.dirty:
-                await anyio.to_thread.run_sync(syncstate.save, run.path, run.state)
-                run.dirty = False
+            # Cancelled, what was stored is still recorded before the sync ends.
+            with anyio.CancelScope(shield=True):
+                await self._save(run)
         failed = any(row.status == "failed" for row in run.rows)
         left = [key for key, listed in versions.items() if not self._done(run, key, listed)]
         not_done = len(left) if stopped else 0
         if stopped is None and not failed and version != start:
             run.state.version = version
-            await anyio.to_thread.run_sync(syncstate.save, run.path, run.state)
+            run.dirty = True
+            await self._save(run)
         indexed = await self._index(run, project)
         return self._report(run, collection, start, version, stopped, not_done, indexed)
 
@@ -298,17 +304,20 @@ class ZoteroSync:
         known = run.state.items.get(key)
         return known is not None and known.version == listed
 
-    async def _listing(self, run: _Run) -> tuple[dict[str, int], int]:
-        """The keys to look at and the library version: every key for the local app
-        (its deletions are told by comparing keys), else those changed since."""
-        since = None if self._api.library.local else run.state.version
-        versions, version = await self._ask(run, self._api.item_versions(since=since))
-        return versions, version
+    @staticmethod
+    async def _save(run: _Run) -> None:
+        if run.dirty:
+            await anyio.to_thread.run_sync(syncstate.save, run.path, run.state)
+            run.dirty = False
 
-    async def _follow_deletions(self, run: _Run, versions: dict[str, int], version: int) -> None:
-        """Forget the items deleted in Zotero; a work loses its ``zotero`` alias only."""
+    async def _follow_deletions(
+        self, run: _Run, versions: dict[str, int], version: int, *, whole: bool
+    ) -> None:
+        """Forget the items deleted in Zotero; a work loses its ``zotero`` alias only.
+        A ``whole`` listing (the desktop app's, which keeps no list of deletions, or a
+        first sync going on after it was cut short) tells them by the keys it lacks."""
         state = run.state
-        if self._api.library.local:
+        if whole:
             gone = [key for key in state.items if key not in versions]
         elif state.version is None or version == state.version:
             gone = []
@@ -401,9 +410,7 @@ class ZoteroSync:
                     reported = progress(done, len(units), said)
                     if reported is not None:
                         await reported
-            if run.dirty:
-                await anyio.to_thread.run_sync(syncstate.save, run.path, run.state)
-                run.dirty = False
+            await self._save(run)
 
     def _alias(self, key: str) -> str:
         return f"{self._label}:{key}"
