@@ -101,6 +101,18 @@ def _read(text: str, chosen: str) -> list[CitedWork]:
     return works
 
 
+async def store_work(papers: Papers, ref: Ref, aliases: Sequence[tuple[str, str]] = ()) -> bool:
+    """Store the real work ``ref`` as ``doiget metadata REF`` stores it (a resolve and a
+    store row) unless the library holds it, then keep its ``(kind, key)`` aliases (a
+    store row each that is new); True when the work was stored just now."""
+    present = await anyio.to_thread.run_sync(papers.store.entry, ref)
+    if present is None:
+        await papers.metadata_only(pc.PaperFetch(ref=ref.canonical))
+    for kind, key in dict.fromkeys(aliases):
+        await papers.add_alias(ref, kind, key)
+    return present is None
+
+
 @dataclass(frozen=True, slots=True)
 class _Key:
     """An entry's key as written, the key kept for its work (None when none is), and
@@ -263,13 +275,8 @@ class Importer:
 
     async def _store_work(self, work: _Work, keys: Sequence[str | None]) -> None:
         """Store the work unless the library holds it, then keep the entries' keys."""
-        papers = self._papers
-        present = await anyio.to_thread.run_sync(papers.store.entry, work.ref)
-        if present is None:
-            await papers.metadata_only(pc.PaperFetch(ref=work.ref.canonical))
-            work.new = True
-        for key in dict.fromkeys(filter(None, keys)):
-            await papers.add_alias(work.ref, "bib", key)
+        aliases = [("bib", key) for key in filter(None, keys)]
+        work.new = await store_work(self._papers, work.ref, aliases)
 
     @staticmethod
     def _row(

@@ -2,7 +2,8 @@
 
 A stored paper's chunks carry its store metadata: the citekey (the key BibTeX export
 gives it: the user's own when a bibliography was imported for it), DOI, title,
-authors, year, any ``tags`` list in its TOML, and where its PDF came from (a file
+authors, year, any ``tags`` list in its TOML and the tags of the Zotero item it was
+synced from, and where its PDF came from (a file
 named on disk is a local file). A ref that is not stored, or is
 stored without a PDF, is reported rather than indexed.
 """
@@ -31,10 +32,22 @@ class Selection:
     problems: list[DocumentReport] = field(default_factory=list)
 
 
+# The tags a synced Zotero item has, kept in the entry's ``[doiget]`` table.
+ZOTERO_TAGS = "zotero_tags"
+
+
+def _listed(value: object) -> list[object]:
+    return value if isinstance(value, list) else []
+
+
 def from_entry(entry: Entry) -> SourceDocument:
     """The document of a stored paper with a PDF."""
     work = entry.work
-    tags = entry.document.get("tags", [])
+    meta = entry.document.get("doiget")
+    tags = [
+        *_listed(entry.document.get("tags")),
+        *_listed(meta.get(ZOTERO_TAGS) if isinstance(meta, dict) else None),
+    ]
     return SourceDocument(
         doc_id=str(entry.ref),
         path=entry.pdf_path,
@@ -45,7 +58,7 @@ def from_entry(entry: Entry) -> SourceDocument:
         url=work.url,
         authors=tuple(author.display for author in work.authors),
         year=work.year,
-        tags=tuple(str(tag) for tag in tags) if isinstance(tags, list) else (),
+        tags=tuple(dict.fromkeys(str(tag) for tag in tags)),
         origin=plain(pdf_origin(entry)),
     )
 

@@ -222,11 +222,19 @@ class PdfAdder:
         )
         return a.PdfsAdded(ok=True, results=results, summary=summary)
 
-    async def add_pdf(self, path: Path, *, allowed: Sequence[Path] | None = None) -> a.AddResult:
+    async def add_pdf(
+        self,
+        path: Path,
+        *,
+        allowed: Sequence[Path] | None = None,
+        known: Identification | None = None,
+    ) -> a.AddResult:
         """Add one PDF: copied into the store, identified when the sources agree.
 
         ``allowed``: the folders the file must lie in (None: anywhere, for a person at
-        the command line). Raises DoigetError for a file that cannot be added.
+        the command line). ``known``: the work the file is already known to be (a
+        citation manager's checked item it is attached to), asked of no source again.
+        Raises DoigetError for a file that cannot be added.
         """
         pool = self.papers.runtime.pool("papers")
         read = await pool.run(lambda: read_local_pdf(path, allowed), admitted=True)
@@ -242,7 +250,7 @@ class PdfAdder:
         except UnusableDocument as exc:
             # Stored, it would fail every read, quote and index of it: refused now.
             raise DoigetError(ErrorCode.INVALID_REF, f"{exc.message}; nothing was added.") from None
-        found = await identify(clues, self.verifier)
+        found = known or await identify(clues, self.verifier)
         if found.ref is None:
             return await self._unidentified(read, clues)
         return await self._identified(read, found, found.ref)

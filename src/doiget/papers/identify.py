@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from doiget.papers.pdfclues import Clues
     from doiget.verify.service import Verifier
 
-Method = Literal["pdf-metadata", "arxiv-stamp", "page-doi", "title-authors"]
+# "zotero": the Zotero item the PDF is attached to, whose record the verifier checked.
+Method = Literal["pdf-metadata", "arxiv-stamp", "page-doi", "title-authors", "zotero"]
 
 # Identifiers checked at most, over all places (each costs a lookup).
 MAX_IDENTIFIERS: Final = 6

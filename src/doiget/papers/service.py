@@ -252,22 +252,60 @@ class Papers:
         first); False, with nothing written, when it is one already."""
         from doiget.papers.store import aliases
 
+        return await self._edit(
+            ref,
+            f"alias {kind}={key}",
+            lambda document: key in aliases(document, kind),
+            lambda: self.store.add_alias(ref, kind, key),
+        )
+
+    async def drop_alias(self, ref: Ref, kind: str, key: str) -> bool:
+        """No longer know the stored entry ``ref`` by ``key`` (a provenance row first);
+        False, with nothing written, when it is not one of its names."""
+        from doiget.papers.store import aliases
+
+        return await self._edit(
+            ref,
+            f"alias {kind}={key} dropped",
+            lambda document: key not in aliases(document, kind),
+            lambda: self.store.remove_alias(ref, kind, key),
+        )
+
+    async def set_meta(self, ref: Ref, name: str, value: Any) -> bool:
+        """Set ``[doiget] name`` of the stored entry ``ref`` (None removes it; a
+        provenance row first); False, with nothing written, when it holds that already."""
+
+        def held(document: dict[str, Any]) -> bool:
+            meta = document.get("doiget")
+            return isinstance(meta, dict) and meta.get(name) == value
+
+        return await self._edit(
+            ref, f"{name}={value!r}"[:300], held, lambda: self.store.set_meta(ref, name, value)
+        )
+
+    async def _edit(
+        self,
+        ref: Ref,
+        detail: str,
+        done: Callable[[dict[str, Any]], bool],
+        write: Callable[[], object],
+    ) -> bool:
+        """One change to a stored entry under its lock: nothing when ``done`` says the
+        entry has it already, else a ``store_write`` row, ``write`` and a re-index."""
         async with self.store.locked_async(ref):
             document = await anyio.to_thread.run_sync(self.store.read_document, ref)
             if document is None:
                 raise DoigetError(ErrorCode.NOT_FOUND, f"{ref} is not in the library.")
-            if key in aliases(document, kind):
+            if done(document):
                 return False
             path = str(self.store.metadata_path(ref))
-            await self._log_async(
-                "store_write", ref, result="ok", path=path, detail=f"alias {kind}={key}"
-            )
+            await self._log_async("store_write", ref, result="ok", path=path, detail=detail)
 
-            def write() -> None:
-                self.store.add_alias(ref, kind, key)
+            def change() -> None:
+                write()
                 self._index_entry(ref)
 
-            await anyio.to_thread.run_sync(write)
+            await anyio.to_thread.run_sync(change)
         return True
 
     async def log_step(

@@ -22,7 +22,7 @@ import re
 import stat
 import time
 import tomllib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -590,17 +590,43 @@ class Store:
         """Add ``key`` to the entry's ``[doiget.aliases] kind`` list; False when it is
         there already (nothing written). Every other value, ``fetched_at`` included, is
         left as it is. Hold the lock."""
+        return self._set_aliases(
+            ref, kind, lambda known: [*known, key] if key not in known else known
+        )
+
+    def remove_alias(self, ref: Ref, kind: str, key: str) -> bool:
+        """Take ``key`` out of the entry's ``[doiget.aliases] kind`` list; False when it
+        is not there (nothing written). Hold the lock."""
+        return self._set_aliases(ref, kind, lambda known: [k for k in known if k != key])
+
+    def _set_aliases(self, ref: Ref, kind: str, change: Callable[[list[str]], list[str]]) -> bool:
         document = self.read_document(ref)
         if document is None:
             raise DoigetError(ErrorCode.NOT_FOUND, f"{ref} is not in the library.")
         known = aliases(document, kind)
-        if key in known:
+        changed = change(known)
+        if changed == known:
             return False
         meta = document.get("doiget")
         meta = meta if isinstance(meta, dict) else {}
         table = meta.get("aliases")
         table = table if isinstance(table, dict) else {}
-        document["doiget"] = {**meta, "aliases": {**table, kind: [*known, key]}}
+        document["doiget"] = {**meta, "aliases": {**table, kind: changed}}
+        self._write_document(ref, document)
+        return True
+
+    def set_meta(self, ref: Ref, name: str, value: Any) -> bool:
+        """Set ``[doiget] name`` (None removes it); False when it holds ``value`` already
+        (nothing written). Hold the lock."""
+        document = self.read_document(ref)
+        if document is None:
+            raise DoigetError(ErrorCode.NOT_FOUND, f"{ref} is not in the library.")
+        meta = document.get("doiget")
+        meta = meta if isinstance(meta, dict) else {}
+        if meta.get(name) == value:
+            return False
+        kept = {field: held for field, held in meta.items() if field != name}
+        document["doiget"] = kept if value is None else {**kept, name: value}
         self._write_document(ref, document)
         return True
 
