@@ -38,6 +38,7 @@ TOOL_COMMANDS: Final = {
     "doiget_import_bibliography": "doiget import",
     "doiget_zotero_search": "doiget zotero search",
     "doiget_zotero_add": "doiget zotero add",
+    "doiget_zotero_sync": "doiget zotero sync",
     "search_arxiv": "doiget scholar arxiv search",
     "get_arxiv_paper": "doiget scholar arxiv get",
     "arxiv_to_bibtex": "doiget scholar arxiv bib",

@@ -23,6 +23,7 @@ from doiget.cli.output import (
     table,
     wants_json,
 )
+from doiget.cli.zotero_sync import register as register_sync
 from doiget.contract import plain
 from doiget.zotero.contracts import Written, ZoteroAdd, ZoteroFound, ZoteroSearch
 
@@ -40,7 +41,7 @@ zotero_app = typer.Typer(
     help="Search your Zotero library; add verified works, notes and tags to it.",
     no_args_is_help=True,
 )
-# ``doiget zotero sync`` joins this group from doiget.cli.zotero_sync (its register).
+register_sync(zotero_app)
 
 
 def _run(ctx: typer.Context, work: Callable[[ZoteroCore], Awaitable[R]]) -> R:

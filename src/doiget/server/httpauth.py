@@ -16,8 +16,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from doiget.errors import DoigetError, ErrorCode
-from doiget.runtime import Runtime
 from doiget.oauthkeys import RETRY_GAP
+from doiget.runtime import Runtime
 from doiget.server.oauth.scopes import ToolScopes
 from doiget.server.oauth.verifier import AnyOf, OAuthVerifier
 from doiget.server.tokens import StaticTokens, read_token_file

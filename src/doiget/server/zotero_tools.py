@@ -26,6 +26,7 @@ from doiget.server.toolset import (
     Toolset,
     describe,
 )
+from doiget.server.zotero_sync_tool import zotero_sync_tool
 from doiget.zotero.contracts import Written, ZoteroAdd, ZoteroFound, ZoteroSearch
 
 if TYPE_CHECKING:
@@ -52,6 +53,11 @@ class ZoteroTools:
         from doiget.zotero.service import ZoteroCore
 
         return ZoteroCore(self._runtime)
+
+    @property
+    def core(self) -> ZoteroCore:
+        """The Zotero core, built on first use."""
+        return self._core.get()
 
     async def search(self, request: ZoteroSearch, call: ToolCall) -> ZoteroFound:
         return await self._core.get().search(request)
@@ -110,7 +116,7 @@ def zotero_toolset(runtime: Runtime) -> Toolset:
             WRITES_ZOTERO,
             tools.add,
         ),
-        # doiget_zotero_sync (doiget.server.zotero_sync_tool) joins this list.
+        zotero_sync_tool(lambda: tools.core.sync),
     ]
     return Toolset(
         "zotero",

@@ -1,7 +1,7 @@
 """The Zotero core a face holds: the configured library's API, its reader and its writer.
 
-Built on the first call of a Zotero tool or command; the writer (with the papers core
-and the verifier it needs) only when something is to be written.
+Built on the first call of a Zotero tool or command; the writer and the sync (with the
+papers core, the verifier and the library they need) only when first used.
 """
 
 from __future__ import annotations
@@ -16,8 +16,12 @@ from doiget.zotero.browse import ZoteroBrowser
 from doiget.zotero.contracts import Written, ZoteroAdd, ZoteroFound, ZoteroSearch
 
 if TYPE_CHECKING:
+    from doiget.library.service import Library
+    from doiget.papers.service import Papers
     from doiget.runtime import Runtime
+    from doiget.verify.service import Verifier
     from doiget.zotero.api import ZoteroApi
+    from doiget.zotero.sync import ZoteroSync
     from doiget.zotero.writeback import ZoteroWriter
 
 NOT_CONFIGURED: Final = f"Zotero is not configured: it {ZOTERO_SETUP}, then restart doiget."
@@ -39,13 +43,35 @@ class ZoteroCore:
         self.browser = ZoteroBrowser(api)
 
     @cached_property
-    def writer(self) -> ZoteroWriter:
+    def _papers(self) -> Papers:
         from doiget.papers.service import Papers
+
+        return Papers(self._runtime)
+
+    @cached_property
+    def _verifier(self) -> Verifier:
         from doiget.verify.service import Verifier
+
+        return Verifier.of(self._runtime)
+
+    @cached_property
+    def _library(self) -> Library:
+        from doiget.library.service import Library
+
+        return Library(self._runtime.settings)
+
+    @cached_property
+    def writer(self) -> ZoteroWriter:
         from doiget.zotero.writeback import ZoteroWriter
 
-        papers = Papers(self._runtime)
-        return ZoteroWriter(self.api, papers, Verifier.of(self._runtime), self.mode)
+        return ZoteroWriter(self.api, self._papers, self._verifier, self.mode)
+
+    @cached_property
+    def sync(self) -> ZoteroSync:
+        """The library's incremental sync into doiget's store and passage index."""
+        from doiget.zotero.sync import ZoteroSync
+
+        return ZoteroSync(self.api, self._papers, self._verifier, library=self._library)
 
     async def search(self, request: ZoteroSearch) -> ZoteroFound:
         return await self.browser.search(request)
@@ -54,7 +80,12 @@ class ZoteroCore:
         return await self.writer.add(request, confirm)
 
     async def aclose(self) -> None:
-        """Close the writer's papers core if one was built (the network is the runtime's)."""
-        if "writer" in self.__dict__:
-            await self.writer.aclose()
+        """Close what the writer and the sync were built on (the network is the runtime's)."""
+        built = self.__dict__
+        if "_library" in built:
+            await self._library.aclose()
+        if "_verifier" in built:
+            await self._verifier.aclose()
+        if "_papers" in built:
+            await self._papers.aclose()
         await self.api.aclose()

@@ -153,11 +153,6 @@ class ZoteroWriter:
         self._verifier = verifier
         self._mode = mode
 
-    async def aclose(self) -> None:
-        """Close the verifier and the papers core (the network is not ours)."""
-        await self._verifier.aclose()
-        await self._papers.aclose()
-
     @property
     def _local(self) -> bool:
         return self._api.library.local

@@ -15,8 +15,8 @@ from cachetools import TTLCache
 from doiget.errors import DoigetError
 from doiget.net.network import Network
 from doiget.oauthconfig import OAuthSettings
-from doiget.server.oauth.accesstoken import Caller, caller_of
 from doiget.oauthkeys import ProviderUnavailable
+from doiget.server.oauth.accesstoken import Caller, caller_of
 
 CACHE_SECONDS: Final = 60.0
 CACHE_ENTRIES: Final = 10_000

@@ -10,9 +10,9 @@ from mcp.server.auth.provider import AccessToken, TokenVerifier
 
 from doiget.net.network import Network
 from doiget.oauthconfig import OAuthSettings
+from doiget.oauthkeys import ProviderKeys
 from doiget.server.oauth.accesstoken import Caller, check_jwt, looks_like_jwt
 from doiget.server.oauth.introspection import Introspection
-from doiget.oauthkeys import ProviderKeys
 
 
 def caller_name(caller: Caller) -> str:
