@@ -12,7 +12,7 @@ from pydantic import Field
 
 from doiget.contract import Request
 from doiget.library.projects import DEFAULT_PROJECT_ID
-from doiget.papers.contracts import PapersModel, PapersReply
+from doiget.papers.contracts import PapersModel
 from doiget.verify.contracts import Problem, VerifyModel
 
 # What became of one Zotero item: stored as a new doiget entry (or joined one the
@@ -71,10 +71,11 @@ class SyncCounts(PapersModel):
     failed: int = 0
 
 
-class ZoteroSyncReport(PapersReply):
+class ZoteroSyncReport(VerifyModel):
     """What one sync did: the library's versions before and after, the requests made to
-    Zotero, the counts and a row per item looked at."""
+    Zotero, the counts and a row per item looked at (a field without a value is left out)."""
 
+    ok: bool
     library: str
     collection: str | None = None
     from_version: int | None = None
