@@ -85,6 +85,7 @@ async def test_a_second_session_sees_the_synced_library_and_a_resync_moves_only_
     assert tagged["items"] and tagged["items"][0]["citekey"] == "makris2014hypoxia"
     # The researcher's highlight on that PDF, with its page label.
     (work,) = item["items"]
+    assert work["entry"] == "10.1073/pnas.1414271111"  # the doiget entry it became
     marks = [mark for pdf in work["attachments"] for mark in pdf["annotations"]]
     assert any(
         mark["type"] == "highlight" and mark["text"] == SENTENCE and mark["page_label"] == "3"

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
+import anyio
+
 from doiget.errors import DoigetError, ErrorCode, quoted
 from doiget.zotero.api import ItemQuery, ZoteroApi
 from doiget.zotero.contracts import (
@@ -25,6 +27,7 @@ from doiget.zotero.contracts import (
     ZoteroSearch,
 )
 from doiget.zotero.models import Annotation, Collection, ZoteroItem
+from doiget.zotero.syncstate import synced_refs
 
 # Better BibTeX keeps an item's citation key as a line of ``extra``.
 _BBT_KEY: Final = re.compile(r"^\s*Citation Key:\s*(\S+)\s*$", re.IGNORECASE | re.MULTILINE)
@@ -116,14 +119,26 @@ def collection_key(collections: Sequence[Collection], name: str) -> str:
 class ZoteroBrowser:
     """Answers the searches of one library."""
 
-    def __init__(self, api: ZoteroApi) -> None:
+    def __init__(self, api: ZoteroApi, data_dir: Path) -> None:
         self._api = api
+        self._data_dir = data_dir
+
+    async def _with_entries(self, views: list[ItemView]) -> list[ItemView]:
+        """``views`` with the doiget entry each synced item became (``entry``)."""
+        library = self._api.library
+        refs = await anyio.to_thread.run_sync(
+            synced_refs, self._data_dir, library.prefix, library.local
+        )
+        for view in views:
+            view.entry = refs.get(view.key)
+        return views
 
     async def search(self, request: ZoteroSearch) -> ZoteroFound:
         """One item by key, a search, or the collection tree (when nothing is asked)."""
         label = self._api.library.label
         if request.key is not None:
-            return ZoteroFound(library=label, total=1, items=[await self.item(request.key)])
+            items = await self._with_entries([await self.item(request.key)])
+            return ZoteroFound(library=label, total=1, items=items)
         asked = (request.q, request.tags, request.collection, request.item_type, request.year)
         if not any(value for value in asked):
             tree = [collection_view(c) for c in await self._api.collections()]
@@ -139,7 +154,7 @@ class ZoteroBrowser:
             year=request.year,
         )
         page = await self._api.search(query, start=request.start, limit=request.limit)
-        items = [item_view(item, with_csl=True) for item in page.items]
+        items = await self._with_entries([item_view(i, with_csl=True) for i in page.items])
         return ZoteroFound(library=label, total=page.total, items=items)
 
     async def item(self, key: str) -> ItemView:

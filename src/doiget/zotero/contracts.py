@@ -114,6 +114,7 @@ class ItemView(ZoteroModel):
     tags: list[str] | None = None
     collections: list[str] | None = None
     csl: dict[str, Any] | None = None
+    # The doiget ref a sync stored the item as (absent before it is synced).
     entry: str | None = None
     notes: list[NoteView] | None = None
     attachments: list[AttachmentView] | None = None

@@ -40,7 +40,7 @@ class ZoteroCore:
         self.api: ZoteroApi = api
         self.mode = runtime.settings.zotero.write
         self._runtime = runtime
-        self.browser = ZoteroBrowser(api)
+        self.browser = ZoteroBrowser(api, runtime.settings.data_dir)
 
     @cached_property
     def _papers(self) -> Papers:

@@ -52,6 +52,19 @@ def state_path(data_dir: Path, library: str, local: bool, collection: str | None
     return data_dir / "zotero" / f"{name}.json"
 
 
+def synced_refs(data_dir: Path, library: str, local: bool) -> dict[str, str]:
+    """The doiget ref of each item a sync of ``library`` stored (the whole library's and
+    each collection's state), by Zotero key; empty before the first sync."""
+    whole = state_path(data_dir, library, local, None)
+    paths = [whole, *sorted(whole.parent.glob(f"{whole.stem}--*.json"))]
+    refs: dict[str, str] = {}
+    for path in paths:
+        for key, item in load(path, library, None).items.items():
+            if item.ref and item.status == "stored":
+                refs.setdefault(key, item.ref)
+    return refs
+
+
 def _item(raw: Any) -> ItemState:
     return ItemState(
         version=int(raw["version"]),
