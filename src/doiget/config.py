@@ -40,6 +40,8 @@ APP_NAME = "doiget"
 # Served when DOIGET_TOOLSETS names none; zotero joins them when a library is configured.
 DEFAULT_TOOLSETS = ("papers", "scholar", "library", "web")
 KNOWN_TOOLSETS = (*DEFAULT_TOOLSETS, "zotero")
+# DOIGET_TOOLSETS=dynamic: a small core is listed and the agent turns toolsets on itself.
+DYNAMIC = "dynamic"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 SCHOLAR_CACHE_TTL_DEFAULT = 600.0
 API_TIMEOUT_DEFAULT = 30.0
@@ -95,7 +97,8 @@ CORE_SETTINGS: tuple[Setting, ...] = (
     Setting(
         "DOIGET_TOOLSETS",
         "comma list of enabled toolsets: papers,scholar,library,web,zotero (default: all; "
-        "zotero only when a Zotero library is configured)",
+        "zotero only when a Zotero library is configured), or dynamic: a small core "
+        "(resolve, fetch, search, cite) plus doiget_toolsets, which turns toolsets on and off",
         config_key="toolsets",
     ),
     Setting(
@@ -319,6 +322,8 @@ class Settings:
     provenance_key_path: Path = Path("provenance.key")
     email: str | None = None
     toolsets: tuple[str, ...] = DEFAULT_TOOLSETS
+    # True: ``toolsets`` are those an agent may turn on, and only the core starts listed.
+    dynamic_toolsets: bool = False
     log_level: str = "WARNING"
     scholar_cache_ttl: float = SCHOLAR_CACHE_TTL_DEFAULT
     # Seconds one request of each kind may take (see net.client.Timeouts).
@@ -438,17 +443,20 @@ def _string_list(value: Any, where: str) -> tuple[str, ...]:
 
 
 def parse_toolsets(raw: str | list[str] | None, named: str = "DOIGET_TOOLSETS") -> tuple[str, ...]:
-    """The toolsets a comma list names (DEFAULT_TOOLSETS when none); an unknown name is
-    refused, naming ``named`` (the variable, config key or flag the list came from)."""
+    """The toolsets a comma list names (DEFAULT_TOOLSETS when none, ``("dynamic",)`` for
+    dynamic); an unknown name is refused, naming ``named`` (the variable, config key or
+    flag the list came from)."""
     if raw is None:
         return DEFAULT_TOOLSETS
     names = raw.split(",") if isinstance(raw, str) else raw
     chosen = tuple(dict.fromkeys(name.strip() for name in names if name.strip()))
+    if chosen == (DYNAMIC,):
+        return chosen
     unknown = [name for name in chosen if name not in KNOWN_TOOLSETS]
     if unknown or not chosen:
         raise refuse(
             f"{named} names {', '.join(unknown) or 'nothing'}; "
-            f"use a comma list of: {', '.join(KNOWN_TOOLSETS)}."
+            f"use a comma list of: {', '.join(KNOWN_TOOLSETS)}, or {DYNAMIC} alone."
         )
     return chosen
 
@@ -609,7 +617,10 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         # Kept in its canonical spelling: the desktop app's endpoint client is bound to it.
         upstream[LOCAL_VAR] = zotero.local_url
     toolsets = parse_toolsets(raw_toolsets := pick("DOIGET_TOOLSETS", "toolsets"))
-    if raw_toolsets is None and zotero.configured:
+    dynamic = toolsets == (DYNAMIC,)
+    if dynamic:
+        toolsets = DEFAULT_TOOLSETS
+    if (raw_toolsets is None or dynamic) and zotero.configured:
         toolsets = (*toolsets, "zotero")
 
     settings = Settings(
@@ -620,6 +631,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         provenance_key_path=provenance_key_path,
         email=pick("DOIGET_EMAIL", "email") or None,
         toolsets=toolsets,
+        dynamic_toolsets=dynamic,
         log_level=log_level,
         scholar_cache_ttl=_cache_ttl(pick("DOIGET_SCHOLAR_CACHE_TTL", "scholar_cache_ttl")),
         api_timeout=timeout("DOIGET_API_TIMEOUT", "api_timeout", API_TIMEOUT_DEFAULT),

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-from mcp.client.session import ClientSession
+from mcp.client.session import ClientSession, MessageHandlerFnT
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from redisutil import free_port
@@ -109,13 +109,16 @@ def http_server(
 
 
 @asynccontextmanager
-async def http_session(url: str, token: str | None = TOKEN) -> AsyncIterator[ClientSession]:
-    """An initialised MCP client session over Streamable HTTP with ``token``."""
+async def http_session(
+    url: str, token: str | None = TOKEN, message_handler: MessageHandlerFnT | None = None
+) -> AsyncIterator[ClientSession]:
+    """An initialised MCP client session over Streamable HTTP with ``token``; the server's
+    notifications go to ``message_handler``."""
     headers = {"Authorization": f"Bearer {token}"} if token else None
     async with (
         create_mcp_http_client(headers=headers) as client,
         streamable_http_client(url, http_client=client) as (read, write),
-        ClientSession(read, write) as session,
+        ClientSession(read, write, message_handler=message_handler) as session,
     ):
         await session.initialize()
         yield session

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as types
-from mcp.client.session import ClientSession
+from mcp.client.session import ClientSession, MessageHandlerFnT
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from cliutil import clean_env, command
@@ -57,15 +57,22 @@ SCHOLAR_TOOLS = {
 
 @asynccontextmanager
 async def mcp_session(
-    env: dict[str, str], *args: str, toolsets: str = "papers"
+    env: dict[str, str],
+    *args: str,
+    toolsets: str = "papers",
+    message_handler: MessageHandlerFnT | None = None,
 ) -> AsyncIterator[ClientSession]:
-    """An initialised client session with ``doiget serve --toolsets <toolsets>``."""
+    """An initialised client session with ``doiget serve --toolsets <toolsets>``; the
+    server's notifications go to ``message_handler``."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "doiget", "serve", "--toolsets", toolsets, *args],
         env=clean_env(env),
     )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+    async with (
+        stdio_client(params) as (read, write),
+        ClientSession(read, write, message_handler=message_handler) as session,
+    ):
         await session.initialize()
         yield session
 

@@ -8,7 +8,7 @@ import anyio
 import typer
 
 from doiget.cli.output import handles_errors, runtime, state
-from doiget.config import KNOWN_TOOLSETS, parse_toolsets
+from doiget.config import DYNAMIC, KNOWN_TOOLSETS, parse_toolsets
 from doiget.errors import DoigetError, ErrorCode
 
 
@@ -19,7 +19,8 @@ def serve(
         str | None,
         typer.Option(
             "--toolsets",
-            help=f"Comma list of toolsets to serve ({', '.join(KNOWN_TOOLSETS)}); "
+            help=f"Comma list of toolsets to serve ({', '.join(KNOWN_TOOLSETS)}), or {DYNAMIC}: "
+            "a small core plus doiget_toolsets, with which the agent turns toolsets on; "
             "default DOIGET_TOOLSETS, else all (zotero when a Zotero library is configured).",
         ),
     ] = None,

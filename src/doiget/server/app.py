@@ -18,25 +18,29 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import cached_property
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import anyio
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 
 from doiget import __version__, metrics
+from doiget.config import KNOWN_TOOLSETS
 from doiget.envelopes import Rendered
 from doiget.errors import DoigetError, ErrorCode, quoted
 from doiget.installed import servable
 from doiget.owner import LOCAL, owned_by
 from doiget.redaction import redact_known, redact_value
 from doiget.runtime import Runtime
+from doiget.server import dynamic
+from doiget.server.dynamic import DynamicToolsets, Switches, switching
 from doiget.server.framing import checked_stdio
 from doiget.server.lifecycle import GRACE_SECONDS, draining
 from doiget.server.oauth.scopes import INSUFFICIENT_SCOPE, ToolScopes
-from doiget.server.snapshot import listing
+from doiget.server.snapshot import listing, stored
 from doiget.server.tokens import holder
 from doiget.server.toolset import ServedTool, Toolset
 
@@ -177,6 +181,32 @@ def _owner(ctx: ServerRequestContext[Any]) -> str:
     return holder(scope, LOCAL) if isinstance(scope, Mapping) else LOCAL
 
 
+def _switches(ctx: ServerRequestContext[Any]) -> Switches:
+    """The toolsets this call's connection has on. The SDK keeps per-connection state
+    on the connection, which the low-level request context reaches through its session."""
+    state: dict[str, Any] = ctx.session._connection.state
+    switches = state.setdefault("doiget.toolsets", Switches())
+    switches.announce = ctx.session.send_tool_list_changed
+    return cast(Switches, switches)
+
+
+class _ListChangingServer(Server[Any]):
+    """The SDK server declaring ``tools.listChanged``: over stdio and in every HTTP
+    session, whose initialisation the SDK's session manager builds itself."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
+
+
 def _tool_result(rendered: Rendered) -> types.CallToolResult:
     # The last gate before the wire: no tool output carries a known credential.
     rendered = replace(
@@ -212,9 +242,16 @@ class DoigetServer:
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        self.served = served_toolsets(runtime)
-        self.listing = listing(self.served)
         self._toolsets: list[Toolset] | None = None
+        self.dynamic: DynamicToolsets | None = None
+        if not runtime.settings.dynamic_toolsets:
+            self.served = served_toolsets(runtime)
+            self.listing = listing(self.served)
+        else:
+            # Every toolset this install can serve may be enabled; the others say why not.
+            self.served, off = servable(KNOWN_TOOLSETS, runtime.settings)
+            self.listing = listing(self.served)
+            self.dynamic = DynamicToolsets(self._owners(), off)
         # The scopes tool calls need (OAuth over HTTP); None: every call is allowed.
         self.scopes: ToolScopes | None = None
 
@@ -225,12 +262,33 @@ class DoigetServer:
             self._toolsets = build_toolsets(self.runtime, self.served)
         return self._toolsets
 
-    def read_only_tools(self) -> frozenset[str]:
-        """The tools whose annotations say they only read."""
+    def _owners(self) -> dict[str, str]:
+        """Each served tool's toolset."""
         if self.listing is not None:
-            entries = self.listing.tools
+            manifest = stored()
+            return {tool["name"]: name for name in self.served for tool in manifest[name]["tools"]}
+        return {spec.name: toolset.name for toolset in self.toolsets for spec in toolset.tools}
+
+    def _entries(self) -> list[dict[str, Any]]:
+        """The tools/list entries of every served tool (``doiget_toolsets`` included)."""
+        if self.listing is not None:
+            entries = list(self.listing.tools)
         else:
             entries = [tool_entry(spec).model_dump(by_alias=True) for spec in self.tools.values()]
+        if self.dynamic is not None:
+            entries.append(self._switch_entry)
+        return entries
+
+    @cached_property
+    def _switch_entry(self) -> dict[str, Any]:
+        assert self.dynamic is not None
+        return tool_entry(self.dynamic.tool).model_dump(
+            by_alias=True, exclude_none=True, mode="json"
+        )
+
+    def read_only_tools(self) -> frozenset[str]:
+        """The tools whose annotations say they only read."""
+        entries = self._entries()
         return frozenset(
             entry["name"]
             for entry in entries
@@ -244,12 +302,14 @@ class DoigetServer:
 
     def build(self) -> Server[Any]:
         """The SDK server with doiget's handlers."""
-        instructions = (
-            self.listing.instructions
-            if self.listing is not None
-            else [toolset.instructions for toolset in self.toolsets]
-        )
-        return Server(
+        if self.dynamic is not None:
+            instructions = [dynamic.INSTRUCTIONS]
+        elif self.listing is not None:
+            instructions = self.listing.instructions
+        else:
+            instructions = [toolset.instructions for toolset in self.toolsets]
+        kind = Server if self.dynamic is None else _ListChangingServer
+        return kind(
             "doiget",
             version=__version__,
             instructions=" ".join([INSTRUCTIONS, *instructions]),
@@ -275,20 +335,21 @@ class DoigetServer:
     async def list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        if self.listing is not None:
-            tools = [types.Tool.model_validate(entry) for entry in self.listing.tools]
-        else:
-            tools = [tool_entry(spec) for spec in self.tools.values()]
-        return types.ListToolsResult(tools=tools)
+        entries = self._entries()
+        if self.dynamic is not None:
+            enabled = _switches(ctx).enabled
+            entries = [entry for entry in entries if self.dynamic.listed(entry["name"], enabled)]
+        return types.ListToolsResult(tools=[types.Tool.model_validate(entry) for entry in entries])
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         """Run a tool; counted and timed by tool and outcome when metrics are on."""
         began = time.perf_counter()
-        with owned_by(_owner(ctx)):
-            result = await self._call_tool(ctx, params)
-        tool = params.name if params.name in self.tools else "unknown"
+        switches = _switches(ctx) if self.dynamic is not None else Switches()
+        with owned_by(_owner(ctx)), switching(switches):
+            result = await self._call_tool(ctx, params, switches.enabled)
+        tool = params.name if self._spec(params.name) is not None else "unknown"
         metrics.count("tool_calls", tool=tool, outcome="error" if result.is_error else "ok")
         metrics.observe("tool_call_seconds", time.perf_counter() - began, tool=tool)
         return result
@@ -306,11 +367,16 @@ class DoigetServer:
                 {"scope": needed},
             )
 
+    def _spec(self, name: str) -> ServedTool | None:
+        if self.dynamic is not None and name == dynamic.NAME:
+            return self.dynamic.tool
+        return self.tools.get(name)
+
     async def _call_tool(
-        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, enabled: set[str]
     ) -> types.CallToolResult:
         self._check_scope(ctx, params.name)
-        spec = self.tools.get(params.name)
+        spec = self._spec(params.name)
         if spec is None:
             # Not a tool's failure but a bad request: the protocol's own answer to it.
             raise MCPError(
@@ -320,6 +386,9 @@ class DoigetServer:
             )
         envelope = spec.envelope
         arguments = params.arguments
+        if self.dynamic is not None and not self.dynamic.listed(params.name, enabled):
+            refusal = self.dynamic.refusal(params.name)
+            return _tool_result(envelope.failure(refusal, _ref_of(spec, arguments)))
         try:
             return _tool_result(envelope.success(await spec.call(arguments, _Call(ctx))))
         except DoigetError as error:
