@@ -109,6 +109,8 @@ async def test_bad_switches_are_refused_with_what_to_send(doiget_env: dict[str, 
         nameless = await s.call_tool(NAME, {"action": "enable"})
         bad_action = await s.call_tool(NAME, {"action": "toggle", "toolset": "web"})
         zotero = await s.call_tool(NAME, {"action": "enable", "toolset": "zotero"})
+        scholar_off = await s.call_tool("search_arxiv", {"query": "ice"})
+        web_off = await s.call_tool("web_search", {"query": "ice"})
         still = await names(s)
     for refused in (unknown, nameless, bad_action):
         assert refused.is_error and refused.structured_content is not None
@@ -117,6 +119,10 @@ async def test_bad_switches_are_refused_with_what_to_send(doiget_env: dict[str, 
     assert zotero.is_error and zotero.structured_content is not None
     assert zotero.structured_content["error"]["code"] == "CAPABILITY_DENIED"
     assert "DOIGET_ZOTERO" in zotero.structured_content["error"]["message"]
+    # Each toolset's own error shape, each naming the call that turns the toolset on.
+    for refused, toolset in ((scholar_off, "scholar"), (web_off, "web")):
+        assert refused.is_error
+        assert f"toolset={toolset}" in refused.content[0].text  # type: ignore[union-attr]
     assert still == LISTED_AT_START
     assert changes.count == 0
 
