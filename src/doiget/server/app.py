@@ -243,15 +243,14 @@ class DoigetServer:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self._toolsets: list[Toolset] | None = None
-        self.dynamic: DynamicToolsets | None = None
-        if not runtime.settings.dynamic_toolsets:
-            self.served = served_toolsets(runtime)
-            self.listing = listing(self.served)
-        else:
+        dynamic_mode = runtime.settings.dynamic_toolsets
+        if dynamic_mode:
             # Every toolset this install can serve may be enabled; the others say why not.
             self.served, off = servable(KNOWN_TOOLSETS, runtime.settings)
-            self.listing = listing(self.served)
-            self.dynamic = DynamicToolsets(self._owners(), off)
+        else:
+            self.served, off = served_toolsets(runtime), {}
+        self.listing = listing(self.served)
+        self.dynamic = DynamicToolsets(self._owners(), off) if dynamic_mode else None
         # The scopes tool calls need (OAuth over HTTP); None: every call is allowed.
         self.scopes: ToolScopes | None = None
 
