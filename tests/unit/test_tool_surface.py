@@ -9,8 +9,14 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from pydantic import BaseModel
 
+from doiget.contract import parse
+from doiget.errors import DoigetError, ErrorCode
+from doiget.library.contracts import IndexPapers
+from doiget.papers.contracts import PaperExportArgs
 from doiget.server.snapshot import listed_text, stored
+from doiget.web import requests as rq
 
 BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "tool_surface.py"
 # Bytes of name + description + compact inputSchema: the most any tool may cost, and the
@@ -75,3 +81,55 @@ def test_the_page_counts_every_tool_and_agrees_with_the_budget_measure() -> None
     page = tool_surface.render(table)
     assert all(f"| `{name}` | {size} |" in page for name, size in counted.items())
     assert all(0 < cost.tokens < cost.size for rows in table.values() for cost in rows)
+
+
+# Shorter schemas, the same checks: what each input refused before it still refuses,
+# with a message in words; what it took, it still takes.
+_SID = "s" * 100
+REFUSED = [
+    (rq.WebSearchRequest, {"query": "q", "sessionId": _SID + "s"}, "sessionId"),
+    (rq.WebSearchRequest, {"query": "q", "sessionId": ""}, "sessionId"),
+    (rq.WebSearchRequest, {"query": "q", "sessionId": "a b"}, "sessionId"),
+    (rq.ResearchSessionRequest, {"sessionId": "x/../y"}, "sessionId"),
+    (rq.WebSearchRequest, {"query": "q", "site": "nature.com/x"}, "site"),
+    (rq.WebSearchRequest, {"query": "q", "site": "nature..com"}, "site"),
+    (rq.WebSearchRequest, {"query": "q", "site": ".nature.com"}, "site"),
+    (rq.WebSearchRequest, {"query": "q", "site": "nature.com OR x"}, "site"),
+    (rq.WebSearchRequest, {"query": "q", "site": "x" * 254}, "site"),
+    (rq.WebSearchRequest, {"query": "q", "language": "EN"}, "language"),
+    (rq.WebSearchRequest, {"query": "q", "claim": ""}, "claim"),
+    (rq.PatentSearchRequest, {"query": "q", "year_from": 1789}, "year_from"),
+    (rq.PatentSearchRequest, {"query": "q", "search_type": "wide"}, "search_type"),
+    (rq.AcademicSearchRequest, {"query": "q", "sort_by": "age"}, "sort_by"),
+    (
+        rq.ResearchStepRequest,
+        {"searchStep": "", "stepNumber": 1, "nextStepNeeded": True},
+        "searchStep",
+    ),
+    (IndexPapers, {"refs": ["10.1/x"], "project": ""}, "project"),
+    # the short description names three forms; a refusal lists them all
+    (PaperExportArgs, {"refs": ["not a ref"]}, "'https://doi.org/'"),
+]
+TAKEN = [
+    (rq.WebSearchRequest, {"query": "q", "sessionId": _SID, "site": "sub.nature.com"}),
+    (rq.WebSearchRequest, {"query": "q", "site": "x" * 253, "lens": "academic"}),
+    (rq.PatentSearchRequest, {"assignee": "Acme", "year_to": 2100, "search_type": "landscape"}),
+    (PaperExportArgs, {"refs": ["doi:10.1234/abc", "https://doi.org/10.1234/abc", "2401.12345v2"]}),
+]
+
+
+@pytest.mark.parametrize(("model", "arguments", "said"), REFUSED)
+def test_what_an_input_refused_it_still_refuses(
+    model: type[BaseModel], arguments: dict[str, object], said: str
+) -> None:
+    with pytest.raises(DoigetError) as refused:
+        parse(model, arguments)
+    assert refused.value.code is ErrorCode.INVALID_REF
+    assert said in refused.value.message and "^" not in refused.value.message
+
+
+@pytest.mark.parametrize(("model", "arguments"), TAKEN)
+def test_what_an_input_took_it_still_takes(
+    model: type[BaseModel], arguments: dict[str, object]
+) -> None:
+    parse(model, arguments)

@@ -57,7 +57,8 @@ def listed_text(entry: dict[str, Any]) -> str:
     description and inputSchema as compact JSON (the output schema checks replies and
     the annotations are for the client, so neither is counted)."""
     schema = json.dumps(entry["inputSchema"], ensure_ascii=False, separators=(",", ":"))
-    return entry["name"] + entry["description"] + schema
+    text: str = entry["name"] + entry["description"] + schema
+    return text
 
 
 def generated() -> Manifest:
