@@ -86,15 +86,11 @@ def plain(value: Any) -> Any:
 NULLABLE: Final = Field(json_schema_extra={"x-nullable": True})
 
 # A request's optional sessionId: the sequential_search session its findings join.
-LINK_SESSION: Final = "Session to add findings to."
+LINK_SESSION: Final = "Add findings to this session."
 SessionId = Annotated[
     str,
-    Field(
-        min_length=1,
-        max_length=100,
-        pattern=r"^[A-Za-z0-9_-]+$",
-    ),
-    Hint("must be the session id sequential_search returned (letters, digits, '_', '-')"),
+    Field(pattern="^[A-Za-z0-9_-]{1,100}$"),
+    Hint("must be the session id sequential_search returned (up to 100 letters, digits, _, -)"),
 ]
 
 RequestT = TypeVar("RequestT", bound=Request)

@@ -2,29 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from mcp.shared.exceptions import MCPError
 from mcputil import call, mcp_session
 from verifyutil import BIB, route_chain_of_thought
 
-from doiget.server.snapshot import stored
-
 from replay import ReplayUpstream
-
-LIMIT = 900
-# Tools held to the budget one by one (the older ones count in the mean).
-BUDGETED = (
-    "doiget_verify_references",
-    "doiget_check_claims",
-    "doiget_read_paper",
-    "doiget_check_quote",
-    "doiget_add_pdf",
-    "doiget_import_bibliography",
-    "doiget_zotero_search",
-    "doiget_zotero_add",
-)
 
 
 async def test_the_tool_returns_one_row_per_reference_in_order(
@@ -99,17 +82,3 @@ async def test_bare_identifiers_and_unreadable_items_each_get_their_row(
     ]  # fmt: skip
     paths = [request.path for request in upstream.requests_to("api.crossref.org")]
     assert not any("members" in path for path in paths), paths
-
-
-def test_what_the_model_reads_stays_small() -> None:
-    tools = [tool for toolset in stored().values() for tool in toolset["tools"]]
-    sizes = {
-        tool["name"]: len(
-            (tool["name"] + tool["description"] + json.dumps(tool["inputSchema"])).encode()
-        )
-        for tool in tools
-    }
-    mean = sum(sizes.values()) / len(sizes)
-    print(f"verify tool {sizes['doiget_verify_references']} B; mean of all tools {mean:.0f} B")
-    assert {name: sizes[name] for name in BUDGETED if sizes[name] > LIMIT} == {}
-    assert sum(sizes.values()) / len(sizes) <= LIMIT

@@ -98,9 +98,7 @@ class IndexPapers(Request):
 
     project: Annotated[
         ProjectId,
-        Field(
-            description=f"'namespace/name'; default {DEFAULT_PROJECT_ID!r}, which always exists."
-        ),
+        Field(description="'namespace/name'; the default always exists."),
     ] = DEFAULT_PROJECT_ID
     refs: Annotated[
         list[Annotated[str, Field(min_length=1, max_length=300)]],
@@ -109,10 +107,7 @@ class IndexPapers(Request):
     force_rebuild: bool = False
     create: Annotated[
         bool,
-        Field(
-            description="Create the project (default settings, hybrid on) when it does not "
-            "exist; without it an unknown project is INVALID_PROJECT."
-        ),
+        Field(description="Create an unknown project (default settings, hybrid on)."),
     ] = False
 
 

@@ -18,9 +18,12 @@ from pydantic import AfterValidator, Field
 from doiget.contract import NULLABLE, NoArguments, Reply, Request
 from doiget.errors import DoigetError
 from doiget.integrity import Notice
-from doiget.refs import ACCEPTED_FORMS, MAX_REF_LENGTH, parse_ref
+from doiget.refs import MAX_REF_LENGTH, parse_ref
 
-_REF_DESCRIPTION = f"The paper: {ACCEPTED_FORMS}."
+# The common forms; a ref in none of them is refused with the full list of forms.
+_REF_DESCRIPTION = (
+    "A DOI ('10.1234/abc'), arXiv id ('2401.12345') or old-style arXiv id ('hep-th/9901001')."
+)
 # Every reply that shows a paper carries its integrity notices; absent when it has none.
 Integrity = list[Notice] | None
 
@@ -136,21 +139,7 @@ class PaperExportArgs(PaperExport):
 
 
 class FormatReferencesArgs(FormatReferences):
-    # Shorter than PaperRefs' description: this tool's listing stays within its budget.
-    refs: Annotated[
-        list[
-            Annotated[
-                str,
-                Field(
-                    max_length=MAX_REF_LENGTH,
-                    description="A DOI ('10.1234/abc'), arXiv id ('2401.12345') or "
-                    "old-style arXiv id ('hep-th/9901001').",
-                ),
-                AfterValidator(_readable_ref),
-            ]
-        ],
-        Field(min_length=1, max_length=100),
-    ]
+    refs: PaperRefs
     # Style and locale ids are checked by the core, which names close ones.
     style: Annotated[
         str,

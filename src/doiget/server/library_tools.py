@@ -95,12 +95,10 @@ def library_toolset(runtime: Runtime) -> Toolset:
             describe(
                 when="Passages of a project's indexed papers that answer a question, with "
                 "citekey, pages and section for citing.",
-                inputs="project; query in natural language; top_k; filters; full_text.",
-                outputs="items best first (render_text trimmed at a word; page_span 1-based; "
-                "full_text null unless asked; pdf_origin: fetched or local_file); empty when "
-                "nothing is indexed.",
-                costs="One embedding and a vector scan; a process's first call loads the "
-                "model (seconds).",
+                inputs="project; a question in plain words; filters.",
+                outputs="items best first (render_text trimmed; page_span 1-based; pdf_origin: "
+                "fetched or local_file); none when nothing is indexed.",
+                costs="An embedding and a vector scan; the first call loads the model (seconds).",
                 side_effects="None.",
                 limits="8 s (TIMEOUT). Never returns another project's chunks.",
             ),
@@ -116,8 +114,7 @@ def library_toolset(runtime: Runtime) -> Toolset:
                 when="As find_chunks when exact terms matter (names, symbols, rare words): "
                 "fuses BM25 and vector rankings.",
                 inputs="As find_chunks.",
-                outputs="As find_chunks, scores fused in [0, 1]. Also HYBRID_NOT_SUPPORTED (use "
-                "find_chunks).",
+                outputs="As find_chunks, scores fused in [0, 1]; else HYBRID_NOT_SUPPORTED.",
                 costs="find_chunks plus a BM25 query.",
                 side_effects="None.",
                 limits="15 s (TIMEOUT). Projects with hybrid_enabled only.",
@@ -149,11 +146,11 @@ def library_toolset(runtime: Runtime) -> Toolset:
             describe(
                 when="Put your own chunks and embeddings in a project (stored papers: use "
                 "index_papers).",
-                inputs="project; items (metadata: { source, zotero {citekey, tags}, doc "
-                "{page_span, section, section_path, doc_id}, embed_model }); force_rebuild.",
-                outputs="chunks_written, warnings. Also EMBEDDING_MISMATCH (model or vector size "
-                "differs from the collection's; force_rebuild starts over).",
-                costs="One transaction; 100-500 items per call is efficient.",
+                inputs="project; items (metadata: {source, zotero {citekey, tags}, doc "
+                "{page_span, section, section_path, doc_id}, embed_model}).",
+                outputs="chunks_written, warnings; EMBEDDING_MISMATCH if the model or vector "
+                "size differs from the collection's.",
+                costs="One transaction; 100-500 items a call is efficient.",
                 side_effects="Writes the collection; force_rebuild deletes it first.",
                 limits="15 s (TIMEOUT: nothing is written).",
             ),
@@ -168,15 +165,12 @@ def library_toolset(runtime: Runtime) -> Toolset:
             describe(
                 when="Make stored papers (doiget_fetch_paper) searchable with find_chunks / "
                 "query_hybrid.",
-                inputs="refs of stored papers; project (default 'doiget/papers', which "
-                "always exists); create: make the project if it does not exist; "
-                "force_rebuild.",
-                outputs="One report per paper: indexed, or skipped with its reason (not "
-                "stored, no PDF, no text). Also INVALID_PROJECT (an unknown project without "
-                "create), EMBEDDING_MISMATCH.",
-                costs="Seconds per paper (CPU). Progress notifications with a progressToken.",
-                side_effects="Replaces each indexed paper's chunks in the project; with "
-                "create, adds the project to config.toml.",
+                inputs="refs of stored papers; project.",
+                outputs="A report a paper: indexed, or skipped and why (not stored, no PDF, no "
+                "text). Also INVALID_PROJECT, EMBEDDING_MISMATCH.",
+                costs="Seconds a paper (CPU); progress sent with a progressToken.",
+                side_effects="Replaces each indexed paper's chunks; create adds the project to "
+                "config.toml.",
                 limits="No time limit.",
             ),
             c.IndexPapers,

@@ -52,6 +52,15 @@ def listing(toolsets: Sequence[str]) -> Listing | None:
     )
 
 
+def listed_text(entry: dict[str, Any]) -> str:
+    """What a model reads of one tools/list entry in every request: its name,
+    description and inputSchema as compact JSON (the output schema checks replies and
+    the annotations are for the client, so neither is counted)."""
+    schema = json.dumps(entry["inputSchema"], ensure_ascii=False, separators=(",", ":"))
+    text: str = entry["name"] + entry["description"] + schema
+    return text
+
+
 def generated() -> Manifest:
     """Every toolset's instructions and tools/list entries, from the declarations now."""
     from doiget.config import KNOWN_TOOLSETS

@@ -13,7 +13,7 @@ from typing import Annotated, Final, Literal, get_args
 from pydantic import AfterValidator, Field, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
-from doiget.contract import LINK_SESSION, Hint, Request, SessionId
+from doiget.contract import Hint, Request, SessionId
 from doiget.upstreams import Role, by_preference
 from doiget.web.providers import PROVIDER_NAMES
 
@@ -21,9 +21,9 @@ MAX_SCRAPE_BYTES: Final = 5_000_000
 DEFAULT_SCRAPE_BYTES: Final = 50_000
 PREVIEW_BYTES: Final = 5_000
 
-# A host name: dot-separated labels of letters, digits and inner hyphens.
-_LABEL: Final = r"[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?"
-DOMAIN_PATTERN: Final = rf"^{_LABEL}(\.{_LABEL})*$"
+# A host name: labels of letters, digits and hyphens joined by dots, so nothing else
+# (a space, a colon, a search operator) can ride along in a site: filter.
+DOMAIN_PATTERN: Final = r"^([A-Za-z0-9-]+\.)*[A-Za-z0-9-]+$"
 DOMAIN_MAX: Final = 253
 SESSION_ID_PATTERN: Final = r"^[A-Za-z0-9_-]+$"
 BRANCH_PATTERN: Final = "^[A-Za-z0-9_-]{1,40}$"
@@ -57,14 +57,7 @@ def _member(choices: Sequence[str]) -> AfterValidator:
 
 
 Query = Annotated[str, Field(min_length=1, max_length=500)]
-Claim = Annotated[
-    str,
-    Field(
-        min_length=1,
-        max_length=500,
-        description="A claim to triage against; each result gains claimSignal.",
-    ),
-]
+Claim = Annotated[str, Field(min_length=1, max_length=500)]
 Year = Annotated[int, Field(ge=1000, le=2100)]
 PatentYear = Annotated[int, Field(ge=1790, le=2100)]
 SearchProvider = Annotated[
@@ -89,38 +82,31 @@ class WebSearchRequest(Request):
     safe: Literal["off", "medium", "high"] = "medium"
     language: Annotated[
         str | None,
-        Field(pattern="^[a-z]{2}$", description="ISO 639-1, e.g. en."),
+        Field(pattern="^[a-z]{2}$"),
         Hint("must be a two-letter ISO 639-1 code in lower case, e.g. en"),
     ] = None
     site: Annotated[
         str | None,
-        Field(
-            max_length=DOMAIN_MAX,
-            pattern=DOMAIN_PATTERN,
-            description="Only this domain; not with lens.",
-        ),
+        Field(max_length=DOMAIN_MAX, pattern=DOMAIN_PATTERN),
         Hint("must be a bare domain name such as nature.com (no scheme or path)"),
     ] = None
     exact_terms: str | None = Field(default=None, min_length=1, max_length=200)
-    exclude_terms: str | None = Field(
-        default=None, min_length=1, max_length=200, description="Words results must not contain."
-    )
+    exclude_terms: str | None = Field(default=None, min_length=1, max_length=200)
     country: Annotated[
         str | None,
-        Field(pattern="^[A-Za-z]{2}$", description="ISO 3166-1 alpha-2, e.g. us."),
+        Field(pattern="^[A-Za-z]{2}$"),
         Hint("must be a two-letter ISO 3166-1 country code, e.g. us"),
     ] = None
     lens: Annotated[
         str | None,
         Field(
             pattern="^[A-Za-z0-9_-]{1,40}$",
-            description="academic, biomed, government, legal, medical, news, programming, "
-            "science, or a user lens.",
+            description="e.g. academic, news, legal",
         ),
         Hint("must be a lens name (letters, digits, _ and -, at most 40)"),
     ] = None
     provider: SearchProvider | None = None
-    session_id: SessionId | None = Field(default=None, alias="sessionId", description=LINK_SESSION)
+    session_id: SessionId | None = Field(default=None, alias="sessionId")
     claim: Claim | None = None
 
 
@@ -138,7 +124,7 @@ class ScrapePageRequest(Request):
     max_length: int = Field(
         DEFAULT_SCRAPE_BYTES, ge=1, le=MAX_SCRAPE_BYTES, description="Byte cap on content."
     )
-    session_id: SessionId | None = Field(default=None, alias="sessionId", description=LINK_SESSION)
+    session_id: SessionId | None = Field(default=None, alias="sessionId")
 
 
 class SearchAndScrapeRequest(Request):
@@ -147,14 +133,12 @@ class SearchAndScrapeRequest(Request):
     query: Query
     num_results: int = Field(default=3, ge=1, le=10)
     include_sources: bool = Field(default=True, description="false: only combinedContent.")
-    deduplicate: bool = Field(default=True, description="Drop paragraphs a higher-ranked page has.")
+    deduplicate: bool = True
     max_length_per_source: int = Field(default=DEFAULT_SCRAPE_BYTES, ge=100, le=MAX_SCRAPE_BYTES)
     total_max_length: int = Field(default=300_000, ge=100, le=MAX_SCRAPE_BYTES)
-    filter_by_query: bool | None = Field(
-        default=None, description="Drop pages that barely mention the query (default: with claim)."
-    )
+    filter_by_query: bool | None = Field(default=None, description="Default: on with claim.")
     provider: SearchProvider | None = None
-    session_id: SessionId | None = Field(default=None, alias="sessionId", description=LINK_SESSION)
+    session_id: SessionId | None = Field(default=None, alias="sessionId")
     claim: Claim | None = None
 
 
@@ -165,18 +149,14 @@ class AcademicSearchRequest(Request):
     num_results: int = Field(default=5, ge=1, le=10)
     year_from: Year | None = None
     year_to: Year | None = None
-    source: AcademicSource = Field(
-        "all", description="Only papers indexed there (OpenAlex filters for the first three)."
-    )
-    open_access: bool = Field(default=False, description="Only papers free to read.")
-    pdf_only: bool = Field(default=False, description="Only papers with a direct PDF link.")
-    sort_by: Literal["relevance", "date"] = Field(
-        default="relevance", description="date: newest first."
-    )
+    source: AcademicSource = Field("all", description="Only papers indexed there.")
+    open_access: bool = False
+    pdf_only: bool = False
+    sort_by: Literal["relevance", "date"] = "relevance"
     provider: Literal["openalex", "crossref", "semantic_scholar", "pubmed", "arxiv"] | None = Field(
-        default=None, description="Ask this index alone (no fallback)."
+        default=None, description="This index alone, no fallback."
     )
-    session_id: SessionId | None = Field(default=None, alias="sessionId", description=LINK_SESSION)
+    session_id: SessionId | None = Field(default=None, alias="sessionId")
 
 
 class PatentSearchRequest(Request):
@@ -186,29 +166,22 @@ class PatentSearchRequest(Request):
         default=None,
         min_length=1,
         max_length=500,
-        description="Terms, an exact title or a number (US10123456B2); needed unless "
-        "assignee or inventor is given.",
+        description="Or a number: US10123456B2.",
     )
     num_results: int = Field(default=5, ge=1, le=10)
-    search_type: SearchType = Field(
-        "prior_art",
-        description="prior_art: terms in titles, abstracts, claims; specific: a number or "
-        "exact title; landscape: a wider pool clustered by assignee.",
-    )
+    search_type: SearchType = "prior_art"
     patent_office: PatentOffice = "all"
-    assignee: str | None = Field(
-        default=None, min_length=1, max_length=200, description="Inc, LLC, Ltd... are ignored."
-    )
+    assignee: str | None = Field(default=None, min_length=1, max_length=200)
     inventor: str | None = Field(default=None, min_length=1, max_length=200)
     cpc_code: Annotated[
         str | None,
-        Field(pattern=CPC_PATTERN, description="e.g. G06F or H01L21/02."),
+        Field(pattern=CPC_PATTERN, description="e.g. H01L21/02"),
         Hint("must be a CPC class, subclass or group such as G06F or H01L21/02"),
     ] = None
-    year_from: PatentYear | None = Field(default=None, description="Filed in or after.")
-    year_to: PatentYear | None = Field(default=None, description="Filed in or before.")
+    year_from: PatentYear | None = None
+    year_to: PatentYear | None = None
     provider: PatentProvider | None = None
-    session_id: SessionId | None = Field(default=None, alias="sessionId", description=LINK_SESSION)
+    session_id: SessionId | None = Field(default=None, alias="sessionId")
 
 
 StepNumber = Annotated[int, Field(ge=1)]
@@ -221,35 +194,27 @@ class ResearchStepRequest(Request):
         alias="searchStep",
         min_length=1,
         max_length=2000,
-        description="What this step searched for or concluded.",
     )
-    step_number: StepNumber = Field(alias="stepNumber", description="1 starts a session.")
+    step_number: StepNumber = Field(alias="stepNumber")
     next_step_needed: bool = Field(alias="nextStepNeeded")
-    session_id: SessionId | None = Field(
-        default=None, alias="sessionId", description="From step 1; required after it."
-    )
+    session_id: SessionId | None = Field(default=None, alias="sessionId")
     research_goal: str | None = Field(
         default=None,
         alias="researchGoal",
         min_length=1,
         max_length=1000,
-        description="Set on step 1; a later value replaces it.",
     )
     reasoning: str | None = Field(default=None, max_length=4000)
     confidence: float | None = Field(default=None, ge=0, le=1)
     rejected_approaches: list[Annotated[str, Field(min_length=1, max_length=500)]] | None = Field(
         default=None, alias="rejectedApproaches", max_length=20
     )
-    is_revision: bool = Field(
-        False, alias="isRevision", description="Revises the step named in revisesStep."
-    )
+    is_revision: bool = Field(False, alias="isRevision")
     revises_step: StepNumber | None = Field(default=None, alias="revisesStep")
-    branch_from_step: StepNumber | None = Field(
-        default=None, alias="branchFromStep", description="Start a branch here."
-    )
+    branch_from_step: StepNumber | None = Field(default=None, alias="branchFromStep")
     branch_id: Annotated[
         str | None,
-        Field(pattern=BRANCH_PATTERN, description="Default for a new branch: branch-<step>."),
+        Field(pattern=BRANCH_PATTERN),
         Hint("may use letters, digits, _ and - (at most 40)"),
     ] = Field(default=None, alias="branchId")
     knowledge_gap: str | None = Field(
