@@ -27,6 +27,9 @@ from doiget.server.snapshot import stored
 REGENERATE = "python -m doiget.reference --write"
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 REFERENCE = DOCS / "reference"
+# One call per tool with its result, which tests/e2e/test_docs_examples.py runs against
+# the replay upstream: a changed result fails there.
+EXAMPLES = REFERENCE / "examples.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,10 +52,11 @@ class Section:
 def tools_reference_markdown() -> str:
     """Every MCP tool by toolset, as tools/list gives it: name, description,
     annotations, input and output schema."""
+    examples: dict[str, dict[str, Any]] = json.loads(EXAMPLES.read_text(encoding="utf-8"))
     blocks = []
     for toolset, manifest in stored().items():
         blocks.append(f"## `{toolset}`")
-        blocks += [_tool_block(tool) for tool in manifest["tools"]]
+        blocks += [_tool_block(tool, examples.get(tool["name"])) for tool in manifest["tools"]]
     return "\n\n".join(blocks)
 
 
@@ -75,7 +79,7 @@ def sections() -> list[Section]:
     ]
 
 
-def _tool_block(tool: dict[str, Any]) -> str:
+def _tool_block(tool: dict[str, Any], example: dict[str, Any] | None) -> str:
     annotations = tool.get("annotations") or {}
     lines = [f"### `{tool['name']}`", "", "```text", tool["description"], "```"]
     if annotations:
@@ -85,11 +89,28 @@ def _tool_block(tool: dict[str, Any]) -> str:
         ]
     for label, key in (("Input schema", "inputSchema"), ("Output schema", "outputSchema")):
         if key in tool:
-            schema = json.dumps(tool[key], indent=2, ensure_ascii=False)
-            lines += ["", f'??? note "{label}"', "", "    ```json"]
-            lines += [f"    {line}" for line in schema.splitlines()]
-            lines += ["    ```"]
+            lines += _folded("note", label, tool[key])
+    if example is not None:
+        lines += _folded(
+            "example",
+            "Example call, run against the replay upstream by the tests",
+            example["arguments"],
+            opened=True,
+        )
+        lines += _folded("example", "Its result", example["result"], opened=True)
     return "\n".join(lines)
+
+
+def _folded(kind: str, title: str, value: Any, *, opened: bool = False) -> list[str]:
+    """A collapsible block showing ``value``: a string as text, anything else as JSON."""
+    language, text = (
+        ("text", value)
+        if isinstance(value, str)
+        else ("json", json.dumps(value, indent=2, ensure_ascii=False))
+    )
+    marker = "???+" if opened else "???"
+    block = ["", f'{marker} {kind} "{title}"', "", f"    ```{language}"]
+    return block + [f"    {line}".rstrip() for line in text.splitlines()] + ["    ```"]
 
 
 def replaced(page: str, section: Section) -> str:
