@@ -10,6 +10,7 @@ from mcputil import mcp_session
 from test_mcp_scholar import scholar_call
 
 from doiget.reference import EXAMPLES, REGENERATE
+
 from replay import ReplayUpstream
 from scholarutil import ARXIV_API, EFETCH, EUTILS, route_s2_pnas
 
