@@ -117,3 +117,11 @@ def test_readme_examples_use_commands_and_options_that_exist() -> None:
                 ctx = typer.Context(command, info_name=word, parent=ctx)
                 path.append(word)
         assert not hasattr(command, "list_commands"), f"{' '.join(words)}: no command"
+
+
+def test_the_readme_is_a_front_door_with_the_test_command_ci_runs() -> None:
+    readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
+    ci = (DOCS.parent / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    test_command = ci[ci.index("# The test command, exactly as the README gives it:") + 1]
+    assert f"```sh\n{test_command}\n```" in readme
+    assert len(readme.splitlines()) <= 150
