@@ -114,6 +114,83 @@ _EXIT_STATUS: dict[ErrorCode, int] = {
     ErrorCode.HYBRID_NOT_SUPPORTED: 2,
 }
 
+# What each code means and what the caller does next: the documentation's error table.
+MEANING: Final[dict[ErrorCode, tuple[str, str]]] = {
+    ErrorCode.INVALID_REF: (
+        "an input that cannot be used: a ref in no accepted form, a wrong type, an unknown field",
+        "correct the input the message names; refs are DOIs or arXiv ids",
+    ),
+    ErrorCode.NOT_FOUND: (
+        "the upstream or the library has no such work, entry or collection",
+        "check the identifier; for a stored entry, fetch or add it first",
+    ),
+    ErrorCode.NO_OA_AVAILABLE: (
+        "the metadata was stored, but no Open Access PDF was found or every candidate was refused",
+        "set DOIGET_EMAIL if unset (Unpaywall), or add a PDF you hold with doiget add",
+    ),
+    ErrorCode.RATE_LIMITED: (
+        "an upstream or doiget's own rate budget said wait",
+        "retry after the seconds the message gives",
+    ),
+    ErrorCode.NETWORK_ERROR: (
+        "an upstream failed, answered in a shape doiget does not expect, or was unreachable",
+        "retry later; the denial context names the upstream and what went wrong",
+    ),
+    ErrorCode.FETCH_TIMEOUT: (
+        "a request or a whole operation ran out of its time budget",
+        "retry later, or raise DOIGET_API_TIMEOUT / DOIGET_PDF_TIMEOUT",
+    ),
+    ErrorCode.CAPABILITY_DENIED: (
+        "a guard refused: a host off the allowlist, a private address, a source not enabled, "
+        "a file outside the allowed folders, a size cap",
+        "read the denial context: it says what was refused and what would be accepted",
+    ),
+    ErrorCode.STORE_ERROR: (
+        "the library on disk cannot be read or written (full disk, permissions, a damaged file)",
+        "fix the file or directory the message names; doiget health shows where they are",
+    ),
+    ErrorCode.LOG_ERROR: (
+        "the provenance log cannot be written or its chain does not verify",
+        "fix the log file the message names; doiget audit-log checks the chain",
+    ),
+    ErrorCode.LOCK_TIMEOUT: (
+        "another process held the entry's lock for more than 5 s",
+        "retry once the other operation has finished",
+    ),
+    ErrorCode.SCHEMA_TOO_NEW: (
+        "a stored file was written by a newer doiget",
+        "upgrade doiget; the file is never rewritten by an older version",
+    ),
+    ErrorCode.INTERNAL_ERROR: (
+        "a fault inside doiget, e.g. a worker process that died",
+        "retry; if it repeats, report it with the message",
+    ),
+    ErrorCode.INVALID_CONFIG: (
+        "a setting (environment, config.toml or a command-line flag) cannot be used",
+        "correct the setting the message names; the settings reference lists each one",
+    ),
+    ErrorCode.INVALID_PROJECT: (
+        "no library project of that name",
+        "use one of the projects listed in details (list_projects)",
+    ),
+    ErrorCode.EMBEDDING_MISMATCH: (
+        "the embedding model, its variant or the vector size differs from the collection's",
+        "use the collection's model, or pass force_rebuild to start the collection over",
+    ),
+    ErrorCode.HYBRID_NOT_SUPPORTED: (
+        "the project's index has no BM25 side",
+        "use find_chunks, or add the project with doiget projects add --hybrid",
+    ),
+    ErrorCode.INDEX_UNAVAILABLE: (
+        "the passage index cannot be opened or reached (Qdrant down, files missing)",
+        "check QDRANT_URL or the data directory; retry",
+    ),
+    ErrorCode.TIMEOUT: (
+        "a passage search ran out of its time; only that call's query was interrupted",
+        "retry, or narrow the query with filters or a smaller top_k",
+    ),
+}
+
 
 class DoigetError(Exception):
     """The single exception type of doiget: a code, a message for the agent, a denial."""

@@ -29,7 +29,7 @@ DEFAULT_MAX_CONNECTIONS: Final = 1000
 
 @dataclass(frozen=True)
 class HttpSettings:
-    """Where and how the HTTP server listens; see the README's team section."""
+    """Where and how the HTTP server listens; see docs/guides/team.md."""
 
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT

@@ -23,7 +23,7 @@ _SCOPE_TOKEN: Final = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]{1,128}")
 @dataclass(frozen=True)
 class OAuthSettings:
     """Whose access tokens the HTTP server accepts, for what audience, and the scopes
-    its tools need; see the README's OAuth section."""
+    its tools need; see docs/guides/team.md (OAuth)."""
 
     issuer: str
     resource_url: str

@@ -21,7 +21,7 @@ from doiget.library.embedding import (
 from doiget.library.onnx_encoder import OnnxEncoder, cache_file, runnable
 from doiget.library.projects import DEFAULT_EMBED_MODEL
 
-# The least cosine of an int8 vector to the exact one (README: 0.98 or more).
+# The least cosine of an int8 vector to the exact one (0.98 or more, as the search guide says).
 COSINE_FLOOR = 0.98
 FOLDER = model_folder(DEFAULT_EMBED_MODEL, None)
 # Passages as indexing embeds them: title and section, then the passage.
@@ -79,7 +79,7 @@ def test_vectors_are_close_to_the_exact_model(cache: Path) -> None:
     assert vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     # ONNX Runtime's int8 kernels differ by processor: 0.99 with int8 dot-product
-    # instructions (VNNI), 0.986 measured on AVX2 alone; the README promises 0.98.
+    # instructions (VNNI), 0.986 measured on AVX2 alone; the documentation promises 0.98.
     assert cosines.min() >= COSINE_FLOOR, cosines
     # Activations are quantised per batch, so a passage's vector shifts a little with
     # its batch-mates: alone, it is as close to the exact one.

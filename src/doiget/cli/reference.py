@@ -1,49 +1,19 @@
-"""The README's generated parts: the command reference and the settings table.
-
-Both are rendered from the code (the command tree, the settings declarations) and
-written between markers in README.md, so the README cannot drift from the program:
-a test compares the two. Nothing here depends on the terminal width or the
-environment.
-
-    python -m doiget.cli.reference           # exit 1 and name the stale parts, if any
-    python -m doiget.cli.reference --print   # print both parts
-    python -m doiget.cli.reference --write   # rewrite them in README.md
+"""The command reference in Markdown: every command and group of ``doiget`` with its
+arguments and options, rendered from the command tree. Nothing here depends on the
+terminal width or the environment; doiget.reference writes it into the documentation.
 """
 
 from __future__ import annotations
 
 import inspect
 import re
-import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import typer
 import typer.main
 
-from doiget.config import settings_table_markdown
-
-REGENERATE = "python -m doiget.cli.reference --write"
-README = Path(__file__).resolve().parents[3] / "README.md"
 _ARGUMENT = re.compile(r"\{(\w+)\}")
-
-
-@dataclass(frozen=True, slots=True)
-class Section:
-    """A generated part of the README and the marker name that fences it."""
-
-    name: str
-    text: str
-
-    @property
-    def start(self) -> str:
-        return f"<!-- generated: {self.name} ({REGENERATE}) -->"
-
-    @property
-    def end(self) -> str:
-        return f"<!-- end generated: {self.name} -->"
 
 
 def cli_reference_markdown() -> str:
@@ -56,14 +26,6 @@ def cli_reference_markdown() -> str:
     blocks = [_command_block(root, root_ctx, "doiget")]
     blocks += [_command_block(c, ctx, path) for c, ctx, path in _subcommands(root, root_ctx)]
     return "\n\n".join(blocks)
-
-
-def sections() -> list[Section]:
-    """The README's generated parts, rendered now."""
-    return [
-        Section("cli-reference", cli_reference_markdown()),
-        Section("settings", settings_table_markdown()),
-    ]
 
 
 def _subcommands(group: Any, ctx: Any) -> Iterator[tuple[Any, Any, str]]:
@@ -94,7 +56,9 @@ def _command_block(command: Any, ctx: Any, path: str) -> str:
     ]
     if records:
         lines += ["", "| argument / option | meaning |", "|---|---|"]
-        lines += [f"| `{_names(names)}` | {_cell(help_text)} |" for names, help_text in records]
+        lines += [
+            f"| `{_names(names)}` | {table_cell(help_text)} |" for names, help_text in records
+        ]
     return "\n".join(lines)
 
 
@@ -113,50 +77,6 @@ def _paragraphs(text: str) -> str:
     return "\n\n".join(" ".join(block.split()) for block in blocks if block.strip())
 
 
-def _cell(text: str) -> str:
+def table_cell(text: str) -> str:
     """Text that stays in one Markdown table cell."""
     return " ".join(text.split()).replace("|", "\\|")
-
-
-def replaced(readme: str, section: Section) -> str:
-    """``readme`` with ``section``'s fenced part rewritten; ValueError without markers."""
-    start, end = readme.find(section.start), readme.find(section.end)
-    if start < 0 or end < start:
-        raise ValueError(f"README.md lacks the markers of the {section.name} part")
-    return readme[: start + len(section.start)] + f"\n{section.text}\n" + readme[end:]
-
-
-def stale(readme: str) -> list[str]:
-    """Names of the generated parts that differ from what the code renders now."""
-    names = []
-    for section in sections():
-        if replaced(readme, section) != readme:
-            names.append(section.name)
-    return names
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Check (default), ``--print`` or ``--write`` the README's generated parts."""
-    args = sys.argv[1:] if argv is None else argv
-    if args == ["--print"]:
-        for section in sections():
-            print(f"{section.start}\n{section.text}\n{section.end}\n")
-        return 0
-    readme = README.read_text(encoding="utf-8")
-    if args == ["--write"]:
-        for section in sections():
-            readme = replaced(readme, section)
-        README.write_text(readme, encoding="utf-8")
-        return 0
-    if args:
-        print(__doc__, file=sys.stderr)
-        return 2
-    names = stale(readme)
-    if names:
-        print(f"README.md is stale ({', '.join(names)}); run: {REGENERATE}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -8,9 +8,10 @@ rate highly beats one that a single side ranks first by a hair. A candidate that
 one side did not score gets 0 from it (query_hybrid has both sides score every
 candidate first: :mod:`doiget.library.hybrid`).
 
-The dense weight 0.6: on the six judged collections of the README's benchmark the
-best weight lies between 0.5 and 0.7, and 0.6 is within 0.009 nDCG@10 of it on each;
-benchmarks/retrieval_quality.py prints the sweep on two folds of the queries.
+The dense weight 0.6: on the six judged collections of the retrieval benchmark
+(docs/benchmarks.md) the best weight lies between 0.5 and 0.7, and 0.6 is within 0.009
+nDCG@10 of it on each; benchmarks/retrieval_quality.py prints the sweep on two folds of
+the queries.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ chain. So three things live outside the log's rows:
 
 Without the key, a head or record cannot be made to match other rows. What this
 cannot show (a rollback of the log, its head and its record together to an earlier
-copy; anything done by someone who also holds the key) is written in the README.
+copy; anything done by someone who also holds the key) is written in docs/how-it-works/security.md.
 """
 
 from __future__ import annotations

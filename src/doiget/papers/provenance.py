@@ -257,7 +257,7 @@ class ProvenanceLog:
         if ends is not None:
             raise _Refusal(
                 f"{ends}: rows are missing or were replaced. Run doiget audit-log; to start "
-                "a new chain, see the README (Provenance log)"
+                "a new chain, see docs/how-it-works/security.md (Provenance log)"
             )
 
     def _append_locked(self, event: str, fields: dict[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""The caps on reading a fetched page or document, in one place (the README lists them).
+"""The caps on reading a fetched page or document, in one place (the documentation lists
+them: docs/guides/research-the-web.md).
 
 A body is fetched under ``FETCH_CAP_BYTES`` (service.py); what it may expand to, how
 many elements its markup may hold, and how much CPU time and memory reading it may

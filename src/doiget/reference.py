@@ -1,0 +1,165 @@
+"""The documentation's generated reference: commands, settings, MCP tools, error codes.
+
+Each part is rendered from the code (the command tree, the settings declarations, the
+tools/list snapshot, the error codes) and written between markers in its page under
+docs/reference/, so the documentation cannot drift from the program: a test and CI
+compare the two. Nothing here depends on the terminal width or the environment.
+
+    python -m doiget.reference           # exit 1 and name the stale parts, if any
+    python -m doiget.reference --print   # print every part
+    python -m doiget.reference --write   # rewrite them in their pages
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from doiget.atomicfile import write_atomic
+from doiget.cli.reference import cli_reference_markdown, table_cell
+from doiget.config import settings_table_markdown
+from doiget.errors import MEANING, DoigetError
+from doiget.server.snapshot import stored
+
+REGENERATE = "python -m doiget.reference --write"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+REFERENCE = DOCS / "reference"
+# One call per tool with its result, which tests/e2e/test_docs_examples.py runs against
+# the replay upstream: a changed result fails there.
+EXAMPLES = REFERENCE / "examples.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A generated part of a page and the marker name that fences it."""
+
+    name: str
+    text: str
+    page: Path
+
+    @property
+    def start(self) -> str:
+        return f"<!-- generated: {self.name} ({REGENERATE}) -->"
+
+    @property
+    def end(self) -> str:
+        return f"<!-- end generated: {self.name} -->"
+
+
+def tools_reference_markdown() -> str:
+    """Every MCP tool by toolset, as tools/list gives it: name, description,
+    annotations, input and output schema."""
+    examples: dict[str, dict[str, Any]] = json.loads(EXAMPLES.read_text(encoding="utf-8"))
+    blocks = []
+    for toolset, manifest in stored().items():
+        blocks.append(f"## `{toolset}`")
+        blocks += [_tool_block(tool, examples.get(tool["name"])) for tool in manifest["tools"]]
+    return "\n\n".join(blocks)
+
+
+def errors_reference_markdown() -> str:
+    """Every error code with what it means, what to do next and the CLI exit status."""
+    lines = ["| code | what happened | what to do next | exit status |", "|---|---|---|---|"]
+    for code, (meaning, next_step) in MEANING.items():
+        status = DoigetError(code, "").exit_status
+        lines.append(f"| `{code}` | {table_cell(meaning)} | {table_cell(next_step)} | {status} |")
+    return "\n".join(lines)
+
+
+def sections() -> list[Section]:
+    """The documentation's generated parts, rendered now."""
+    return [
+        Section("cli-reference", cli_reference_markdown(), REFERENCE / "cli.md"),
+        Section("settings", settings_table_markdown(), REFERENCE / "settings.md"),
+        Section("mcp-tools", tools_reference_markdown(), REFERENCE / "tools.md"),
+        Section("error-codes", errors_reference_markdown(), REFERENCE / "errors.md"),
+    ]
+
+
+def _tool_block(tool: dict[str, Any], example: dict[str, Any] | None) -> str:
+    annotations = tool.get("annotations") or {}
+    lines = [f"### `{tool['name']}`", "", "```text", tool["description"], "```"]
+    if annotations:
+        lines += [
+            "",
+            "Annotations: " + ", ".join(f"`{k}: {json.dumps(v)}`" for k, v in annotations.items()),
+        ]
+    for label, key in (("Input schema", "inputSchema"), ("Output schema", "outputSchema")):
+        if key in tool:
+            lines += _folded("note", label, tool[key])
+    if example is not None:
+        lines += _folded(
+            "example",
+            "Example call, run against the replay upstream by the tests",
+            example["arguments"],
+            opened=True,
+        )
+        lines += _folded("example", "Its result", example["result"], opened=True)
+    return "\n".join(lines)
+
+
+def _folded(kind: str, title: str, value: Any, *, opened: bool = False) -> list[str]:
+    """A collapsible block showing ``value``: a string as text, anything else as JSON."""
+    language, text = (
+        ("text", value)
+        if isinstance(value, str)
+        else ("json", json.dumps(value, indent=2, ensure_ascii=False))
+    )
+    marker = "???+" if opened else "???"
+    block = ["", f'{marker} {kind} "{title}"', "", f"    ```{language}"]
+    return block + [f"    {line}".rstrip() for line in text.splitlines()] + ["    ```"]
+
+
+def replaced(page: str, section: Section) -> str:
+    """``page`` with ``section``'s fenced part rewritten; ValueError without markers."""
+    start, end = page.find(section.start), page.find(section.end)
+    if start < 0 or end < start:
+        raise ValueError(f"{section.page.name} lacks the markers of the {section.name} part")
+    return page[: start + len(section.start)] + f"\n{section.text}\n" + page[end:]
+
+
+def stale(rendered: list[Section] | None = None) -> list[str]:
+    """Names of the generated parts whose page differs from what the code renders now."""
+    return [
+        section.name
+        for section in (sections() if rendered is None else rendered)
+        if replaced(_read(section.page), section) != _read(section.page)
+    ]
+
+
+def _read(page: Path) -> str:
+    return page.read_text(encoding="utf-8")
+
+
+def write(rendered: list[Section]) -> None:
+    """Rewrite every part in its page (temp file, fsync, rename)."""
+    for section in rendered:
+        write_atomic(section.page, replaced(_read(section.page), section).encode())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Check (default), ``--print`` or ``--write`` the generated parts."""
+    args = sys.argv[1:] if argv is None else argv
+    rendered = sections()
+    if args == ["--print"]:
+        for section in rendered:
+            print(f"{section.start}\n{section.text}\n{section.end}\n")
+        return 0
+    if args == ["--write"]:
+        write(rendered)
+        return 0
+    if args:
+        print(__doc__, file=sys.stderr)
+        return 2
+    names = stale(rendered)
+    if names:
+        print(f"docs/reference is stale ({', '.join(names)}); run: {REGENERATE}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
