@@ -48,6 +48,7 @@ import anyio
 import bm25s
 import numpy as np
 import Stemmer
+from smoke import parse_args
 
 from doiget.config import load_settings
 from doiget.contract import build
@@ -472,7 +473,7 @@ def main() -> None:
         default=VECTOR_CACHE,
         help="folder keeping document vectors between runs (keyed by model and texts)",
     )
-    args = parser.parse_args()
+    args = parse_args(parser, limit_docs=200)
 
     collection = load_collection(args.collection, args.limit_docs)
     docnos = list(collection.docs)
