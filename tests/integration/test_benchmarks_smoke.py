@@ -24,8 +24,12 @@ SCRIPTS = sorted(
 )
 
 
-def test_the_scripts_are_found() -> None:
+def test_the_scripts_are_found_and_each_takes_smoke() -> None:
     assert {"retrieval_quality.py", "reference_check.py", "batch_rate.py"} <= set(SCRIPTS)
+    # A script that ignored its arguments would pass below at its full size: each one
+    # reads them through smoke.parse_args, which adds --smoke.
+    for script in SCRIPTS:
+        assert "from smoke import" in (BENCHMARKS / script).read_text(), script
     for helper, runner in STARTED_BY.items():
         assert helper.removesuffix(".py") in (BENCHMARKS / runner).read_text()
 
