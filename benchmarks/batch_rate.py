@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 import anyio
+from smoke import parse_args
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -100,7 +101,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dois", type=int, default=100)
     parser.add_argument("--latency", type=float, default=0.150, help="seconds per answer")
-    args = parser.parse_args()
+    args = parse_args(parser, dois=3, latency=0.01)
 
     with tempfile.TemporaryDirectory() as tmp, ReplayUpstream() as upstream:
         upstream.start(Path(tmp))

@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from smoke import parse_args
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "benchmarks")]
 
@@ -205,7 +207,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="warm passes over the pages")
     parser.add_argument("--spawns", type=int, default=5, help="server spawns per variant")
-    args = parser.parse_args()
+    args = parse_args(parser, rounds=1, spawns=1)
     work = Path(tempfile.mkdtemp())
     upstream = ReplayUpstream(hosts=(HOST,), tmp_dir=work).start(work)
     pages = cases()

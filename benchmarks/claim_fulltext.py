@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
+from smoke import parse_args
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -390,8 +391,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.05, help="seconds per answer")
     parser.add_argument("--misses", action="store_true", help="print each wrong answer")
-    args = parser.parse_args()
-    drafted = list(cases())
+    parser.add_argument("--claims", type=int, default=None, help="the first N claims only")
+    args = parse_args(parser, latency=0.0, claims=6)
+    drafted = list(cases())[: args.claims]
 
     with tempfile.TemporaryDirectory() as tmp, ReplayUpstream() as upstream:
         upstream.start(Path(tmp))

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 from scipy.stats import rankdata
+from smoke import FIXTURES, parse_args
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -179,9 +180,9 @@ def _cue_kinds(checked: Sequence[Checked]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scifact", type=Path, required=True)
+    parser.add_argument("--scifact", type=Path)
     parser.add_argument("--misses", type=int, default=0, help="show this many held-out misses")
-    args = parser.parse_args()
+    args = parse_args(parser, ("scifact",), scifact=FIXTURES / "scifact_tiny")
     every = scifact_pairs.pairs(args.scifact)
     encoder = scifact_pairs.warmed_encoder(every)
     checked = [

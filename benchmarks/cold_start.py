@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from smoke import parse_args
+
 REFERENCE_SERVER = """
 import anyio
 import mcp_types as types
@@ -100,7 +102,7 @@ def one_spawn(argv: list[str], env: dict[str, str]) -> tuple[float, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spawns", type=int, default=15)
-    args = parser.parse_args()
+    args = parse_args(parser, spawns=1)
     with tempfile.TemporaryDirectory() as tmp:
         reference = Path(tmp) / "reference_server.py"
         reference.write_text(REFERENCE_SERVER)
@@ -122,7 +124,7 @@ def main() -> None:
             ],
             "doiget serve (every toolset)": [sys.executable, "-m", "doiget", "serve"],
         }
-        for argv in servers.values():
+        for argv in servers.values() if not args.smoke else ():
             one_spawn(argv, env)  # warm the file cache
         times: dict[str, list[float]] = {name: [] for name in servers}
         rss: dict[str, list[int]] = {name: [] for name in servers}

@@ -20,6 +20,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from smoke import parse_args
+
 ROOT = Path(__file__).resolve().parent.parent
 GIB = 1_000_000_000
 
@@ -66,9 +68,9 @@ print(json.dumps({{
 """
 
 
-def run(name: str, src: Path, timeout: float) -> dict[str, object]:
+def run(name: str, src: Path, timeout: float, gib: int) -> dict[str, object]:
     build, reader = CASES[name]
-    script = _CHILD.format(tests=str(ROOT / "tests"), gib=GIB, build=build, reader=reader)
+    script = _CHILD.format(tests=str(ROOT / "tests"), gib=gib, build=build, reader=reader)
     env = {**os.environ, "PYTHONPATH": str(src)}
     try:
         done = subprocess.run(
@@ -87,10 +89,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--src", type=Path, default=ROOT / "src")
     parser.add_argument("--timeout", type=float, default=600.0)
-    args = parser.parse_args()
+    parser.add_argument("--gib", type=int, default=GIB, help="bytes a 1 GB bomb expands to")
+    args = parse_args(parser, gib=1_000_000, timeout=60.0)
     print(f"{'bomb':34} {'body':>9} {'outcome':>22} {'wall s':>7} {'cpu s':>7} {'peak MiB':>9}")
     for name in CASES:
-        report = run(name, args.src, args.timeout)
+        if args.gib != GIB and "GIB" not in CASES[name][0]:
+            print(f"{name:34} skipped: its size does not follow --gib")
+            continue
+        report = run(name, args.src, args.timeout, args.gib)
         size = report.get("bytes")
         body = f"{int(size) / 1e6:.1f} MB" if isinstance(size, int) else "-"
         numbers = [report.get(key) for key in ("wall", "cpu", "peak_mib")]

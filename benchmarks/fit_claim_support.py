@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
+from smoke import FIXTURES, parse_args
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -187,9 +188,14 @@ def _dict(model: Logistic) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scifact", type=Path, required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args()
+    parser.add_argument("--scifact", type=Path)
+    parser.add_argument("--out", type=Path)
+    args = parse_args(
+        parser,
+        ("scifact", "out"),
+        scifact=FIXTURES / "scifact_tiny",
+        out=Path(tempfile.gettempdir()) / "doiget-smoke-claim_weights.json",
+    )
     every = scifact_pairs.pairs(args.scifact)
     encoder = scifact_pairs.warmed_encoder(every)
     fit = [pair for pair in every if pair.part == "fit"]
@@ -212,7 +218,7 @@ def main() -> None:
         for join in [*grid, NEVER]
     }
     rationale, join = max(scores, key=lambda pair: scores[pair])
-    print(f"selection F1 on the fit part {scores[rationale, join]:.3f}", file=sys.stderr)
+    print(f"selection F1 on the fit part {scores[rationale, join]:.3f}")
 
     data = {
         "fitted": (

@@ -57,6 +57,7 @@ from typing import Any
 
 import anyio
 import httpx
+from smoke import parse_args
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -396,7 +397,17 @@ def main() -> None:
     parser.add_argument("--workers", type=int, help="DOIGET_WORKERS for the server (a lane)")
     parser.add_argument("--server-src", help="run the servers from this src folder instead")
     parser.add_argument("--loop-profile", action="store_true", help="record loop spans > 10 ms")
-    args = parser.parse_args()
+    args = parse_args(
+        parser,
+        entries=40,
+        chunks=40,
+        clients=2,
+        seconds=2.0,
+        cheap_seconds=1.0,
+        cheap_rounds=1,
+        cheap_clients=1,
+        loop_profile=True,
+    )
     tools = tuple(args.load.split(","))
     if not set(tools) <= set(LOAD):
         parser.error(f"--load takes tools among {', '.join(LOAD)}")

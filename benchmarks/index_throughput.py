@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 from retrieval_quality import DEFAULT_COLLECTION, load_collection
+from smoke import parse_args
 
 from doiget.documents.sentences import Sentence, split_sentences
 from doiget.library.bert import BertEncoder
@@ -125,7 +126,7 @@ def main() -> None:
     parser.add_argument("--passages", type=int, default=600)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--pdfs", type=Path, help="embed the passages of these PDFs instead")
-    args = parser.parse_args()
+    args = parse_args(parser, passages=16, rounds=1)
 
     print(f"machine: {os.cpu_count()} cores; load average at start {os.getloadavg()[0]:.2f}")
     plain = embedder_for(DEFAULT_EMBED_MODEL)

@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from smoke import parse_args
 
 from doiget.library import analyzer
 from doiget.library.fusion import unit_interval
@@ -657,7 +658,7 @@ def main() -> None:
     parser.add_argument("--no-ingest", action="store_true")
     parser.add_argument("--no-first-query", action="store_true")
     parser.add_argument("--pdfs", type=Path, action="append", help="PDF folder (repeatable)")
-    args = parser.parse_args()
+    args = parse_args(parser, sizes="200", queries=3, opens=1, batch=100, rounds=1)
 
     print(
         f"machine: {os.cpu_count()} cores; load average at start "

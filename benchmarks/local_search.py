@@ -42,6 +42,7 @@ import anyio
 import tomli_w
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from smoke import parse_args
 
 from doiget.models import Author, Work
 from doiget.papers.index import _SEARCH, PaperIndex, match_expression
@@ -403,7 +404,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--store", help="keep the store here; reuse it if it is there")
     parser.add_argument("--before-src", help="also time this src folder's server over stdio")
-    args = parser.parse_args()
+    # The fewest entries at which a search warms the postings cache (and files it).
+    args = parse_args(parser, entries=20_000, queries=5, stdio_queries=3)
 
     with store_at(args.store) as root:
         store = Store(root)

@@ -18,6 +18,8 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from smoke import parse_args
+
 from doiget.documents.debris import NUMBER, is_caption, without_debris
 from doiget.documents.pdftext import read_pdf
 from doiget.documents.sections import SectionedLine, sectioned
@@ -67,7 +69,7 @@ def measure(chunks: Sequence[Chunk]) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pdf-dir", type=Path, default=FIXTURES)
-    args = parser.parse_args()
+    args = parse_args(parser)
     count = embedder_for(DEFAULT_EMBED_MODEL).count_tokens
 
     def chunked(lines: Sequence[SectionedLine]) -> list[Chunk]:

@@ -11,11 +11,13 @@ should stay unidentified. Prints the table the README shows; the target for wron
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 from pathlib import Path
 
 import anyio
+from smoke import parse_args
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "integration")]
@@ -45,11 +47,17 @@ def _identify(env: dict[str, str], case: Case) -> str | None:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=None, help="the first N of each group")
+    args = parse_args(parser, cases=2)
     with tempfile.TemporaryDirectory() as tmp, ReplayUpstream() as upstream:
         work = Path(tmp)
         upstream.start(work)
         route_sources(upstream)
-        groups = {"fixture PDFs": fixture_cases(), "built PDFs": built_cases(work / "built")}
+        groups = {
+            "fixture PDFs": fixture_cases()[: args.cases],
+            "built PDFs": built_cases(work / "built")[: args.cases],
+        }
         print("| PDFs | count | should identify | identified | identified wrongly |")
         print("|---|---|---|---|---|")
         totals = [0, 0, 0, 0]

@@ -8,11 +8,14 @@ papers' sentences). The cases are those of tests/quotecases.py, all of them.
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from smoke import parse_args
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
@@ -20,9 +23,12 @@ import quotecases
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--every", type=int, default=1, help="try every N-th sentence")
+    args = parse_args(parser, every=40)
     with tempfile.TemporaryDirectory() as folder:
         docs = quotecases.documents(Path(folder))
-        cases = quotecases.cases(docs)
+        cases = quotecases.cases(docs, args.every)
         started = time.perf_counter()
         result = quotecases.tally(docs, cases)
         elapsed = time.perf_counter() - started

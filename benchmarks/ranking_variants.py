@@ -46,6 +46,7 @@ from retrieval_quality import (
     ndcg,
     rrf,
 )
+from smoke import parse_args
 
 from doiget.library import analyzer
 from doiget.library.embedding import embedder_for
@@ -251,8 +252,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--collection", type=Path, default=DEFAULT_COLLECTION)
     parser.add_argument("--vectors", type=Path, default=VECTOR_CACHE)
-    args = parser.parse_args()
-    collection: Collection = load_collection(args.collection, None)
+    parser.add_argument("--limit-docs", type=int, default=None, help="the first N only")
+    args = parse_args(parser, limit_docs=200)
+    collection: Collection = load_collection(args.collection, args.limit_docs)
     docnos = list(collection.docs)
     texts = [collection.docs[d] for d in docnos]
     qids = list(collection.queries)

@@ -26,6 +26,8 @@ from collections.abc import Callable
 from functools import partial
 from urllib.parse import quote
 
+from smoke import parse_args
+
 from doiget.redaction import _matcher, redact_text
 
 SECRET_COUNTS = (0, 3, 12)
@@ -82,7 +84,7 @@ def _median_seconds(run: Callable[[], object], repeat: int, number: int) -> floa
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="timed rounds (median shown)")
-    args = parser.parse_args()
+    args = parse_args(parser, repeat=1)
     result = _result()
     print(f"log line {len(LINE)} bytes, tool result {len(result)} bytes; median of {args.repeat}")
     print(

@@ -6,6 +6,7 @@ says exactly which), served through the test suite's replay TLS server and the
 DOIGET_HOST_MAP seam.
 
     python benchmarks/reference_check.py                       # the shared dev split
+    DOIGET_BENCHMARK_DATA=DIR python benchmarks/reference_check.py   # DIR/hallmark/...
     python benchmarks/reference_check.py path/to/split.jsonl --pool path/to/pool.jsonl
     python benchmarks/reference_check.py --shards 6 --rows /tmp/rows.jsonl
     python benchmarks/reference_check.py --write-calibration   # refit on fold A
@@ -37,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from smoke import FIXTURES, parse_args
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -54,9 +56,11 @@ from doiget.verify.service import Verifier  # noqa: E402
 
 from replay import ReplayUpstream  # noqa: E402
 
-DEFAULT_DIR = ROOT.parent.parent / "shared" / "fixtures" / "benchmark" / "hallmark"
-if not DEFAULT_DIR.exists():
-    DEFAULT_DIR = Path("/work/shared/fixtures/benchmark/hallmark")
+# The shared benchmark data beside the checkout, or where DOIGET_BENCHMARK_DATA says.
+DEFAULT_DIR = (
+    Path(os.environ.get("DOIGET_BENCHMARK_DATA", ROOT.parent / "shared" / "fixtures" / "benchmark"))
+    / "hallmark"
+)
 CALIBRATION = ROOT / "src" / "doiget" / "verify" / "data" / "calibration.json"
 FOLDS = {"A": 0, "B": 1}
 
@@ -261,7 +265,12 @@ def main() -> None:
                         help="refit the shipped confidence table on fold A")  # fmt: skip
     parser.add_argument("--shard", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parse_args(
+        parser,
+        split=FIXTURES / "hallmark_tiny" / "dev_public.jsonl",
+        pool=FIXTURES / "hallmark_tiny" / "real_records_pool.jsonl",
+        shards=2,
+    )
     if args.shard:
         run_shard(args)
         return

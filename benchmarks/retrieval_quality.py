@@ -48,17 +48,20 @@ import anyio
 import bm25s
 import numpy as np
 import Stemmer
+from smoke import parse_args
 
 from doiget.config import load_settings
 from doiget.contract import build
 from doiget.errors import DoigetError, ErrorCode
-from doiget.library import analyzer, hybrid
+from doiget.library import analyzer, hybrid, passage_search
 from doiget.library import contracts as c
 from doiget.library.feedback import cosine_hits
 from doiget.library.fusion import fuse
 from doiget.library.hybrid import Candidates
 from doiget.library.index.base import Filters, Hit
 from doiget.library.ingest import PAYLOAD_VERSION, chunk_id
+from doiget.library.notices import PaperNotices
+from doiget.library.passage_search import PassageQuery
 from doiget.library.projects import Project
 from doiget.library.service import Library
 
@@ -470,7 +473,7 @@ def main() -> None:
         default=VECTOR_CACHE,
         help="folder keeping document vectors between runs (keyed by model and texts)",
     )
-    args = parser.parse_args()
+    args = parse_args(parser, limit_docs=200)
 
     collection = load_collection(args.collection, args.limit_docs)
     docnos = list(collection.docs)
@@ -516,12 +519,20 @@ def main() -> None:
         # asked for DEPTH results (the tools themselves stop at top_k_max).
         product: dict[str, Run] = {"find_chunks": {}, "query_hybrid": {}}
         product_times: dict[str, list[float]] = {"find_chunks": [], "query_hybrid": []}
+        notices = PaperNotices(library.settings.store_root)
         for fused, tool in ((False, "find_chunks"), (True, "query_hybrid")):
             for qid in qids:
                 began = time.perf_counter()
-                hits, chunks = library._ranked(
-                    project, embedder, collection.queries[qid], DEPTH, Filters(), fused
+                query = PassageQuery(
+                    name,
+                    PROJECT_ID,
+                    collection.queries[qid],
+                    library.settings.embed_model_path,
+                    DEPTH,
+                    Filters(),
+                    fused,
                 )
+                hits, chunks, _ = passage_search.search(library.index, notices, query)
                 product_times[tool].append(time.perf_counter() - began)
                 product[tool][qid] = [
                     str(chunks[hit.id].payload["doc"]["doc_id"]) for hit in hits if hit.id in chunks

@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from smoke import parse_args
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -54,7 +56,7 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=3)
     parser.add_argument("--dois", type=int, default=10, help="DOIs per process")
     parser.add_argument("--latency", type=float, default=0.05, help="seconds per answer")
-    args = parser.parse_args()
+    args = parse_args(parser, processes=2, dois=2, latency=0.0)
 
     with tempfile.TemporaryDirectory() as tmp, ReplayUpstream() as upstream:
         upstream.start(Path(tmp))

@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 import anyio
+from smoke import parse_args
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "integration")]
@@ -69,7 +70,7 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=2000)
     parser.add_argument("--pdfs", type=int, default=100)
     parser.add_argument("--changed", type=int, default=20)
-    args = parser.parse_args()
+    args = parse_args(parser, items=20, pdfs=2, changed=2)
     with tempfile.TemporaryDirectory() as tmp, ReplayUpstream() as upstream:
         upstream.start(Path(tmp))
         served = serve("web", Path(tmp) / "zotero", upstream)

@@ -9,7 +9,7 @@ from typing import Any, Final
 
 from doiget import __version__
 from doiget.config import Settings
-from doiget.installed import browser_state
+from doiget.installed import browser_state, servable
 
 SCHEMA_VERSION: Final = "1.0"
 
@@ -70,7 +70,8 @@ def check_health(settings: Settings, *, library: bool = False) -> dict[str, Any]
         "store_writable": store_problem is None,
         "log_path": str(settings.log_path),
         "log_writable": log_problem is None,
-        "toolsets": list(settings.toolsets),
+        # What the server serves: a selected toolset whose extra is missing is not.
+        "toolsets": list(servable(settings.toolsets, settings)[0]),
         "data_dir": str(settings.data_dir),
         "config_path": str(settings.config_path),
         "config_exists": settings.config_path.is_file(),

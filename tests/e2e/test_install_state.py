@@ -5,8 +5,10 @@ where doiget keeps its files and whether Unpaywall can be asked."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
+import pytest
 from mcputil import mcp_session
 
 from cliutil import doiget
@@ -20,7 +22,8 @@ def without_library_extra(env: dict[str, str], tmp_path: Path) -> dict[str, str]
     (shim / "sitecustomize.py").write_text(
         "import sys\nsys.modules['sentence_transformers'] = None\n"
     )
-    return {**env, "PYTHONPATH": str(shim)}
+    inherited = env.get("PYTHONPATH", os.environ.get("PYTHONPATH"))
+    return {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(shim), inherited]))}
 
 
 async def test_a_toolset_without_its_extra_is_not_listed(
@@ -47,6 +50,25 @@ def test_capabilities_say_why_a_toolset_is_off_and_how_to_install_it(
     assert "pip install -e '.[library]'" in text
     full = " ".join(doiget("capabilities", env=wide).stdout.split())
     assert "library toolset" in full and "sentence_transformers" not in full
+
+
+@pytest.mark.parametrize("zotero", [False, True], ids=["zotero-unset", "zotero-set"])
+def test_health_lists_only_the_toolsets_the_server_serves(
+    doiget_env: dict[str, str], tmp_path: Path, zotero: bool
+) -> None:
+    selected = {**doiget_env, "DOIGET_TOOLSETS": "papers,scholar,library,web,zotero"}
+    if zotero:
+        selected["DOIGET_ZOTERO_LOCAL"] = "1"
+    zotero_listed = ["zotero"] if zotero else []
+    light_env = without_library_extra(selected, tmp_path)
+    light = doiget("health", "--json", env=light_env)
+    assert light.returncode == 0, light.stderr
+    assert json.loads(light.stdout)["toolsets"] == ["papers", "scholar", "web", *zotero_listed]
+    full = json.loads(doiget("health", "--json", env=selected).stdout)
+    assert full["toolsets"] == ["papers", "scholar", "library", "web", *zotero_listed]
+    shown = doiget("health", env={**light_env, "COLUMNS": "400"})
+    row = next(line for line in shown.stdout.splitlines() if "toolsets" in line)
+    assert "library" not in row and "papers" in row
 
 
 def test_health_and_capabilities_show_files_and_the_contact_address(

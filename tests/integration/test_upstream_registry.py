@@ -236,4 +236,5 @@ def test_a_new_declaration_shows_in_the_capabilities_command(
     )
     assert result.exit_code == 0, result.output
     row = next(line for line in result.output.splitlines() if "Fake Index" in line)
-    assert "fakeindex" in row and "DOIGET_ENABLE_FAKEINDEX" in row and "1 per 2 s" in row
+    assert "fakeindex" in row and "off *" in row and "1 per 2 s" in row
+    assert "* fakeindex: set DOIGET_ENABLE_FAKEINDEX to enable" in result.output.splitlines()

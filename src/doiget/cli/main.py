@@ -10,6 +10,7 @@ from doiget import __version__
 from doiget.cli.adding import add
 from doiget.cli.audit import audit
 from doiget.cli.claims import claim
+from doiget.cli.helptext import tidy
 from doiget.cli.imports import import_
 from doiget.cli.integrity import integrity
 from doiget.cli.library import index, projects_app, query
@@ -77,3 +78,4 @@ app.add_typer(web_app, name="web")
 app.add_typer(zotero_app, name="zotero")
 app.command("index")(index)
 app.command("query")(query)
+tidy(app)

@@ -35,35 +35,37 @@ def _rate(gap_s: float) -> str:
     return f"1 per {gap_s:g} s" if gap_s > 1 else f"{1 / gap_s:g}/s"
 
 
-def _ceiling(upstream: Upstream) -> str:
-    """The request ceiling kept for ``upstream``, and its keyed one when a key raises it."""
+def _ceiling(upstream: Upstream) -> tuple[str, str | None]:
+    """The request ceiling kept for ``upstream``, and the keyed one when a key raises it."""
     if upstream.role is Role.SERVICE:
-        return "its own client"
+        return "its own client", None
     plain = min_gap_seconds(upstream.name)
     keyed = min_gap_seconds(upstream.name, keyed=True)
     if upstream.keyed_by is None or keyed == plain:
-        return _rate(plain)
-    return f"{_rate(plain)} ({_rate(keyed)} with {upstream.keyed_by})"
+        return _rate(plain), None
+    return _rate(plain), f"{_rate(keyed)} with {upstream.keyed_by}"
 
 
-def _state(upstream: Upstream, profile: CapabilityProfile, settings: Settings) -> str:
-    """Whether this process may use ``upstream``, and what to set when it may not."""
+def _state(
+    upstream: Upstream, profile: CapabilityProfile, settings: Settings
+) -> tuple[str, str | None]:
+    """Whether this process may use ``upstream``, and what to set or run when it may not."""
     if upstream.gate is Gate.OPT_IN:
         if profile.metadata.allows(upstream.name):
-            return "enabled"
-        return f"off (set {upstream.opt_in_var} to enable)"
+            return "enabled", None
+        return "off", f"set {upstream.opt_in_var} to enable"
     if upstream.gate is Gate.TDM:
         data = profile.to_redacted_dict()
         agreed = data["tdm_agreed_at"].get(upstream.name)
         if agreed is None:
-            return "not granted"
+            return "not granted", None
         if upstream.name in data["tdm_not_installed"]:
-            return f"granted (agreed {agreed}) but not installed: run {TDM_INSTALL}"
-        return f"granted (agreed {agreed})"
+            return "granted, not installed", f"agreed {agreed}; run {TDM_INSTALL}"
+        return "granted", f"agreed {agreed}"
     missing = [env for env in upstream.required if settings.value(env) is None]
     if missing:
-        return f"not configured (set {' and '.join(missing)})"
-    return "on"
+        return "not configured", f"set {' and '.join(missing)}"
+    return "on", None
 
 
 @handles_errors
@@ -96,14 +98,18 @@ def capabilities(ctx: typer.Context, json_output: JsonFlag = False) -> None:
         f"{HARD_CODED.per_source_backoff_ms} ms between requests to one source",
     )
     upstreams = table("upstream", "name", "state", "ceiling", "toolsets", title="upstreams")
+    notes: list[str] = []
     for upstream in all_upstreams():
+        state, to_do = _state(upstream, profile, settings)
+        ceiling, keyed = _ceiling(upstream)
         upstreams.add_row(
             upstream.label,
             upstream.name,
-            _state(upstream, profile, settings),
-            _ceiling(upstream),
+            state + (" *" if to_do else ""),
+            ceiling + (" *" if keyed else ""),
             ", ".join(upstream.toolsets),
         )
+        notes += [f"* {upstream.name}: {note}" for note in (to_do, keyed) if note]
     browser = browser_state(settings.browser).describe()
     summary.add_row("scrape_page browser tier", browser)
     zotero = zotero_state(settings)
@@ -120,6 +126,10 @@ def capabilities(ctx: typer.Context, json_output: JsonFlag = False) -> None:
     out = console()
     out.print(summary)
     out.print(upstreams)
+    # Setting names and commands go under the table, where lines wrap between words:
+    # a table cell at 80 columns would split them, and a split name copied is wrong.
+    for note in notes:
+        out.print(note)
 
 
 def _remote_health(shared: Runtime) -> dict[str, Any]:

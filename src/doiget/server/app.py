@@ -49,7 +49,7 @@ logger = logging.getLogger("doiget.server")
 WAITING_NOTE: Final = (
     "doiget serve: waiting for an MCP client on stdin (JSON-RPC); this is not an interactive "
     "shell. Add doiget to your MCP client's configuration instead (see the README); "
-    "Ctrl-D ends it."
+    "Ctrl-C or Ctrl-D ends it."
 )
 INSTRUCTIONS: Final = "doiget finds, resolves, fetches and cites scholarly papers."
 RESOURCE_PAGE: Final = 500
