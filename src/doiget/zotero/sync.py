@@ -677,12 +677,4 @@ def open_sync(papers: Papers, verifier: Verifier, library: Library | None = None
     """The sync of the configured Zotero library through ``papers``' network;
     INVALID_CONFIG, saying how to configure one, when none is."""
     api = open_api(papers.runtime.settings, papers.network)
-    if api is None:
-        raise DoigetError(
-            ErrorCode.INVALID_CONFIG,
-            "no Zotero library is configured: set DOIGET_ZOTERO_LOCAL=1 (the Zotero desktop "
-            "app, with 'Allow other applications on this computer to communicate with "
-            "Zotero' on in its settings) or DOIGET_ZOTERO_LIBRARY (users/<id> or "
-            "groups/<id>) and DOIGET_ZOTERO_API_KEY for the Web API, then run again.",
-        )
     return ZoteroSync(api, papers, verifier, library=library)
