@@ -419,16 +419,17 @@ class ZoteroSync:
         """Store one unit; its row (None for PDFs joining a work synced before)."""
         item = unit.item
         try:
+            if item is not None and checked is not None:
+                known = run.state.items.get(unit.key)
+                return await self._store_item(run, unit, item, checked, known)
             if unit.orphan:
                 return await self._store_from_pdf(run, unit, None, "a PDF attached to no item")
-            if item is None:  # only its PDFs changed: they join what was synced before
-                known = run.state.items[unit.key]
-                if known.ref is None:
-                    return await self._store_from_pdf(run, unit, None, "not identified before")
-                await self._add_pdfs(run, unit, parse_ref(known.ref), known)
-                return None
-            assert checked is not None
-            return await self._store_item(run, unit, item, checked, run.state.items.get(unit.key))
+            # Only its PDFs changed: they join what was synced before.
+            known = run.state.items[unit.key]
+            if known.ref is None:
+                return await self._store_from_pdf(run, unit, None, "not identified before")
+            await self._add_pdfs(run, unit, parse_ref(known.ref), known)
+            return None
         except DoigetError as error:
             if error.code in _FATAL:
                 raise
