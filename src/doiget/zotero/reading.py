@@ -4,6 +4,7 @@ versions changed since a version, and what was deleted."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, cast
@@ -28,6 +29,7 @@ from doiget.zotero.transport import (
     version_of,
 )
 
+_YEAR: Final = re.compile(r"(?<!\d)\d{4}(?!\d)")
 ANNOTATION_TYPES: Final = frozenset({"highlight", "underline", "note", "image", "ink", "text"})
 
 # (done, total) while a listing pages through the library.
@@ -204,9 +206,14 @@ def _text_or_none(value: Any) -> str | None:
 
 
 def _year_of(item: ZoteroItem) -> int | None:
-    date = str(item.data.get("date") or "")
-    digits = next((word for word in date.replace("/", "-").split("-") if len(word) == 4), "")
-    return int(digits) if digits.isdigit() else None
+    """The item's year: its CSL-JSON's issued date, else the four-digit number in the
+    date as the researcher wrote it ("2017-06-12", "March 2017", "ca. 2017")."""
+    issued = as_mapping((item.csl or {}).get("issued")).get("date-parts")
+    first = issued[0] if isinstance(issued, list) and issued else None
+    if isinstance(first, list) and first and isinstance(first[0], int):
+        return first[0]
+    found = _YEAR.search(str(item.data.get("date") or ""))
+    return int(found.group()) if found else None
 
 
 def _annotation(item: ZoteroItem) -> Annotation | None:
