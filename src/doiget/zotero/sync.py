@@ -53,6 +53,8 @@ from doiget.verify.readers import read_csl
 from doiget.verify.service import Verifier
 from doiget.zotero import syncstate
 from doiget.zotero.api import MAX_WRITE_OBJECTS, ZoteroApi, open_api
+from doiget.zotero.browse import citation_key as written_key
+from doiget.zotero.browse import item_tags
 from doiget.zotero.models import Collection, ZoteroItem
 from doiget.zotero.sync_contracts import (
     STATUSES,
@@ -74,7 +76,6 @@ READ_BATCH: Final = MAX_WRITE_OBJECTS
 # Items checked and stored between two saves of the state.
 STORE_BATCH: Final = 25
 PDF_TYPE: Final = "application/pdf"
-_CITATION_KEY: Final = re.compile(r"^\s*Citation Key:\s*(\S+)\s*$", re.IGNORECASE | re.MULTILINE)
 _EXTRA_DOI: Final = re.compile(r"^\s*DOI:\s*(\S+)\s*$", re.IGNORECASE | re.MULTILINE)
 _STORED: Final = frozenset({"verified", "miscited"})
 # Failures that stop the sync: nothing more may happen unrecorded or unwritten.
@@ -90,20 +91,10 @@ class _ZoteroStopped(Exception):
 
 
 def citation_key(item: ZoteroItem) -> str | None:
-    """The researcher's citation key: Zotero's ``citationKey`` field, else Better
-    BibTeX's ``Citation Key:`` line in ``extra``; None when neither is one BibTeX cites."""
-    written = str(item.data.get("citationKey") or "").strip()
-    if not written:
-        found = _CITATION_KEY.search(str(item.data.get("extra") or ""))
-        written = found.group(1) if found else ""
+    """The researcher's citation key (:func:`~doiget.zotero.browse.citation_key`); None
+    when it is not one BibTeX cites."""
+    written = written_key(item.data)
     return citable_key(written) if written else None
-
-
-def tags(item: ZoteroItem) -> list[str]:
-    """The item's tags, as the researcher wrote them, in order."""
-    listed = item.data.get("tags")
-    names = (str(tag.get("tag", "")) for tag in listed if isinstance(tag, dict)) if listed else ()
-    return list(dict.fromkeys(name for name in names if name))
 
 
 def cited_work(item: ZoteroItem) -> CitedWork:
@@ -546,7 +537,7 @@ class ZoteroSync:
         )
 
     async def _keep_tags(self, run: _Run, ref: Ref, item: ZoteroItem) -> None:
-        if await self._papers.set_meta(ref, ZOTERO_TAGS, tags(item) or None):
+        if await self._papers.set_meta(ref, ZOTERO_TAGS, item_tags(item.data) or None):
             run.touched.add(ref.canonical)
 
     async def _retracted(self, ref: Ref) -> bool:
