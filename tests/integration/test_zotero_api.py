@@ -31,7 +31,7 @@ from zoterofake import (
 )
 
 from netutil import make_network
-from replay import ReplayUpstream
+from replay import ReplayUpstream, Reply
 
 
 @asynccontextmanager
@@ -652,3 +652,28 @@ async def test_a_year_finds_the_items_whatever_way_their_date_is_written(
     keys = {item.key for item in found.items}
     assert set(dated.values()) | {zotero.seeded.preprint} == keys
     assert other not in keys
+
+
+@pytest.mark.parametrize("status", [403, 400])
+async def test_a_refusal_by_the_file_storage_is_not_blamed_on_the_key(
+    zotero_web: ZoteroWorld,
+    upstream: ReplayUpstream,
+    doiget_env: dict[str, str],
+    tmp_path: Path,
+    status: int,
+) -> None:
+    """An expired upload authorisation is the storage's answer, not the key's."""
+    body = b"<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>"
+    upstream.route(UPLOAD_HOST, "/", Reply(status, body, {"Content-Type": "application/xml"}))
+    pdf = tmp_path / "paper.pdf"
+    pdf.write_bytes(zotero_web.seeded.pdf_bytes + b"\n% a copy Zotero does not hold\n")
+    async with opened({**doiget_env, **zotero_web.env}) as api:
+        with pytest.raises(DoigetError) as refused:
+            await api.upload_attachment(
+                zotero_web.seeded.preprint, pdf, filename="p.pdf", title="PDF"
+            )
+    error = refused.value
+    assert error.code is ErrorCode.NETWORK_ERROR, error.message
+    assert "file storage" in error.message and "Request has expired" in error.message
+    assert "key" not in error.message.lower()
+    assert error.details is not None and error.details["retryable"] is True

@@ -125,6 +125,15 @@ class ZoteroTransport:
         status = fetched.status
         said = fetched.text.strip()[:200]
         label = self.library.label
+        if not self.library.local and urlsplit(fetched.url).hostname != API_HOST:
+            # Zotero's file storage, where an upload goes: the key plays no part there.
+            return DoigetError(
+                ErrorCode.NETWORK_ERROR,
+                f"Zotero's file storage refused to {what} {label} with HTTP {status} "
+                f"({said}); add the work again later: each try is authorised anew, and the "
+                "item already written is found, not added twice.",
+                details={"status": status, "retryable": True},
+            )
         if status == 403 and self.library.local:
             return DoigetError(
                 ErrorCode.CAPABILITY_DENIED,
