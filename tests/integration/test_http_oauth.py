@@ -534,3 +534,37 @@ def test_an_introspection_endpoint_that_cannot_answer_means_503_never_acceptance
     assert response.status_code == 503, response.text
     assert "mcp-session-id" not in response.headers
     assert CLIENT_SECRET not in response.text
+
+
+def _read_resource(client: TestClient, token: str, uri: str) -> dict[str, Any]:
+    """The JSON-RPC answer to resources/read of ``uri`` in a fresh session of ``token``."""
+    opened = initialize(client, token)
+    assert opened.status_code == 200, opened.text
+    headers = {
+        **HEADERS,
+        "Authorization": f"Bearer {token}",
+        "Mcp-Session-Id": opened.headers["mcp-session-id"],
+        "Mcp-Protocol-Version": "2025-06-18",
+    }
+    client.post(
+        MCP, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers
+    )
+    message = {"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": uri}}
+    answer = client.post(MCP, json=message, headers=headers)
+    data = next(line for line in answer.text.splitlines() if line.startswith("data: "))
+    return json.loads(data.removeprefix("data: "))  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(
+    "uri", ["research://artifact/0123456789abcdef", "zotero://collections", "doiget://anything"]
+)
+def test_reading_a_resource_needs_the_read_scope(
+    server: TestClient, provider: Provider, uri: str
+) -> None:
+    for scope in ("openid profile", "doiget.write"):
+        refused = _read_resource(server, provider.token(scope=scope), uri)
+        assert refused["error"]["code"] == -32001, refused
+        assert refused["error"]["data"]["scope"] == "doiget.read"
+        assert "doiget.read" in refused["error"]["message"]
+    allowed = _read_resource(server, provider.token(scope="doiget.read"), uri)
+    assert allowed.get("error", {}).get("code") != -32001, allowed
