@@ -84,8 +84,8 @@ def initialize(client: TestClient, token: str) -> Any:
     )
 
 
-def call(client: TestClient, token: str, tool: str, arguments: dict[str, Any]) -> Any:
-    """tools/call of ``tool`` in a fresh session of ``token``."""
+def session(client: TestClient, token: str) -> dict[str, str]:
+    """The headers of a fresh, initialized session of ``token``."""
     opened = initialize(client, token)
     assert opened.status_code == 200, opened.text
     headers = {
@@ -97,6 +97,12 @@ def call(client: TestClient, token: str, tool: str, arguments: dict[str, Any]) -
     client.post(
         MCP, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers
     )
+    return headers
+
+
+def call(client: TestClient, token: str, tool: str, arguments: dict[str, Any]) -> Any:
+    """tools/call of ``tool`` in a fresh session of ``token``."""
+    headers = session(client, token)
     message = {
         "jsonrpc": "2.0",
         "id": 2,
@@ -538,17 +544,7 @@ def test_an_introspection_endpoint_that_cannot_answer_means_503_never_acceptance
 
 def _read_resource(client: TestClient, token: str, uri: str) -> dict[str, Any]:
     """The JSON-RPC answer to resources/read of ``uri`` in a fresh session of ``token``."""
-    opened = initialize(client, token)
-    assert opened.status_code == 200, opened.text
-    headers = {
-        **HEADERS,
-        "Authorization": f"Bearer {token}",
-        "Mcp-Session-Id": opened.headers["mcp-session-id"],
-        "Mcp-Protocol-Version": "2025-06-18",
-    }
-    client.post(
-        MCP, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers
-    )
+    headers = session(client, token)
     message = {"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": uri}}
     answer = client.post(MCP, json=message, headers=headers)
     data = next(line for line in answer.text.splitlines() if line.startswith("data: "))
