@@ -9,11 +9,13 @@ and key set); the server is the real ASGI application, run in process.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import time
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import parse_qs
 
 import pytest
 from oauthutil import (
@@ -82,8 +84,8 @@ def initialize(client: TestClient, token: str) -> Any:
     )
 
 
-def call(client: TestClient, token: str, tool: str, arguments: dict[str, Any]) -> Any:
-    """tools/call of ``tool`` in a fresh session of ``token``."""
+def session(client: TestClient, token: str) -> dict[str, str]:
+    """The headers of a fresh, initialized session of ``token``."""
     opened = initialize(client, token)
     assert opened.status_code == 200, opened.text
     headers = {
@@ -95,6 +97,12 @@ def call(client: TestClient, token: str, tool: str, arguments: dict[str, Any]) -
     client.post(
         MCP, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers
     )
+    return headers
+
+
+def call(client: TestClient, token: str, tool: str, arguments: dict[str, Any]) -> Any:
+    """tools/call of ``tool`` in a fresh session of ``token``."""
+    headers = session(client, token)
     message = {
         "jsonrpc": "2.0",
         "id": 2,
@@ -426,3 +434,133 @@ def test_health_says_whether_the_providers_keys_can_be_fetched(
         assert "identity provider" in found["reason"]
     # One fetch when the keys come; a provider answering 503 is asked again (retries).
     assert provider.key_fetches() >= 1 if down else provider.key_fetches() == 1
+
+
+INTROSPECTION = "/realms/lab/protocol/openid-connect/token/introspect"
+CLIENT_ID = "doiget-resource"
+CLIENT_SECRET = "introspection-client-secret-5f2a9c"
+
+
+class Introspector:
+    """The provider's introspection endpoint: what it says of each opaque token."""
+
+    def __init__(self, upstream: ReplayUpstream) -> None:
+        self.answers: dict[str, Any] = {}
+        self.reply: Reply | None = None
+        self.asked: list[Any] = []
+        upstream.mount(HOST, self._answer)
+
+    def _answer(self, request: Any) -> Reply:
+        if request.path != INTROSPECTION:
+            return Reply(404, b"not found")
+        self.asked.append(request)
+        if self.reply is not None:
+            return self.reply
+        token = parse_qs(request.body.decode("ascii")).get("token", [""])[0]
+        body = json.dumps(self.answers.get(token, {"active": False})).encode()
+        return Reply(200, body, {"Content-Type": "application/json"})
+
+
+def active(**changes: Any) -> dict[str, Any]:
+    """An introspection answer for an active read-and-write token of alice."""
+    return {"active": True, "client_id": "claude-connector", **claims(**changes)}
+
+
+@pytest.fixture
+def introspector(provider: Provider, upstream: ReplayUpstream) -> Introspector:
+    return Introspector(upstream)
+
+
+@pytest.fixture
+def opaque_server(doiget_env: dict[str, str], introspector: Introspector) -> Iterator[TestClient]:
+    with serve(
+        doiget_env,
+        DOIGET_HTTP_OAUTH_INTROSPECTION_URL=f"https://{HOST}{INTROSPECTION}",
+        DOIGET_HTTP_OAUTH_CLIENT_ID=CLIENT_ID,
+        DOIGET_HTTP_OAUTH_CLIENT_SECRET=CLIENT_SECRET,
+    ) as client:
+        yield client
+
+
+def test_an_active_opaque_token_is_asked_about_as_the_client_and_accepted(
+    opaque_server: TestClient, introspector: Introspector
+) -> None:
+    introspector.answers["opaque-alice-1"] = active()
+    assert initialize(opaque_server, "opaque-alice-1").status_code == 200
+    asked = introspector.asked[0]
+    assert asked.method == "POST"
+    basic = base64.b64decode(asked.headers["authorization"].removeprefix("Basic "))
+    assert basic.decode() == f"{CLIENT_ID}:{CLIENT_SECRET}"
+    assert parse_qs(asked.body.decode())["token"] == ["opaque-alice-1"]
+    # A read-only opaque token meets the same scope rule as a JWT.
+    introspector.answers["opaque-reader"] = active(scope="doiget.read")
+    refused = call(opaque_server, "opaque-reader", "doiget_fetch_paper", {"ref": "10.1/x"})
+    assert refused.status_code == 403
+    assert 'scope="doiget.write"' in refused.headers["www-authenticate"]
+
+
+def test_every_opaque_token_the_provider_does_not_vouch_for_is_refused_with_401(
+    opaque_server: TestClient, introspector: Introspector, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    now = int(time.time())
+    variants: dict[str, Any] = {
+        "inactive": {"active": False},
+        "active as a string": {**active(), "active": "true"},
+        "another audience": active(aud="https://other-service.example/api"),
+        "audience missing": active(aud=None),
+        "another issuer": active(iss="https://evil.example/realms/lab"),
+        "expired": active(exp=now - 5),
+        "not yet valid": active(nbf=now + 600),
+        "no subject": active(sub=None),
+        "an answer that is not an object": [active()],
+    }
+    for name, answer in variants.items():
+        token = f"opaque-{name.replace(' ', '-')}"
+        introspector.answers[token] = answer
+        response = initialize(opaque_server, token)
+        assert response.status_code == 401, f"{name}: {response.status_code}"
+        assert_refused(response)
+    assert CLIENT_SECRET not in caplog.text
+    assert base64.b64encode(f"{CLIENT_ID}:{CLIENT_SECRET}".encode()).decode() not in caplog.text
+    assert all(f"opaque-{name.replace(' ', '-')}" not in caplog.text for name in variants)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [Reply(503, b"down"), Reply(401, b'{"error":"invalid_client"}'), Reply(200, b"<html>")],
+    ids=["down", "client refused", "garbage"],
+)
+def test_an_introspection_endpoint_that_cannot_answer_means_503_never_acceptance(
+    opaque_server: TestClient, introspector: Introspector, reply: Reply
+) -> None:
+    introspector.answers["opaque-alice-1"] = active()
+    introspector.reply = reply
+    response = initialize(opaque_server, "opaque-alice-1")
+    assert response.status_code == 503, response.text
+    assert "mcp-session-id" not in response.headers
+    assert CLIENT_SECRET not in response.text
+
+
+def _read_resource(client: TestClient, token: str, uri: str) -> dict[str, Any]:
+    """The JSON-RPC answer to resources/read of ``uri`` in a fresh session of ``token``."""
+    headers = session(client, token)
+    message = {"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": uri}}
+    answer = client.post(MCP, json=message, headers=headers)
+    data = next(line for line in answer.text.splitlines() if line.startswith("data: "))
+    return json.loads(data.removeprefix("data: "))  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(
+    "uri", ["research://artifact/0123456789abcdef", "zotero://collections", "doiget://anything"]
+)
+def test_reading_a_resource_needs_the_read_scope(
+    server: TestClient, provider: Provider, uri: str
+) -> None:
+    for scope in ("openid profile", "doiget.write"):
+        refused = _read_resource(server, provider.token(scope=scope), uri)
+        assert refused["error"]["code"] == -32001, refused
+        assert refused["error"]["data"]["scope"] == "doiget.read"
+        assert "doiget.read" in refused["error"]["message"]
+    allowed = _read_resource(server, provider.token(scope="doiget.read"), uri)
+    assert allowed.get("error", {}).get("code") != -32001, allowed

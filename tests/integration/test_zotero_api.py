@@ -31,7 +31,7 @@ from zoterofake import (
 )
 
 from netutil import make_network
-from replay import ReplayUpstream
+from replay import ReplayUpstream, Reply
 
 
 @asynccontextmanager
@@ -632,3 +632,48 @@ def test_the_zotero_toolset_is_served_by_default_only_when_a_library_is_configur
     chosen = load_settings({**base, **web_env(), "DOIGET_TOOLSETS": "papers"})
     assert chosen.toolsets == ("papers",)
     assert str(web.secret("DOIGET_ZOTERO_API_KEY")) != WRITE_KEY
+
+
+@pytest.mark.parametrize("world", ["zotero_web", "zotero_local"])
+async def test_a_year_finds_the_items_whatever_way_their_date_is_written(
+    world: str, request: pytest.FixtureRequest, doiget_env: dict[str, str]
+) -> None:
+    """Zotero keeps dates as the researcher typed them: the year is found in any of them."""
+    zotero: ZoteroWorld = request.getfixturevalue(world)
+    dated = {
+        date: zotero.fake.add_item(
+            {"itemType": "journalArticle", "title": f"On {date}", "date": date}
+        )
+        for date in ("March 2017", "15 March 2017", "2017/06/12", "Spring 2017", "ca. 2017")
+    }
+    other = zotero.fake.add_item({"itemType": "book", "title": "Not then", "date": "June 12017"})
+    async with opened({**doiget_env, **zotero.env}) as api:
+        found = await api.search(ItemQuery(year=2017), limit=100)
+    keys = {item.key for item in found.items}
+    assert set(dated.values()) | {zotero.seeded.preprint} == keys
+    assert other not in keys
+
+
+@pytest.mark.parametrize("status", [403, 400])
+async def test_a_refusal_by_the_file_storage_is_not_blamed_on_the_key(
+    zotero_web: ZoteroWorld,
+    upstream: ReplayUpstream,
+    doiget_env: dict[str, str],
+    tmp_path: Path,
+    status: int,
+) -> None:
+    """An expired upload authorisation is the storage's answer, not the key's."""
+    body = b"<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>"
+    upstream.route(UPLOAD_HOST, "/", Reply(status, body, {"Content-Type": "application/xml"}))
+    pdf = tmp_path / "paper.pdf"
+    pdf.write_bytes(zotero_web.seeded.pdf_bytes + b"\n% a copy Zotero does not hold\n")
+    async with opened({**doiget_env, **zotero_web.env}) as api:
+        with pytest.raises(DoigetError) as refused:
+            await api.upload_attachment(
+                zotero_web.seeded.preprint, pdf, filename="p.pdf", title="PDF"
+            )
+    error = refused.value
+    assert error.code is ErrorCode.NETWORK_ERROR, error.message
+    assert "file storage" in error.message and "Request has expired" in error.message
+    assert "key" not in error.message.lower()
+    assert error.details is not None and error.details["retryable"] is True

@@ -402,3 +402,21 @@ def test_a_write_zotero_refuses_is_recorded_as_failed_and_said(
         ("ok", None), ("err", "NETWORK_ERROR"),
     ]  # fmt: skip
     assert rows[1]["detail"].endswith("failed")
+
+
+@pytest.mark.parametrize(
+    "written_as",
+    [f"https://doi.org/{PNAS.upper()}", f"doi:{PNAS}", f"http://dx.doi.org/{PNAS}"],
+)
+def test_a_work_whose_doi_zotero_holds_as_a_link_is_found_not_added_again(
+    tmp_path: Path, upstream: ReplayUpstream, zotero_web: ZoteroWorld, written_as: str
+) -> None:
+    """Researchers paste DOIs as links: the library's item is the work all the same."""
+    route_library(upstream)
+    held = zotero_web.fake.add_item(
+        {"itemType": "journalArticle", "title": "Cartilage (as typed)", "DOI": written_as}
+    )
+    env = _env(tmp_path, upstream, zotero_web, DOIGET_ZOTERO_WRITE="on")
+    written = _add(env, action="work", target=PNAS)
+    assert (written.created, written.key) == (False, held)
+    assert _writes(zotero_web) == []

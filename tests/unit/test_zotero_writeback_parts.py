@@ -118,6 +118,11 @@ def test_quoted_lines_become_a_blockquote_with_their_page() -> None:
     [
         ({"DOI": "10.1/ABC"}, {"extra": "DOI: 10.1/abc", "title": "Else"}, True),
         ({"DOI": "10.1/abc"}, {"DOI": "10.1/abd", "title": "T"}, False),
+        # A DOI as researchers paste it: a link, a doi: prefix, spaces around.
+        ({"DOI": "10.1038/nphys1170"}, {"DOI": "https://doi.org/10.1038/NPHYS1170"}, True),
+        ({"DOI": "10.1038/nphys1170"}, {"DOI": " doi:10.1038/nphys1170 "}, True),
+        ({"DOI": "http://dx.doi.org/10.1038/nphys1170"}, {"extra": "DOI: 10.1038/nphys1170"}, True),
+        ({"DOI": "https://doi.org/10.1038/nphys1170"}, {"DOI": "10.1038/nphys1171"}, False),
         ({"archiveID": "arXiv:1706.03762"}, {"url": "https://arxiv.org/abs/1706.03762v5"}, True),
         ({"extra": "arXiv: 1706.03762v2"}, {"archiveID": "arXiv:1706.03762"}, True),
         ({"title": "Über die Ströme!"}, {"title": "uber die stroeme"}, False),

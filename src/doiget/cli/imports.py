@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
 from doiget.cli.output import (
@@ -17,6 +16,7 @@ from doiget.cli.output import (
     console,
     emit_json,
     handles_errors,
+    progress_told,
     runtime,
     wants_json,
 )
@@ -60,16 +60,8 @@ def _import(
 
     async def work() -> ImportReport:
         papers, verifier = Papers(shared), Verifier.of(shared)
-        # A description holds a reference's text: shown as it is, never read as markup.
-        columns = (TextColumn("{task.description}", markup=False), BarColumn(),
-                   MofNCompleteColumn(), TimeElapsedColumn())  # fmt: skip
         try:
-            with Progress(*columns, console=console(stderr=True), transient=as_json) as bar:
-                task = bar.add_task("importing", total=None)
-
-                def advance(done: int, total: int, message: str) -> None:
-                    bar.update(task, completed=done, total=total, description=message[:60])
-
+            with progress_told("importing", transient=as_json) as advance:
                 importer = Importer(papers, verifier)
                 return await importer.run(request, folder=folder, progress=advance)
         finally:

@@ -14,7 +14,8 @@ import json
 import os
 import sys
 import traceback
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ParamSpec, TypeVar
 
@@ -166,6 +167,28 @@ def console(*, stderr: bool = False) -> Console:
     styles are given as ``style=`` or :class:`rich.text.Text` spans. Control
     characters are shown escaped."""
     return _Terminal(stderr=stderr, markup=False, highlight=False)
+
+
+# (done, total, what just happened) told to a progress bar.
+Advance = Callable[[int, int, str], None]
+
+
+@contextmanager
+def progress_told(label: str, *, transient: bool) -> Iterator[Advance]:
+    """A progress bar on stderr that shows what just happened as its description (as it
+    is, never read as markup: it holds titles and references); ``transient`` clears it
+    when done (when stdout carries JSON)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("{task.description}", markup=False), BarColumn(),
+               MofNCompleteColumn(), TimeElapsedColumn())  # fmt: skip
+    with Progress(*columns, console=console(stderr=True), transient=transient) as bar:
+        task = bar.add_task(label, total=None)
+
+        def advance(done: int, total: int, message: str) -> None:
+            bar.update(task, completed=done, total=total, description=message[:60])
+
+        yield advance
 
 
 def echo(text: str | None, *, err: bool = False, nl: bool = True) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
 from doiget.cli.output import (
@@ -15,6 +14,7 @@ from doiget.cli.output import (
     console,
     emit_json,
     handles_errors,
+    progress_told,
     runtime,
     wants_json,
 )
@@ -47,17 +47,9 @@ def _sync(shared: Runtime, request: ZoteroSyncRequest, as_json: bool) -> ZoteroS
     async def work() -> ZoteroSyncReport:
         papers, verifier = Papers(shared), Verifier.of(shared)
         library = Library(shared.settings)
-        # A description holds an item's title: shown as it is, never read as markup.
-        columns = (TextColumn("{task.description}", markup=False), BarColumn(),
-                   MofNCompleteColumn(), TimeElapsedColumn())  # fmt: skip
         try:
             sync = open_sync(papers, verifier, library)
-            with Progress(*columns, console=console(stderr=True), transient=as_json) as bar:
-                task = bar.add_task("syncing", total=None)
-
-                def advance(done: int, total: int, message: str) -> None:
-                    bar.update(task, completed=done, total=total, description=message[:60])
-
+            with progress_told("syncing", transient=as_json) as advance:
                 return await sync.run(
                     collection=request.collection, project=request.project, progress=advance
                 )

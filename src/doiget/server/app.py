@@ -353,16 +353,18 @@ class DoigetServer:
         metrics.observe("tool_call_seconds", time.perf_counter() - began, tool=tool)
         return result
 
-    def _check_scope(self, ctx: ServerRequestContext[Any], tool: str) -> None:
-        """Refuse a call the caller's access token has not the scope for."""
+    def _check_scope(self, ctx: ServerRequestContext[Any], tool: str | None, what: str) -> None:
+        """Refuse a call of ``tool`` (None: a resource read, which needs the read scope)
+        the caller's access token has not the scope for; ``what`` names it."""
         scope = getattr(ctx.request, "scope", None)
         if self.scopes is None or not isinstance(scope, Mapping):
             return
-        needed = self.scopes.missing(scope, tool)
+        wanted = self.scopes.read if tool is None else self.scopes.needed(tool)
+        needed = self.scopes.lacking(scope, wanted)
         if needed is not None:
             raise MCPError(
                 INSUFFICIENT_SCOPE,
-                self.scopes.refusal_text(tool, needed),
+                self.scopes.refusal_text(what, needed),
                 {"scope": needed},
             )
 
@@ -374,7 +376,7 @@ class DoigetServer:
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, enabled: set[str]
     ) -> types.CallToolResult:
-        self._check_scope(ctx, params.name)
+        self._check_scope(ctx, params.name, params.name)
         spec = self._spec(params.name)
         if spec is None:
             # Not a tool's failure but a bad request: the protocol's own answer to it.
@@ -447,6 +449,7 @@ class DoigetServer:
         self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         uri = str(params.uri)
+        self._check_scope(ctx, None, uri)
         for toolset in self.toolsets:
             if toolset.read_resource is None:
                 continue

@@ -49,6 +49,13 @@ def citation_key(data: dict[str, Any]) -> str | None:
     return found.group(1) if found else None
 
 
+def item_tags(data: dict[str, Any]) -> list[str]:
+    """The item's tags, as the researcher wrote them, in order, each once."""
+    listed = data.get("tags") or []
+    names = (str(tag.get("tag") or "") for tag in listed if isinstance(tag, dict))
+    return list(dict.fromkeys(name for name in names if name))
+
+
 def note_text(note_html: str) -> str:
     """A note's HTML as plain text (a block per line), cut to :data:`NOTE_CHARS`."""
     text = html.unescape(_TAG.sub("", _BLOCK_END.sub("\n", note_html)))
@@ -74,7 +81,7 @@ def item_view(item: ZoteroItem, *, with_csl: bool = False) -> ItemView:
         date=str(data.get("date") or "") or None,
         doi=str(data.get("DOI") or "") or None,
         citation_key=citation_key(data),
-        tags=[str(t.get("tag")) for t in data.get("tags") or [] if isinstance(t, dict)] or None,
+        tags=item_tags(data) or None,
         collections=list(data.get("collections") or []) or None,
         csl=item.csl if with_csl else None,
     )

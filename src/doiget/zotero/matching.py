@@ -1,5 +1,6 @@
 """Whether a Zotero item is a given work: the same DOI, the same arXiv id, or (neither
 known on both sides) the same title once case, accents and punctuation are set aside.
+A DOI is compared as doiget reads one: a doi.org link or a ``doi:`` prefix is the DOI.
 
 Zotero keeps a DOI in the ``DOI`` field where the item type has one and as a ``DOI: …``
 line of ``extra`` elsewhere; an arXiv id as a preprint's ``archiveID``, an ``arXiv: …``
@@ -13,6 +14,9 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Final
 
+from doiget.errors import DoigetError
+from doiget.refs import parse_ref
+
 _EXTRA_LINE: Final = re.compile(r"^\s*(DOI|arXiv)\s*:\s*(\S+)\s*$", re.IGNORECASE | re.MULTILINE)
 _ARXIV_URL: Final = re.compile(r"arxiv\.org/(?:abs|pdf)/([^\s?#]+?)(?:v\d+)?(?:\.pdf)?$", re.I)
 _ARXIV_VERSION: Final = re.compile(r"v\d+$")
@@ -22,6 +26,15 @@ def title_key(title: str | None) -> str:
     """A title with case, accents, punctuation and spacing set aside."""
     folded = unicodedata.normalize("NFKD", title or "").casefold()
     return "".join(char for char in folded if char.isalnum())
+
+
+def _doi(value: str) -> str:
+    """A DOI however it was pasted (a doi.org link, a ``doi:`` prefix), lower-cased."""
+    try:
+        ref = parse_ref(value)
+    except DoigetError:
+        return value.strip().lower()
+    return ref.value if ref.kind == "doi" else value.strip().lower()
 
 
 def _arxiv(value: str) -> str:
@@ -53,7 +66,7 @@ class Identity:
         url = _ARXIV_URL.search(str(data.get("url") or ""))
         if url is not None:
             arxiv = arxiv or _arxiv(url.group(1))
-        return cls(doi.lower() if doi else None, arxiv, title_key(data.get("title")))
+        return cls(_doi(doi) if doi else None, arxiv, title_key(data.get("title")))
 
     def same(self, other: Identity) -> bool:
         """Whether both are one work: an identifier both know decides, else the title."""

@@ -7,10 +7,8 @@ papers core, the verifier and the library they need) only when first used.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
-from doiget.errors import DoigetError, ErrorCode
-from doiget.installed import ZOTERO_SETUP
 from doiget.zotero.approval import Confirm
 from doiget.zotero.browse import ZoteroBrowser
 from doiget.zotero.contracts import Written, ZoteroAdd, ZoteroFound, ZoteroSearch
@@ -24,8 +22,6 @@ if TYPE_CHECKING:
     from doiget.zotero.sync import ZoteroSync
     from doiget.zotero.writeback import ZoteroWriter
 
-NOT_CONFIGURED: Final = f"Zotero is not configured: it {ZOTERO_SETUP}, then restart doiget."
-
 
 class ZoteroCore:
     """Zotero's reading and writing for one process."""
@@ -33,10 +29,7 @@ class ZoteroCore:
     def __init__(self, runtime: Runtime) -> None:
         from doiget.zotero.api import open_api
 
-        if not runtime.settings.zotero.configured:
-            raise DoigetError(ErrorCode.INVALID_CONFIG, NOT_CONFIGURED)
         api = open_api(runtime.settings, runtime.network())
-        assert api is not None  # a library is configured
         self.api: ZoteroApi = api
         self.mode = runtime.settings.zotero.write
         self._runtime = runtime

@@ -37,7 +37,6 @@ async def zotero_health(runtime: Runtime) -> dict[str, Any]:
         return state
     try:
         api = open_api(runtime.settings, runtime.network())
-        assert api is not None  # configured
         with anyio.fail_after(REACH_SECONDS):
             version = await api.library_version()
     except DoigetError as error:

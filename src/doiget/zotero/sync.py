@@ -53,6 +53,8 @@ from doiget.verify.readers import read_csl
 from doiget.verify.service import Verifier
 from doiget.zotero import syncstate
 from doiget.zotero.api import MAX_WRITE_OBJECTS, ZoteroApi, open_api
+from doiget.zotero.browse import citation_key as written_key
+from doiget.zotero.browse import item_tags
 from doiget.zotero.models import Collection, ZoteroItem
 from doiget.zotero.sync_contracts import (
     STATUSES,
@@ -74,7 +76,6 @@ READ_BATCH: Final = MAX_WRITE_OBJECTS
 # Items checked and stored between two saves of the state.
 STORE_BATCH: Final = 25
 PDF_TYPE: Final = "application/pdf"
-_CITATION_KEY: Final = re.compile(r"^\s*Citation Key:\s*(\S+)\s*$", re.IGNORECASE | re.MULTILINE)
 _EXTRA_DOI: Final = re.compile(r"^\s*DOI:\s*(\S+)\s*$", re.IGNORECASE | re.MULTILINE)
 _STORED: Final = frozenset({"verified", "miscited"})
 # Failures that stop the sync: nothing more may happen unrecorded or unwritten.
@@ -90,20 +91,10 @@ class _ZoteroStopped(Exception):
 
 
 def citation_key(item: ZoteroItem) -> str | None:
-    """The researcher's citation key: Zotero's ``citationKey`` field, else Better
-    BibTeX's ``Citation Key:`` line in ``extra``; None when neither is one BibTeX cites."""
-    written = str(item.data.get("citationKey") or "").strip()
-    if not written:
-        found = _CITATION_KEY.search(str(item.data.get("extra") or ""))
-        written = found.group(1) if found else ""
+    """The researcher's citation key (:func:`~doiget.zotero.browse.citation_key`); None
+    when it is not one BibTeX cites."""
+    written = written_key(item.data)
     return citable_key(written) if written else None
-
-
-def tags(item: ZoteroItem) -> list[str]:
-    """The item's tags, as the researcher wrote them, in order."""
-    listed = item.data.get("tags")
-    names = (str(tag.get("tag", "")) for tag in listed if isinstance(tag, dict)) if listed else ()
-    return list(dict.fromkeys(name for name in names if name))
 
 
 def cited_work(item: ZoteroItem) -> CitedWork:
@@ -419,16 +410,17 @@ class ZoteroSync:
         """Store one unit; its row (None for PDFs joining a work synced before)."""
         item = unit.item
         try:
+            if item is not None and checked is not None:
+                known = run.state.items.get(unit.key)
+                return await self._store_item(run, unit, item, checked, known)
             if unit.orphan:
                 return await self._store_from_pdf(run, unit, None, "a PDF attached to no item")
-            if item is None:  # only its PDFs changed: they join what was synced before
-                known = run.state.items[unit.key]
-                if known.ref is None:
-                    return await self._store_from_pdf(run, unit, None, "not identified before")
-                await self._add_pdfs(run, unit, parse_ref(known.ref), known)
-                return None
-            assert checked is not None
-            return await self._store_item(run, unit, item, checked, run.state.items.get(unit.key))
+            # Only its PDFs changed: they join what was synced before.
+            known = run.state.items[unit.key]
+            if known.ref is None:
+                return await self._store_from_pdf(run, unit, None, "not identified before")
+            await self._add_pdfs(run, unit, parse_ref(known.ref), known)
+            return None
         except DoigetError as error:
             if error.code in _FATAL:
                 raise
@@ -545,7 +537,7 @@ class ZoteroSync:
         )
 
     async def _keep_tags(self, run: _Run, ref: Ref, item: ZoteroItem) -> None:
-        if await self._papers.set_meta(ref, ZOTERO_TAGS, tags(item) or None):
+        if await self._papers.set_meta(ref, ZOTERO_TAGS, item_tags(item.data) or None):
             run.touched.add(ref.canonical)
 
     async def _retracted(self, ref: Ref) -> bool:
@@ -677,12 +669,4 @@ def open_sync(papers: Papers, verifier: Verifier, library: Library | None = None
     """The sync of the configured Zotero library through ``papers``' network;
     INVALID_CONFIG, saying how to configure one, when none is."""
     api = open_api(papers.runtime.settings, papers.network)
-    if api is None:
-        raise DoigetError(
-            ErrorCode.INVALID_CONFIG,
-            "no Zotero library is configured: set DOIGET_ZOTERO_LOCAL=1 (the Zotero desktop "
-            "app, with 'Allow other applications on this computer to communicate with "
-            "Zotero' on in its settings) or DOIGET_ZOTERO_LIBRARY (users/<id> or "
-            "groups/<id>) and DOIGET_ZOTERO_API_KEY for the Web API, then run again.",
-        )
     return ZoteroSync(api, papers, verifier, library=library)

@@ -229,7 +229,12 @@ class ZoteroWriter:
         return read_item(ref if entry is None else to_csl(entry.work, parsed.canonical))
 
     async def _plan(self, request: ZoteroAdd, row: Row) -> _Plan:
-        assert row.corrected is not None
+        if row.corrected is None:  # the record's citation is what gets written
+            raise DoigetError(
+                ErrorCode.INVALID_REF,
+                f"the verifier matched {request.target[:200]!r} but returned no record to "
+                "write: nothing was written. Verify it again, or give its DOI or arXiv id.",
+            )
         csl = dict(row.corrected.csl)
         item = to_zotero_item(csl, arxiv_id=_arxiv_of(row, csl))
         item["tags"] = [{"tag": tag} for tag in dict.fromkeys(request.tags)]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import time
-from typing import Final
+from typing import Any, Final
 from urllib.parse import quote, urlencode
 
 from cachetools import TTLCache
@@ -16,7 +16,7 @@ from doiget.errors import DoigetError
 from doiget.net.network import Network
 from doiget.oauthconfig import OAuthSettings
 from doiget.oauthkeys import ProviderUnavailable
-from doiget.server.oauth.accesstoken import Caller, caller_of
+from doiget.server.oauth.accesstoken import SKEW, Caller, caller_of
 
 CACHE_SECONDS: Final = 60.0
 CACHE_ENTRIES: Final = 10_000
@@ -65,8 +65,17 @@ class Introspection:
         wanted = settings.resource_url.rstrip("/")
         if not any(isinstance(item, str) and item.rstrip("/") == wanted for item in named):
             return None
+        if not _started(answer.get("nbf")):
+            return None
         found = caller_of(answer, settings.issuer)
         return found if found is not None and _unexpired(found) else None
+
+
+def _started(not_before: Any) -> bool:
+    """Whether a token's ``nbf`` (when it has one) is past, within :data:`SKEW` seconds."""
+    if not isinstance(not_before, int | float) or isinstance(not_before, bool):
+        return not_before is None
+    return not_before <= time.time() + SKEW
 
 
 def _unexpired(caller: Caller) -> bool:

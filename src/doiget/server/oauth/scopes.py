@@ -1,6 +1,7 @@
 """Which scope a tool call needs: the read scope for a tool whose annotations say it
-only reads, the write scope for any other, and the refusal of a call without it (403
-``insufficient_scope`` naming the scope, as the MCP authorization spec's step-up asks)."""
+only reads (and for reading a resource), the write scope for any other, and the
+refusal of a call without it (403 ``insufficient_scope`` naming the scope, as the MCP
+authorization spec's step-up asks)."""
 
 from __future__ import annotations
 
@@ -38,10 +39,15 @@ class ToolScopes:
     def missing(self, scope: Mapping[str, Any], tool: str) -> str | None:
         """The scope a call of ``tool`` needs that the request's token lacks; None when
         it has it, or when the server runs without authentication."""
+        return self.lacking(scope, self.needed(tool))
+
+    @staticmethod
+    def lacking(scope: Mapping[str, Any], needed: str) -> str | None:
+        """``needed`` when the request's token does not grant it; None when it does, or
+        when the server runs without authentication."""
         granted = getattr(scope.get("user"), "scopes", None)
         if granted is None:
             return None
-        needed = self.needed(tool)
         return None if needed in granted else needed
 
     @staticmethod
