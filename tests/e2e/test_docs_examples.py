@@ -16,43 +16,14 @@ from doiget.reference import EXAMPLES, REGENERATE
 from papersutil import route_pnas
 from replay import ReplayUpstream
 from scholarutil import (
-    ARXIV_API,
-    EFETCH,
-    ESEARCH,
-    EUTILS,
-    S2,
-    S2_CITATIONS,
-    S2_SEARCH,
-    route_s2_pnas,
+    route_every_scholar_tool,
 )
 
 
 def route_examples(upstream: ReplayUpstream) -> None:
     """Every upstream answer the documented calls need."""
     route_pnas(upstream)
-    route_s2_pnas(upstream)
-    upstream.fixture(S2, S2_SEARCH, "semanticscholar/paper-search-turing-fields_title-offset0.json")
-    upstream.fixture(
-        S2, S2_CITATIONS, "semanticscholar/paper-CorpusID_14514057-citations-offset0.json"
-    )
-    upstream.fixture(EUTILS, ESEARCH, "pubmed/esearch-pubmed-biopython.xml")
-    upstream.fixture(EUTILS, EFETCH, "pubmed/efetch-pubmed-38147649.xml")
-    upstream.fixture(
-        *ARXIV_API,
-        "arxiv/search_query-testing-start0-max10.atom",
-        query={
-            "search_query": "all:testing",
-            "start": "0",
-            "max_results": "10",
-            "sortBy": "relevance",
-            "sortOrder": "descending",
-        },
-    )
-    upstream.fixture(
-        *ARXIV_API,
-        "arxiv/id_list-quant-ph_0201082v1.atom",
-        query={"id_list": "quant-ph/0201082v1", "max_results": "1"},
-    )
+    route_every_scholar_tool(upstream)
 
 
 async def documented_results(

@@ -33,7 +33,8 @@ from mcp.shared.auth import (
 )
 from redisutil import free_port
 
-from oidcprovider_runner import Unavailable, modules_folder, running
+from npmpackage import Unavailable
+from oidcprovider_runner import modules_folder, running
 
 READ, WRITE = "doiget.read", "doiget.write"
 REDIRECT = "http://localhost:3030/callback"

@@ -18,13 +18,13 @@ from papersutil import STUB_PDF
 from replay import ReplayUpstream, Reply
 from scholarutil import (
     ARXIV_API,
-    EFETCH,
     ESEARCH,
     EUTILS,
     S2,
     S2_CITATIONS,
     S2_SEARCH,
     route_arxiv_search,
+    route_every_scholar_tool,
     route_pubmed_record,
     route_s2_pnas,
 )
@@ -83,29 +83,7 @@ async def test_tools_list_is_the_scholar_toolset(doiget_env: dict[str, str]) -> 
 async def test_every_scholar_tool_end_to_end(
     upstream: ReplayUpstream, doiget_env: dict[str, str]
 ) -> None:
-    route_s2_pnas(upstream)
-    upstream.fixture(S2, S2_SEARCH, "semanticscholar/paper-search-turing-fields_title-offset0.json")
-    upstream.fixture(
-        S2, S2_CITATIONS, "semanticscholar/paper-CorpusID_14514057-citations-offset0.json"
-    )
-    upstream.fixture(EUTILS, ESEARCH, "pubmed/esearch-pubmed-biopython.xml")
-    upstream.fixture(EUTILS, EFETCH, "pubmed/efetch-pubmed-38147649.xml")
-    upstream.fixture(
-        *ARXIV_API,
-        "arxiv/search_query-testing-start0-max10.atom",
-        query={
-            "search_query": "all:testing",
-            "start": "0",
-            "max_results": "10",
-            "sortBy": "relevance",
-            "sortOrder": "descending",
-        },
-    )
-    upstream.fixture(
-        *ARXIV_API,
-        "arxiv/id_list-quant-ph_0201082v1.atom",
-        query={"id_list": "quant-ph/0201082v1", "max_results": "1"},
-    )
+    route_every_scholar_tool(upstream)
     async with mcp_session(doiget_env, toolsets="scholar") as session:
         arxiv_hits = await scholar_call(session, "search_arxiv", {"query": "testing"})
         arxiv_paper = await scholar_call(

@@ -15,6 +15,7 @@ import pytest
 import citeprocjs_runner
 from cslcompare import pairs
 from cslcorpus import STYLES, WORKS, store_corpus
+from npmpackage import Unavailable
 
 # Where the two still differ, and why (each found, none a wrong reference):
 KNOWN: dict[tuple[str, int, str], str] = {
@@ -31,7 +32,7 @@ KNOWN: dict[tuple[str, int, str], str] = {
 def citeproc_js(tmp_path_factory: pytest.TempPathFactory) -> Path:
     try:
         return citeprocjs_runner.module_path(tmp_path_factory.mktemp("citeproc-js"))
-    except citeprocjs_runner.Unavailable as why:
+    except Unavailable as why:
         if os.environ.get("CI") == "true":
             pytest.fail(f"citeproc-js is required in CI: {why}")
         pytest.skip(f"citeproc-js unavailable: {why}")
