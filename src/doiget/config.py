@@ -701,8 +701,8 @@ def secret_values(settings: Settings) -> list[str]:
     if settings.cache_key is not None:
         found.append(settings.cache_key.reveal())
     found += settings.http.token_values()
-    if settings.http.oauth is not None and settings.http.oauth.client_secret is not None:
-        found.append(settings.http.oauth.client_secret.reveal())
+    if settings.http.oauth_client_secret is not None:
+        found.append(settings.http.oauth_client_secret.reveal())
     return list(dict.fromkeys(found))
 
 

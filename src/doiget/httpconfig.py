@@ -48,6 +48,8 @@ class HttpSettings:
     header_timeout: float = DEFAULT_HEADER_TIMEOUT
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     oauth: OAuthSettings | None = None
+    # Kept whether OAuth is on or not: a secret that is set is never shown, used or not.
+    oauth_client_secret: Secret | None = None
 
     @property
     def loopback(self) -> bool:
@@ -79,6 +81,10 @@ def _names(raw: Any) -> list[str]:
     """A comma list (or a TOML list) of names, trimmed, blanks dropped."""
     items = raw if isinstance(raw, list) else str(raw or "").split(",")
     return [str(item).strip() for item in items if str(item).strip()]
+
+
+def _client_secret(pick: Callable[[str, str], Any]) -> str:
+    return str(pick("DOIGET_HTTP_OAUTH_CLIENT_SECRET", "") or "")
 
 
 def http_settings(pick: Callable[[str, str], Any]) -> HttpSettings:
@@ -152,4 +158,5 @@ def http_settings(pick: Callable[[str, str], Any]) -> HttpSettings:
             1_000_000,
         ),
         oauth=oauth_settings(pick),
+        oauth_client_secret=Secret(secret) if (secret := _client_secret(pick)) else None,
     )
