@@ -93,8 +93,8 @@ def library_toolset(runtime: Runtime) -> Toolset:
         Tool(
             "find_chunks",
             describe(
-                when="Passages of a project's indexed papers that answer a question, with "
-                "citekey, pages and section for citing.",
+                when="Passages of a project's indexed papers answering a question, with "
+                "citekey, pages, section.",
                 inputs="project; a question in plain words; filters.",
                 outputs="items best first (render_text trimmed; page_span 1-based; pdf_origin: "
                 "fetched or local_file); none when nothing is indexed.",
