@@ -27,9 +27,10 @@ from doiget.server.snapshot import stored
 REGENERATE = "python -m doiget.reference --write"
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 REFERENCE = DOCS / "reference"
-# One call per tool with its result, which tests/e2e/test_docs_examples.py runs against
-# the replay upstream: a changed result fails there.
-EXAMPLES = REFERENCE / "examples.json"
+# Example calls with their results, a file per group of calls made in order in one
+# server; tests/e2e/test_docs_examples_<group>.py runs each group against the replay
+# upstream, so a changed result fails there.
+EXAMPLES = REFERENCE / "examples"
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,12 +53,33 @@ class Section:
 def tools_reference_markdown() -> str:
     """Every MCP tool by toolset, as tools/list gives it: name, description,
     annotations, input and output schema."""
-    examples: dict[str, dict[str, Any]] = json.loads(EXAMPLES.read_text(encoding="utf-8"))
+    examples = documented_examples()
     blocks = []
     for toolset, manifest in stored().items():
         blocks.append(f"## `{toolset}`")
         blocks += [_tool_block(tool, examples.get(tool["name"])) for tool in manifest["tools"]]
     return "\n\n".join(blocks)
+
+
+def example_groups() -> dict[str, Path]:
+    """Each group of example calls by name, from its file's name."""
+    return {path.stem: path for path in sorted(EXAMPLES.glob("*.json"))}
+
+
+def load_group(name: str) -> dict[str, Any]:
+    """A group: the ``toolsets`` its server serves, the ``volatile`` keys left out of
+    comparisons, and its ``examples`` (tool, arguments, result) in call order."""
+    group: dict[str, Any] = json.loads(example_groups()[name].read_text(encoding="utf-8"))
+    return group
+
+
+def documented_examples() -> dict[str, dict[str, Any]]:
+    """Each tool's first example call, whichever group it is in."""
+    examples: dict[str, dict[str, Any]] = {}
+    for name in example_groups():
+        for example in load_group(name)["examples"]:
+            examples.setdefault(example["tool"], example)
+    return examples
 
 
 def errors_reference_markdown() -> str:
