@@ -9,7 +9,8 @@ Paths differ between a test's temporary folders and a reader's machine, so a res
 compared and documented with the temporary folders written as the default locations of
 a user called ``you`` (and arguments are read the other way round). Values that change
 from call to call (``volatile``: timestamps, durations, random ids) are left out of the
-comparison but shown as recorded.
+comparison but shown as recorded; a volatile string a later call's arguments repeat (a
+session id, say) is given to that call as this run's value.
 
 To rewrite a group's results after an intended change, run its test with
 DOIGET_WRITE_EXAMPLES=1 and review the diff, then ``python -m doiget.reference --write``.
@@ -102,6 +103,7 @@ async def check_group(
     spec = load_group(group)
     to_docs = documented_paths(base)
     to_test = [(new, old) for old, new in to_docs]
+    volatile = VOLATILE | frozenset(spec.get("volatile", ()))
     results = []
     async with mcp_session(env, *args, toolsets=spec["toolsets"]) as session:
         for index, example in enumerate(spec["examples"]):
@@ -109,6 +111,7 @@ async def check_group(
                 between(index)
             (result,) = await _run(session, [example], to_test)
             results.append(_rewritten(result, to_docs))
+            to_test += _renewed(example["result"], result, volatile)
     for example, result in zip(spec["examples"], results, strict=True):
         assert str(base) not in json.dumps(result), (
             f"{example['tool']}'s result names a test folder not mapped in documented_paths"
@@ -116,13 +119,35 @@ async def check_group(
     if os.environ.get(WRITE_VARIABLE) == "1":
         _write(group, spec, results)
         return
-    volatile = VOLATILE | frozenset(spec.get("volatile", ()))
     for example, result in zip(spec["examples"], results, strict=True):
         assert steady(result, volatile) == steady(example["result"], volatile), (
             f"{example['tool']}'s documented result in {group}.json is out of date: run "
             f"this test with {WRITE_VARIABLE}=1, review the diff, then {REGENERATE}. Now:\n"
             + json.dumps(result, indent=2, ensure_ascii=False)
         )
+
+
+def _renewed(documented: Any, now: Any, volatile: frozenset[str]) -> list[tuple[str, str]]:
+    """(documented, current) for each volatile string value, found by walking the
+    documented result and this run's result side by side."""
+    if isinstance(documented, dict) and isinstance(now, dict):
+        pairs = []
+        for key, value in documented.items():
+            if key not in now:
+                continue
+            current = now[key]
+            if key not in volatile:
+                pairs += _renewed(value, current, volatile)
+            elif isinstance(value, str) and isinstance(current, str) and value != current:
+                pairs.append((value, current))
+        return pairs
+    if isinstance(documented, list) and isinstance(now, list):
+        return [
+            pair
+            for old, new in zip(documented, now, strict=False)
+            for pair in _renewed(old, new, volatile)
+        ]
+    return []
 
 
 def _write(group: str, spec: dict[str, Any], results: list[Any]) -> None:
