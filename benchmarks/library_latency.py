@@ -79,6 +79,7 @@ FIXTURE_PDFS = (
     Path(__file__).parent.parent / "tests" / "fixtures" / "pdf",
     Path(__file__).parent.parent.parent / "shared" / "fixtures" / "pdf",
 )
+SMOKE_PDF = FIXTURE_PDFS[0] / "colrev-SrivastavaShainesh2015-stub.pdf"  # one page
 TARGETS = {"open": 500.0, "find": 50.0, "hybrid": 120.0}  # ms; find and hybrid at 1,000,000
 
 # Run in a fresh interpreter: what opening the index costs a process that has done
@@ -466,10 +467,11 @@ def measure_size(size: int, args: argparse.Namespace) -> None:
 
 
 def fixture_pdfs(folders: Sequence[Path]) -> list[Path]:
-    """PDFs in ``folders``, one per distinct content."""
+    """PDFs in ``folders`` (or PDFs named directly), one per distinct content."""
     seen: dict[str, Path] = {}
     for folder in folders:
-        for path in sorted(folder.glob("*.pdf")) if folder.is_dir() else []:
+        paths = sorted(folder.glob("*.pdf")) if folder.is_dir() else [folder]
+        for path in paths if folder.exists() else []:
             seen.setdefault(hashlib.sha256(path.read_bytes()).hexdigest(), path)
     return list(seen.values())
 
@@ -619,7 +621,8 @@ async def _first_mcp_query(env: dict[str, str]) -> tuple[float, float]:
 def measure_first_query(folders: Sequence[Path], rounds: int) -> None:
     import anyio
 
-    pdf = next(p for p in fixture_pdfs(folders) if "jose" in p.name)
+    pdfs = fixture_pdfs(folders)
+    pdf = next((p for p in pdfs if "jose" in p.name), pdfs[0])  # the question is on jose
     with tempfile.TemporaryDirectory() as scratch:
         env = _fresh_env(Path(scratch))
         _doiget(env, "index", str(pdf))
@@ -657,8 +660,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--no-ingest", action="store_true")
     parser.add_argument("--no-first-query", action="store_true")
-    parser.add_argument("--pdfs", type=Path, action="append", help="PDF folder (repeatable)")
-    args = parse_args(parser, sizes="200", queries=3, opens=1, batch=100, rounds=1)
+    parser.add_argument(
+        "--pdfs", type=Path, action="append", help="a PDF or a folder of PDFs (repeatable)"
+    )
+    args = parse_args(
+        parser, sizes="200", queries=3, opens=1, batch=100, rounds=1, pdfs=[SMOKE_PDF]
+    )
 
     print(
         f"machine: {os.cpu_count()} cores; load average at start "
