@@ -32,7 +32,7 @@ HEADER: Final = """\
 
 An MCP client sends the model the name, description and input schema of every tool the
 server lists, in every request, whether or not a tool is called. These tables give that
-cost per tool: bytes of the name, the description and the inputSchema as compact JSON,
+cost per tool: bytes of the object of name, description and inputSchema as compact JSON,
 and tokens of the same text in `cl100k_base` (GPT-4's byte-pair encoding, a common
 yardstick: Claude's tokenizer is not published and counts differently).
 Serve only the toolsets a task needs (`--toolsets`) to pay for fewer tools.

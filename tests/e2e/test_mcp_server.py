@@ -18,7 +18,7 @@ from replay import ReplayUpstream
 SECTIONS = ("WHEN TO USE:", "INPUTS:", "OUTPUTS:", "COSTS:", "SIDE EFFECTS:", "LIMITS:")
 # The spec's ref pattern is a subset of what the tools take (every form the command
 # line reads), so the schema carries the forms in words, and the length cap.
-REF_FORMS = "old-style arXiv id ('hep-th/9901001'"
+REF_FORMS = "'hep-th/9901001')"
 DRY_RUN_TOOLS = {"doiget_fetch_paper", "doiget_metadata_only", "doiget_batch_fetch"}
 ARXIV = "1605.08386"
 

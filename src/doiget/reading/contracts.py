@@ -25,8 +25,7 @@ StoredRef = Annotated[
     Field(
         min_length=1,
         max_length=256,
-        description="DOI, arXiv id ('2401.12345'), old-style arXiv id ('hep-th/9901001') "
-        "or store key.",
+        description="DOI, arXiv id ('2401.12345', 'hep-th/9901001') or store key.",
     ),
 ]
 PageRange = Annotated[

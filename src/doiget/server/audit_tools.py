@@ -112,9 +112,8 @@ class AuditTools:
                     outputs="summary; citations[] in reading order: place, sentence, status, "
                     "keys[{verdict, problems, integrity, work, quotes}]; works[]; partial.",
                     costs="As doiget_check_claims per citation.",
-                    side_effects="With fetch, stores Open Access PDFs.",
-                    limits="1,000 works, each verified once. A source down: partial, unchecked "
-                    "named.",
+                    side_effects="With fetch, stores OA PDFs.",
+                    limits="1,000 works, each verified once. A source down: partial.",
                 ),
                 AuditManuscript,
                 AuditReport,

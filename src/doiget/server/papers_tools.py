@@ -606,14 +606,14 @@ def papers_toolset(runtime: Runtime) -> Toolset:
         Tool(
             "doiget_import_bibliography",
             describe(
-                when="Bring a Zotero, Mendeley, JabRef or Paperpile export into the library.",
-                inputs="text (.bib, CSL-JSON or .ris); format; fetch: also fetch OA PDFs.",
+                when="Bring a Zotero, Mendeley or JabRef export into the library.",
+                inputs="text (.bib, CSL-JSON or .ris); format; fetch: also OA PDFs.",
                 outputs="results[]: key, status (imported|already_present|corrected|not_found|"
                 "uncertain|no_identifier|unreadable), ref, alias, problems, note, pdf; counts.",
                 costs="As doiget_verify_references, plus ~2 requests a new work.",
                 side_effects="Stores metadata; an entry's key becomes its BibTeX key. Idempotent.",
-                limits="100 entries; not_found and uncertain ones are not stored: import "
-                "again to retry.",
+                limits="100 entries; not_found/uncertain ones are not stored (import again "
+                "to retry).",
             ),
             ic.ImportBibliographyArgs,
             ic.ImportReport,

@@ -53,12 +53,11 @@ def listing(toolsets: Sequence[str]) -> Listing | None:
 
 
 def listed_text(entry: dict[str, Any]) -> str:
-    """What a model reads of one tools/list entry in every request: its name,
-    description and inputSchema as compact JSON (the output schema checks replies and
-    the annotations are for the client, so neither is counted)."""
-    schema = json.dumps(entry["inputSchema"], ensure_ascii=False, separators=(",", ":"))
-    text: str = entry["name"] + entry["description"] + schema
-    return text
+    """What a model reads of one tools/list entry in every request: the object of its
+    name, description and inputSchema as compact JSON (the output schema checks
+    replies and the annotations are for the client, so neither is counted)."""
+    read = {key: entry[key] for key in ("name", "description", "inputSchema")}
+    return json.dumps(read, ensure_ascii=False, separators=(",", ":"))
 
 
 def generated() -> Manifest:
