@@ -21,9 +21,7 @@ from doiget.integrity import Notice
 from doiget.refs import MAX_REF_LENGTH, parse_ref
 
 # The common forms; a ref in none of them is refused with the full list of forms.
-_REF_DESCRIPTION = (
-    "A DOI ('10.1234/abc') or arXiv id ('2401.12345', 'hep-th/9901001')."
-)
+_REF_DESCRIPTION = "A DOI ('10.1234/abc') or arXiv id ('2401.12345', 'hep-th/9901001')."
 # Every reply that shows a paper carries its integrity notices; absent when it has none.
 Integrity = list[Notice] | None
 
