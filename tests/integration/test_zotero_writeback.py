@@ -332,6 +332,40 @@ def test_the_desktop_app_saves_a_new_work_through_its_connector(
     assert all(r.path.startswith(("/api/", "/connector/")) for r in zotero_local.fake.requests)
 
 
+def test_the_desktop_app_is_sent_the_pdf_file_it_does_not_download_links(
+    tmp_path: Path, upstream: ReplayUpstream, zotero_local: ZoteroWorld
+) -> None:
+    served = route_library(upstream)
+    env = _env(tmp_path, upstream, zotero_local, DOIGET_ZOTERO_WRITE="on")
+    fake = zotero_local.fake
+    fake.delete(zotero_local.seeded.preprint)
+    ref = f"arXiv:{ATTENTION}"
+
+    def attached(parent: str | None) -> list[dict[str, Any]]:
+        return [i for i in fake.items.values()
+                if i.get("parentItem") == parent and i["itemType"] == "attachment"]  # fmt: skip
+
+    fetched = _add(env, action="work", target=ref, collection="Reading")
+    (item,) = [i for i in fake.items.values() if i.get("archiveID") == ref]
+    (pdf,) = attached(item["key"])
+    assert fake.files[pdf["key"]] == served
+    assert fetched.attachment == pdf["url"] and fetched.attachment.startswith("https://arxiv.org/")
+    # Again after the researcher removed it: the library's copy is sent, not fetched anew.
+    fake.delete(item["key"])
+    again = _add(env, action="work", target=ref)
+    (item,) = [i for i in fake.items.values() if i.get("archiveID") == ref]
+    (pdf,) = attached(item["key"])
+    assert fake.files[pdf["key"]] == served and again.attachment == fetched.attachment
+    assert len([r for r in upstream.requests_to("arxiv.org") if "/pdf/" in r.path]) == 1
+    # No PDF doiget may fetch (PNAS's is on a host off the allowlist): none is claimed.
+    pnas = _add(env, action="work", target=PNAS)
+    assert pnas.created is True and pnas.attachment is None
+    assert any(why.startswith("the PDF: ") for why in pnas.skipped or [])
+    (item,) = _items_titled(zotero_local, PNAS_TITLE)
+    assert attached(item["key"]) == []
+    assert len(fake.requests_to("/connector/saveAttachment")) == 2
+
+
 @pytest.mark.parametrize(
     ("fields", "said"),
     [

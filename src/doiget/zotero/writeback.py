@@ -338,26 +338,29 @@ class ZoteroWriter:
 
     async def _save_local(self, plan: _Plan, written: Written) -> None:
         """The new item saved through the desktop app's connector, with its note, tags
-        and the link the app downloads its PDF from."""
-        pdf_url = await self._pdf_url(plan.ref)
-        if pdf_url is None:
-            plan.skipped.append("no Open Access PDF is known for this work")
+        and its PDF (the library's copy, else fetched now). The app stores only the
+        files it is sent: it downloads no attachment of a connector's save itself."""
+        path = await self._pdf_path(plan)
+        pdf_url = await self._pdf_url(plan.ref) if path is not None else None
         item = dict(plan.item, notes=[{"note": plan.note}] if plan.note else [])
         # The connector files an item by the collection's name.
         collection = plan.collection.name if plan.collection else None
         await self._write(
             plan.ref,
             f"connector save {plan.item.get('title', '')!r}",
-            lambda: self._api.connector_save(item, collection=collection, pdf_url=pdf_url),
+            lambda: self._api.connector_save(
+                item, collection=collection, pdf_url=pdf_url, pdf=path
+            ),
         )
         written.created = True
         written.collection = collection
-        written.attachment = pdf_url
+        # The connector answers no keys: the attached PDF is named by its source.
+        written.attachment = (pdf_url or path.name) if path is not None else None
         written.tags_added = plan.tags or None
 
     async def _pdf_url(self, ref: str | None) -> str | None:
-        """Where the app may download the work's Open Access PDF: what the library
-        recorded, else what the resolver finds now."""
+        """The link the attached PDF records as its source: the work's Open Access
+        PDF as the library recorded it, else as the resolver finds it now."""
         from doiget.papers.contracts import PaperLookup
 
         if ref is None:
