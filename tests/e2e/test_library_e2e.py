@@ -73,6 +73,11 @@ async def test_index_and_search_over_mcp(
         assert status[NATURE] == ("indexed", None)
         assert status[PNAS] == ("skipped", "no_pdf")
         assert status["10.9999/not-stored"] == ("skipped", "not_stored")
+        # A paper stored without a PDF is reported with what would make it indexable,
+        # never with a guess at why it has none.
+        (no_pdf,) = [row["message"] for row in report["documents"] if row["doc_id"] == PNAS]
+        assert "doiget_fetch_paper" in no_pdf and "doiget_add_pdf" in no_pdf
+        assert "no Open Access copy was found" not in no_pdf
         assert report["indexed"] == 1 and report["chunks_written"] > 5
         assert seen and seen[-1] == (1.0, 1.0)
 

@@ -14,6 +14,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -59,17 +60,7 @@ def route_sources(upstream: ReplayUpstream) -> None:
     )
     upstream.route("api.unpaywall.org", f"/v2/{PLOS}", Reply(404, b"{}", JSON))
     pnas = json.loads((FIXTURES / "crossref/works-10.1073_pnas.1414271111.json").read_text())
-
-    def search(query: dict[str, str]) -> Reply:
-        asked = " ".join(query.values()).lower()
-        found = "musculoskeletal" in asked
-        items = [pnas["message"]] if found else []
-        body = {"status": "ok", "message-type": "work-list", "message": {"items": items}}
-        return Reply(200, json.dumps(body).encode(), JSON)
-
-    upstream.responder("api.crossref.org", "/works", search)
-    empty_dblp = {"result": {"status": {"@code": "200"}, "hits": {"@total": "0", "@sent": "0"}}}
-    upstream.json("dblp.org", "/search/publ/api", empty_dblp)
+    route_title_search(upstream, pnas["message"], "musculoskeletal")
 
     def arxiv(query: dict[str, str]) -> Reply:
         name = "id_list-1706.03762-attention-2026.atom"
@@ -79,6 +70,21 @@ def route_sources(upstream: ReplayUpstream) -> None:
         return Reply(200, body, {"Content-Type": "application/atom+xml"})
 
     upstream.responder("export.arxiv.org", "/api/query", arxiv)
+
+
+def route_title_search(upstream: ReplayUpstream, work: dict[str, Any], word: str) -> None:
+    """Crossref's title search answers with ``work`` (a record's message) when asked for
+    ``word``, and with nothing otherwise; DBLP's finds nothing."""
+
+    def search(query: dict[str, str]) -> Reply:
+        asked = " ".join(query.values()).lower()
+        items = [work] if word in asked else []
+        body = {"status": "ok", "message-type": "work-list", "message": {"items": items}}
+        return Reply(200, json.dumps(body).encode(), JSON)
+
+    upstream.responder("api.crossref.org", "/works", search)
+    empty_dblp = {"result": {"status": {"@code": "200"}, "hits": {"@total": "0", "@sent": "0"}}}
+    upstream.json("dblp.org", "/search/publ/api", empty_dblp)
 
 
 @dataclass(frozen=True)

@@ -95,7 +95,9 @@ def _add_entry(selection: Selection, label: str, entry: Entry | None, *, named: 
                 DocumentReport.skipped(
                     label,
                     "no_pdf",
-                    f"{label} is stored without a PDF (no Open Access copy was found).",
+                    f"{label} is stored without a PDF (metadata only), so there is no text "
+                    "to index; fetch its PDF with doiget_fetch_paper (it needs an Open Access "
+                    "copy) or add your own copy with doiget_add_pdf, then index it again.",
                 )
             )
         return
