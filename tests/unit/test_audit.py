@@ -169,6 +169,8 @@ async def test_a_verifier_failure_leaves_verdicts_out_and_says_why() -> None:
     assert key.verdict is None and key.work is not None
     assert key.note == "not verified: Too many requests."
     assert report.citations[0].status == "unchecked" and report.works == []
+    # The summary counts it among the citations not checked, as its status says.
+    assert report.summary.unchecked == 1
 
 
 async def test_a_cancelled_audit_reports_what_it_checked_and_what_it_did_not() -> None:

@@ -440,5 +440,7 @@ def _summary(
         quotes_not_found=sum(
             quote.found is False for c in citations for k in c.keys for quote in k.quotes
         ),
-        unchecked=sum(not citation.checked for citation in citations),
+        # Shown as not checked, or cut short: a citation whose worse problem is shown
+        # instead (a key missing from the bibliography) is counted under that problem.
+        unchecked=sum(c.status == "unchecked" or not c.checked for c in citations),
     )
