@@ -50,6 +50,15 @@ def test_capabilities_say_why_a_toolset_is_off_and_how_to_install_it(
     assert "pip install -e '.[library]'" in text
     full = " ".join(doiget("capabilities", env=wide).stdout.split())
     assert "library toolset" in full and "sentence_transformers" not in full
+    # A toolset left out of the default selection says how to serve it, not that a
+    # variable nobody set left it out.
+    assert "DOIGET_TOOLSETS" not in doiget_env
+    hint = "not in the selection served (name it in DOIGET_TOOLSETS or --toolsets)"
+    assert full.count(hint) == 1 and hint in full[full.index("zotero toolset") :]
+    chosen = " ".join(
+        doiget("capabilities", env={**wide, "DOIGET_TOOLSETS": "papers"}).stdout.split()
+    )
+    assert chosen.count(hint) == 4
 
 
 @pytest.mark.parametrize("zotero", [False, True], ids=["zotero-unset", "zotero-set"])

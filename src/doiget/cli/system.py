@@ -121,7 +121,7 @@ def capabilities(ctx: typer.Context, json_output: JsonFlag = False) -> None:
     for name in KNOWN_TOOLSETS:
         state = f"off: it {off[name]}" if name in off else "can be served"
         if name not in settings.toolsets:
-            state += " (not selected in DOIGET_TOOLSETS)"
+            state += "; not in the selection served (name it in DOIGET_TOOLSETS or --toolsets)"
         summary.add_row(f"{name} toolset", state)
     out = console()
     out.print(summary)
