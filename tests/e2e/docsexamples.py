@@ -105,19 +105,20 @@ async def check_group(
     to_test = [(new, old) for old, new in to_docs]
     volatile = VOLATILE | frozenset(spec.get("volatile", ()))
     results = []
+    renewed: list[tuple[str, str]] = []
     async with mcp_session(env, *args, toolsets=spec["toolsets"]) as session:
         for index, example in enumerate(spec["examples"]):
             if between is not None:
                 between(index)
-            (result,) = await _run(session, [example], to_test)
+            (result,) = await _run(session, [example], to_test + renewed)
             results.append(_rewritten(result, to_docs))
-            to_test += _renewed(example.get("result"), result, volatile)
+            renewed += _renewed(example.get("result"), result, volatile)
     for example, result in zip(spec["examples"], results, strict=True):
         assert str(base) not in json.dumps(result), (
             f"{example['tool']}'s result names a test folder not mapped in documented_paths"
         )
     if os.environ.get(WRITE_VARIABLE) == "1":
-        _write(group, spec, results)
+        _write(group, spec, results, renewed)
         return
     for example, result in zip(spec["examples"], results, strict=True):
         assert steady(result, volatile) == steady(example.get("result"), volatile), (
@@ -150,11 +151,15 @@ def _renewed(documented: Any, now: Any, volatile: frozenset[str]) -> list[tuple[
     return []
 
 
-def _write(group: str, spec: dict[str, Any], results: list[Any]) -> None:
+def _write(
+    group: str, spec: dict[str, Any], results: list[Any], renewed: list[tuple[str, str]]
+) -> None:
+    """Write ``results`` into the group's file, and the arguments with this run's
+    volatile values so that a call names the session its own result shows."""
     spec = {
         **spec,
         "examples": [
-            {**example, "result": result}
+            {**example, "arguments": _rewritten(example["arguments"], renewed), "result": result}
             for example, result in zip(spec["examples"], results, strict=True)
         ],
     }

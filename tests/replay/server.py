@@ -68,6 +68,8 @@ DEFAULT_HOSTS = (
     "www.nature.com",
     "www.reddit.com",
     "old.reddit.com",
+    "docs.python.org",
+    "realpython.com",
     # Patent search providers.
     "api.lens.org",
     "ops.epo.org",

@@ -218,6 +218,55 @@ async def test_get_session_summary_and_step_out_of_range(research: JsonResearch)
 # -- caps and expiry --------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("goal", "latest", "summary"),
+    [
+        (
+            "Does coffee help?",
+            "Find trials",
+            "1 step toward: Does coffee help? Latest (step 1): Find trials. "
+            "1 knowledge gap noted; 1 source recorded.",
+        ),
+        (
+            "Map the evidence.",
+            "Which trials are blinded?",
+            "1 step toward: Map the evidence. Latest (step 1): Which trials are blinded? "
+            "1 knowledge gap noted; 1 source recorded.",
+        ),
+        (
+            "Map the evidence",
+            "Stop here!",
+            "1 step toward: Map the evidence. Latest (step 1): Stop here! "
+            "1 knowledge gap noted; 1 source recorded.",
+        ),
+    ],
+)
+async def test_the_summary_counts_in_the_singular_and_ends_each_sentence_once(
+    research: JsonResearch, goal: str, latest: str, summary: str
+) -> None:
+    out = await research.step(
+        {**step(1, researchGoal=goal, knowledgeGap="no data"), "searchStep": latest}
+    )
+    await research.record_sources(out["sessionId"], "web_search", [{"url": "https://a.org/x"}])
+    view = await research.session({"sessionId": out["sessionId"]})
+    assert view["summary"] == summary
+
+
+async def test_the_summary_counts_in_the_plural(research: JsonResearch) -> None:
+    session_id = await start(research, knowledgeGap="no data")
+    await research.step(step(2, session_id, knowledgeGap="no trials"))
+    await research.record_sources(
+        session_id, "web_search", [{"url": "https://a.org/x"}, {"url": "https://a.org/y"}]
+    )
+    view = await research.session({"sessionId": session_id})
+    assert view["summary"] == (
+        "2 steps toward: a goal. Latest (step 2): step 2 text. "
+        "2 knowledge gaps noted; 2 sources recorded."
+    )
+    empty = await research.session({"sessionId": await start(research)})
+    assert empty["summary"].endswith("0 knowledge gaps noted; 0 sources recorded.")
+
+
 async def test_the_session_expires_four_hours_after_its_last_write(
     research: JsonResearch, clock: Clock
 ) -> None:

@@ -31,6 +31,7 @@ from doiget.web.requests import (
 )
 from doiget.web.results import OneStep, ResearchExportResult, SessionSummary, StepRecorded
 from doiget.web.urls import url_key
+from doiget.wording import counted
 
 if TYPE_CHECKING:
     from doiget.net.network import Network
@@ -534,12 +535,18 @@ def session_document(session: Session) -> dict[str, Any]:
     return document
 
 
+def _sentence(text: str) -> str:
+    """``text`` ended with a full stop unless it already ends a sentence (a goal or
+    a step is often written as a question)."""
+    return text if text.endswith((".", "?", "!", "…")) else text + "."
+
+
 def _summary_text(document: Mapping[str, Any]) -> str:
     steps = document["steps"]
-    parts = [f"{len(steps)} steps toward: {document['researchGoal']}."]
+    parts = [_sentence(f"{counted(len(steps), 'step')} toward: {document['researchGoal']}")]
     if steps:
         latest = _one_liner(steps[-1])
-        parts.append(f"Latest (step {latest['stepNumber']}): {latest['oneLiner']}")
+        parts.append(_sentence(f"Latest (step {latest['stepNumber']}): {latest['oneLiner']}"))
     revised = [s for s in steps if "supersededBy" in s]
     if revised:
         pairs = ", ".join(f"{s['stepNumber']} (by {s['supersededBy']})" for s in revised)
@@ -548,8 +555,8 @@ def _summary_text(document: Mapping[str, Any]) -> str:
         names = ", ".join(b["branchId"] for b in document["branches"])
         parts.append(f"Branches: {names}.")
     parts.append(
-        f"{len(document['gaps'])} knowledge gaps noted; {len(document['sources'])} sources "
-        "recorded."
+        f"{counted(len(document['gaps']), 'knowledge gap')} noted; "
+        f"{counted(len(document['sources']), 'source')} recorded."
     )
     return " ".join(parts)
 

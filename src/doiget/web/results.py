@@ -16,6 +16,7 @@ from pydantic_core import CoreSchema
 
 from doiget.contract import Reply
 from doiget.web.requests import ExportFormat, SearchType
+from doiget.wording import counted
 
 Trust = Literal["untrusted-external-content"]
 AuthorityTier = Literal["high", "medium", "low"]
@@ -138,7 +139,7 @@ class WebSearchResult(WebResult):
         return [{"url": hit.url, "title": hit.title, "kind": "web"} for hit in self.results]
 
     def headline(self) -> str:
-        return f"{self.result_count} web results for {self.query!r}"
+        return f"{counted(self.result_count, 'web result')} for {self.query!r}"
 
 
 # -- scrape_page --------------------------------------------------------------------
@@ -316,7 +317,8 @@ class SearchAndScrapeResult(WebResult):
         return [{"url": s.url, "title": s.title, "kind": "web"} for s in self.sources]
 
     def headline(self) -> str:
-        return f"{len(self.sources)} pages read and combined for {self.query!r} ({self.status})"
+        pages = counted(len(self.sources), "page")
+        return f"{pages} read and combined for {self.query!r} ({self.status})"
 
 
 # -- academic_search ----------------------------------------------------------------
@@ -357,7 +359,7 @@ class AcademicSearchResult(WebResult):
         return paper_sources([paper.wire() for paper in self.papers])
 
     def headline(self) -> str:
-        return f"{self.result_count} papers for {self.query!r}"
+        return f"{counted(self.result_count, 'paper')} for {self.query!r}"
 
 
 # -- patent_search ------------------------------------------------------------------
@@ -401,7 +403,7 @@ class PatentSearchResult(WebResult):
         return [{"url": p.url, "title": p.title, "kind": "patent"} for p in self.patents]
 
     def headline(self) -> str:
-        return f"{self.result_count} patents for {self.query!r}"
+        return f"{counted(self.result_count, 'patent')} for {self.query!r}"
 
 
 # -- research sessions --------------------------------------------------------------
@@ -532,5 +534,5 @@ class ResearchExportResult(WebResult):
     def headline(self) -> str:
         return (
             f"{self.format} export of research session {self.session_id} "
-            f"({self.step_count} steps, {self.source_count} sources)"
+            f"({counted(self.step_count, 'step')}, {counted(self.source_count, 'source')})"
         )
