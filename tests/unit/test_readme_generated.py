@@ -15,7 +15,16 @@ import typer.main
 
 from doiget.cli.main import app
 from doiget.errors import MEANING, ErrorCode
-from doiget.reference import DOCS, REGENERATE, Section, main, sections, stale
+from doiget.reference import (
+    DOCS,
+    REGENERATE,
+    Section,
+    documented_examples,
+    example_groups,
+    main,
+    sections,
+    stale,
+)
 
 _SH_BLOCK = re.compile(r"```sh\n(.*?)```", re.DOTALL)
 _PAGES = [DOCS.parent / "README.md", *sorted(DOCS.rglob("*.md"))]
@@ -65,6 +74,19 @@ def test_every_tool_has_its_reference_entry() -> None:
     for manifest in stored().values():
         for tool in manifest["tools"]:
             assert f"### `{tool['name']}`" in tools_page
+
+
+def test_every_tool_has_an_example_run_by_a_test() -> None:
+    from doiget.server.snapshot import stored
+
+    examples = documented_examples()
+    tools = {tool["name"] for manifest in stored().values() for tool in manifest["tools"]}
+    assert sorted(tools - set(examples)) == []
+    assert set(examples) <= tools
+    e2e = DOCS.parent / "tests" / "e2e"
+    for group in example_groups():
+        module = e2e / f"test_docs_examples_{group}.py"
+        assert f'check_group("{group}"' in module.read_text(encoding="utf-8"), module
 
 
 def test_generated_text_ignores_the_terminal_and_environment(
