@@ -1,16 +1,16 @@
 """Local library search at scale: index rebuild, search and recent latency.
 
 Writes N synthetic store entries (TOML files shaped exactly as doiget writes them),
-rebuilds the FTS5 index from them, then times doiget's search and recent calls, rare
-and common words apart, in-process (the index work) and over stdio (a spawned
-``doiget serve``, a client calling the MCP tools). Beside each in-process search it
-runs two comparators on the same file, FTS5's own bm25() ranking (the last release's
-statement, and what search falls back to) and the statement that joined every
-matching row before ranking, and checks all three give the same rows in the same
-order. Search is timed once the background warming a first search starts has ended;
-separate rows time the first searches of a fresh process for each set (its very first
-search included, its warming beside them), with the postings file a warming wrote
-beside the index and without it (the first process since the index changed).
+rebuilds the FTS5 index from them, then times doiget's search and recent calls, rare and
+common words apart, in-process (the index work) and over stdio (a spawned ``doiget
+serve``, a client calling the MCP tools). Beside each in-process search it runs two
+comparators on the same file, FTS5's own bm25() ranking (what search falls back to) and
+a statement that joins every matching row before ranking, and checks all three give the
+same rows in the same order. Search is timed once the background warming a first search
+starts has ended; separate rows time the first searches of a fresh process for each set
+(its very first search included, its warming beside them), with the postings file a
+warming wrote beside the index and without it (the first process since the index
+changed).
 ``--before-src`` adds the stdio numbers of another checkout's server on the same store.
 
     python benchmarks/local_search.py                 # 100,000 entries
@@ -294,9 +294,9 @@ def first_pass(root: Path, sets: dict[str, list[str]], count: int, filed: bool) 
 
 
 def in_process(index: PaperIndex, sets: dict[str, list[str]]) -> tuple[list[str], float]:
-    """Rows for each query set: the statement of two releases ago (every matching row
-    joined, then ranked), FTS5's own ranking (the statement of the last release, and
-    what search falls back to) and search now; checks all give the same rows."""
+    """Rows for each query set: a statement that joins every matching row, then ranks,
+    FTS5's own ranking (what search falls back to) and doiget's search; checks all
+    give the same rows."""
     reference = sqlite3.connect(index.path)
 
     def fetch(sql: str, parameters: tuple[Any, ...]) -> list[Any]:
