@@ -3,6 +3,7 @@ by every process (and, with Redis, every machine) using one data directory."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -16,6 +17,7 @@ from redisutil import RedisServer, needs_redis, redis_server_fixture  # noqa: F4
 
 from doiget.contract import parse
 from doiget.net.budget import Budget, FileBudget, LocalBudget
+from doiget.net.ratelimit import RateLimiter
 from doiget.web.requests import ScrapePageRequest
 from doiget.web.scrape.service import Scraper
 
@@ -162,6 +164,77 @@ async def test_the_gap_counts_from_the_send_in_redis_too(redis_server: RedisServ
     async with two_redis_budgets(redis_server.url) as (first, second):
         wait = await _gap_after_a_late_send(first, second)
     assert wait > 0.15
+
+
+async def _releases_around_a_late_send(first: Budget, second: Budget) -> list[float]:
+    """``first`` is granted a start whose headers go out 300 ms later; meanwhile
+    ``second`` starts one at 250 ms, then four more once the late one is out, the last
+    as soon as the budget allows. When each of the six requests was sent."""
+    sent: list[float] = []
+
+    async def start(budget: Budget, key: str) -> None:
+        while (wait := await budget.try_start(key, 0.2, 5, 1.0)) > 0:
+            await anyio.sleep(wait)
+
+    async def send(budget: Budget, key: str) -> None:
+        await budget.sent(key)
+        sent.append(time.time())
+
+    await start(first, "late")
+    await anyio.sleep(0.25)
+    await start(second, "k0")
+    await send(second, "k0")
+    await anyio.sleep(0.05)
+    await send(first, "late")  # a busy process sends its headers late
+    for key in ("k1", "k2", "k3", "k4"):
+        await start(second, key)
+        await send(second, key)
+    return sent
+
+
+async def test_a_late_send_moves_its_own_start_in_one_process() -> None:
+    budget = LocalBudget()
+    sent = await _releases_around_a_late_send(budget, budget)
+    assert breaches_of_window(sent, 5, 1.0 - 0.05) == 0
+
+
+async def test_a_late_send_moves_its_own_start_not_another_process_s(tmp_path: Path) -> None:
+    path = tmp_path / "rate-budget.json"
+    sent = await _releases_around_a_late_send(FileBudget(path), FileBudget(path))
+    assert breaches_of_window(sent, 5, 1.0 - 0.05) == 0
+    # The budget's own record is the moments the requests were sent.
+    recorded = json.loads(path.read_text())["starts"]
+    assert max(abs(a - b) for a, b in zip(sorted(recorded), sorted(sent), strict=True)) < 0.05
+
+
+@needs_redis
+async def test_a_late_send_moves_its_own_start_in_redis_too(redis_server: RedisServer) -> None:
+    async with two_redis_budgets(redis_server.url) as (first, second):
+        sent = await _releases_around_a_late_send(first, second)
+    assert breaches_of_window(sent, 5, 1.0 - 0.05) == 0
+
+
+class _Recording:
+    """A budget that grants every start and notes each send."""
+
+    def __init__(self) -> None:
+        self.sends: list[str] = []
+
+    async def try_start(self, key: str, gap: float, limit: int, window: float) -> float:
+        return 0.0
+
+    async def sent(self, key: str) -> None:
+        self.sends.append(key)
+
+
+@pytest.mark.parametrize("outcome", ["complete", "failed"])
+async def test_headers_sent_or_failed_part_way_count_as_sent(outcome: str) -> None:
+    budget = _Recording()
+    limiter = RateLimiter(budget=budget)
+    async with limiter.turn("crossref") as turn:
+        await turn.trace("http11.send_request_headers.started", {})
+        await turn.trace(f"http11.send_request_headers.{outcome}", {})
+    assert budget.sends == ["crossref"]
 
 
 _PROCESS = """

@@ -8,13 +8,16 @@ wait. Times are wall-clock seconds, so that separate processes agree on them.
 
 A start is granted a moment before the request's headers go out; a busy process
 may send them a little later. So once they are sent, :meth:`Budget.sent` moves the
-key's last start, and the newest start of the window, to that moment: another
+key's last start, and that request's own start in the window, to that moment: another
 process's next start then counts its gap and its window from when the upstream
-really saw the request.
+really saw the request. The start moved is the one this budget granted, never
+merely the newest: another process may have started a request meanwhile, and moving
+that one instead would leave this request counted from its grant.
 """
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import fcntl
 import json
@@ -23,9 +26,11 @@ import os
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Final, Generic, Protocol, TypeVar
 
 logger = logging.getLogger("doiget.net")
+
+T = TypeVar("T")
 
 # Starts older than this are forgotten (longer than any window or gap in use).
 _MEMORY_SECONDS: Final = 120.0
@@ -59,28 +64,60 @@ def _wait(
     return wait
 
 
+class _Pending(Generic[T]):
+    """What names each start this process was granted whose headers are not yet
+    sent, per key, oldest first (requests to one key send their headers in the order
+    they start)."""
+
+    def __init__(self) -> None:
+        self._pending: dict[str, deque[T]] = {}
+
+    def add(self, key: str, start: T) -> None:
+        self._pending.setdefault(key, deque()).append(start)
+
+    def pop(self, key: str) -> T | None:
+        pending = self._pending.get(key)
+        if not pending:
+            return None
+        start = pending.popleft()
+        if not pending:
+            del self._pending[key]
+        return start
+
+
+def _moved(starts: list[float], granted: float | None, now: float) -> list[float]:
+    """``starts`` with the start ``granted`` moved to ``now`` if that is later (unchanged
+    when it has already been forgotten), in order."""
+    if granted is None or granted >= now or granted not in starts:
+        return starts
+    moved = list(starts)
+    moved.remove(granted)
+    bisect.insort(moved, now)
+    return moved
+
+
 class LocalBudget:
     """The budget of this process alone."""
 
     def __init__(self) -> None:
-        self._starts: deque[float] = deque()
+        self._starts: list[float] = []
         self._last: dict[str, float] = {}
+        self._granted: _Pending[float] = _Pending()
 
     async def try_start(self, key: str, gap: float, limit: int, window: float) -> float:
         now = time.time()
-        while self._starts and self._starts[0] <= now - window:
-            self._starts.popleft()
+        self._starts = [start for start in self._starts if start > now - window]
         wait = _wait(self._starts, self._last.get(key), now, gap, limit, window)
         if wait <= 0:
             self._starts.append(now)
             self._last[key] = now
+            self._granted.add(key, now)
         return wait
 
     async def sent(self, key: str) -> None:
         now = time.time()
         self._last[key] = max(self._last.get(key, 0.0), now)
-        if self._starts and self._starts[-1] < now:
-            self._starts[-1] = now
+        self._starts = _moved(self._starts, self._granted.pop(key), now)
 
 
 class FileBudget:
@@ -92,6 +129,7 @@ class FileBudget:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._fallback: LocalBudget | None = None
+        self._granted: _Pending[float] = _Pending()
 
     async def try_start(self, key: str, gap: float, limit: int, window: float) -> float:
         if self._fallback is None:
@@ -129,8 +167,8 @@ class FileBudget:
             last, starts = state.setdefault("last", {}), state.get("starts")
             if isinstance(last, dict):
                 last[key] = max(float(last.get(key, 0.0)), now)
-            if isinstance(starts, list) and starts and starts[-1] < now:
-                starts[-1] = now
+            if isinstance(starts, list):
+                state["starts"] = _moved(starts, self._granted.pop(key), now)
             _write_state(descriptor, state)
         finally:
             os.close(descriptor)
@@ -151,6 +189,7 @@ class FileBudget:
                 starts.append(now)
                 last[key] = now
                 _write_state(descriptor, {"starts": starts[-4 * limit :], "last": last})
+                self._granted.add(key, now)
             return wait
         finally:
             os.close(descriptor)  # closing releases the lock
@@ -176,8 +215,9 @@ def _write_state(descriptor: int, state: dict[str, Any]) -> None:
 
 
 # KEYS: starts (sorted set), last starts (hash). ARGV: key, gap, limit, window.
-# Returns "0" after recording a start, else the seconds to wait. Redis's own clock
-# is used, so machines with skewed clocks still share one budget.
+# Returns "0 <member>" after recording a start (the member names it for the send),
+# else the seconds to wait. Redis's own clock is used, so machines with skewed clocks
+# still share one budget.
 _REDIS_SCRIPT: Final = """
 local now_parts = redis.call('TIME')
 local now = tonumber(now_parts[1]) + tonumber(now_parts[2]) / 1000000
@@ -198,18 +238,18 @@ redis.call('HSET', KEYS[2], ARGV[1], tostring(now))
 redis.call('EXPIRE', KEYS[1], 120)
 redis.call('EXPIRE', KEYS[2], 120)
 redis.call('EXPIRE', KEYS[1] .. ':n', 120)
-return '0'
+return '0 ' .. member
 """
 _REDIS_KEYS: Final = ("doiget:rate:starts", "doiget:rate:last")
-# KEYS: starts, last starts. ARGV: key. The key's last start and the newest start of
-# the window become now, if that is later.
+# KEYS: starts, last starts. ARGV: key, member. The key's last start and the start
+# named by member become now, if that is later.
 _REDIS_SENT: Final = """
 local now_parts = redis.call('TIME')
 local now = tonumber(now_parts[1]) + tonumber(now_parts[2]) / 1000000
 local last = redis.call('HGET', KEYS[2], ARGV[1])
 if (not last) or tonumber(last) < now then redis.call('HSET', KEYS[2], ARGV[1], tostring(now)) end
-local newest = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-if newest[1] and tonumber(newest[2]) < now then redis.call('ZADD', KEYS[1], now, newest[1]) end
+local start = redis.call('ZSCORE', KEYS[1], ARGV[2])
+if start and tonumber(start) < now then redis.call('ZADD', KEYS[1], now, ARGV[2]) end
 return '0'
 """
 
@@ -225,6 +265,7 @@ class RedisBudget:
         self._script: Any = None
         self._sent_script: Any = None
         self._fallback: LocalBudget | None = None
+        self._granted: _Pending[str] = _Pending()
 
     async def try_start(self, key: str, gap: float, limit: int, window: float) -> float:
         if self._fallback is None:
@@ -249,7 +290,12 @@ class RedisBudget:
             self._script = self._client.register_script(_REDIS_SCRIPT)
             self._sent_script = self._client.register_script(_REDIS_SENT)
         answer = await self._script(keys=list(_REDIS_KEYS), args=[key, gap, limit, window])
-        return float(answer)
+        wait, _, member = (answer.decode() if isinstance(answer, bytes) else str(answer)).partition(
+            " "
+        )
+        if member:
+            self._granted.add(key, member)
+        return float(wait)
 
     async def sent(self, key: str) -> None:
         if self._fallback is not None or self._script is None:
@@ -258,8 +304,9 @@ class RedisBudget:
             return
         from redis.exceptions import RedisError
 
+        member = self._granted.pop(key)
         with contextlib.suppress(RedisError, OSError):  # try_start reports Redis trouble
-            await self._sent_script(keys=list(_REDIS_KEYS), args=[key])
+            await self._sent_script(keys=list(_REDIS_KEYS), args=[key, member or ""])
 
     async def aclose(self) -> None:
         """Close the connection pool, if one was opened."""

@@ -39,6 +39,10 @@ from doiget.upstreams.limits import HARD_CODED
 # shows the upstream a breach.
 CLOCK_MARGIN_S: Final = 0.025
 
+_HEADERS_DONE: Final = frozenset(
+    {"http11.send_request_headers.complete", "http11.send_request_headers.failed"}
+)
+
 
 def min_gap_seconds(source: str, *, keyed: bool = False) -> float:
     """Minimum seconds between two requests to ``source``: the per-source gap, or the
@@ -145,12 +149,13 @@ class Turn:
 
     async def trace(self, event: str, info: dict[str, object]) -> None:
         """httpcore ``trace`` extension: take the turn just before headers are sent,
-        and say when they were (see :mod:`doiget.net.budget`)."""
+        and say when they were (see :mod:`doiget.net.budget`). Headers that failed
+        part way may have reached the upstream, so they count as sent then too."""
         if event == "http11.send_request_headers.started" and self._lock is not None:
             await self._limiter._start(self._source)
             self._started = True
             self.release()
-        elif event == "http11.send_request_headers.complete" and self._started:
+        elif event in _HEADERS_DONE and self._started:
             self._started = False
             await self._limiter._sent(self._source)
 
