@@ -4,6 +4,8 @@ by every process (and, with Redis, every machine) using one data directory."""
 from __future__ import annotations
 
 import json
+import logging
+import re
 import subprocess
 import sys
 import time
@@ -205,6 +207,20 @@ async def test_a_late_send_moves_its_own_start_not_another_process_s(tmp_path: P
     # The budget's own record is the moments the requests were sent.
     recorded = json.loads(path.read_text())["starts"]
     assert max(abs(a - b) for a, b in zip(sorted(recorded), sorted(sent), strict=True)) < 0.05
+
+
+async def test_each_send_is_logged_at_the_moment_the_budget_keeps(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="doiget.net")
+    path = tmp_path / "rate-budget.json"
+    budget = FileBudget(path)
+    assert await budget.try_start("crossref", 0.2, 5, 1.0) == 0
+    await anyio.sleep(0.05)
+    await budget.sent("crossref")
+    logged = re.search(r"request to crossref sent at (\d+\.\d+)", caplog.text)
+    assert logged is not None
+    assert json.loads(path.read_text())["starts"] == [pytest.approx(float(logged[1]), abs=1e-5)]
 
 
 @needs_redis

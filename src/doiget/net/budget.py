@@ -85,6 +85,12 @@ class _Pending(Generic[T]):
         return start
 
 
+def _note_sent(key: str, now: float) -> None:
+    """Log the moment the budget now holds for a request's start (the record that
+    shows, beside an upstream's own stamps, that the limits were kept)."""
+    logger.debug("request to %s sent at %.6f", key, now)
+
+
 def _moved(starts: list[float], granted: float | None, now: float) -> list[float]:
     """``starts`` with the start ``granted`` moved to ``now`` if that is later (unchanged
     when it has already been forgotten), in order."""
@@ -118,6 +124,7 @@ class LocalBudget:
         now = time.time()
         self._last[key] = max(self._last.get(key, 0.0), now)
         self._starts = _moved(self._starts, self._granted.pop(key), now)
+        _note_sent(key, now)
 
 
 class FileBudget:
@@ -170,6 +177,7 @@ class FileBudget:
             if isinstance(starts, list):
                 state["starts"] = _moved(starts, self._granted.pop(key), now)
             _write_state(descriptor, state)
+            _note_sent(key, now)
         finally:
             os.close(descriptor)
 
@@ -242,7 +250,7 @@ return '0 ' .. member
 """
 _REDIS_KEYS: Final = ("doiget:rate:starts", "doiget:rate:last")
 # KEYS: starts, last starts. ARGV: key, member. The key's last start and the start
-# named by member become now, if that is later.
+# named by member become now, if that is later. Returns now.
 _REDIS_SENT: Final = """
 local now_parts = redis.call('TIME')
 local now = tonumber(now_parts[1]) + tonumber(now_parts[2]) / 1000000
@@ -250,7 +258,7 @@ local last = redis.call('HGET', KEYS[2], ARGV[1])
 if (not last) or tonumber(last) < now then redis.call('HSET', KEYS[2], ARGV[1], tostring(now)) end
 local start = redis.call('ZSCORE', KEYS[1], ARGV[2])
 if start and tonumber(start) < now then redis.call('ZADD', KEYS[1], now, ARGV[2]) end
-return '0'
+return tostring(now)
 """
 
 
@@ -306,7 +314,8 @@ class RedisBudget:
 
         member = self._granted.pop(key)
         with contextlib.suppress(RedisError, OSError):  # try_start reports Redis trouble
-            await self._sent_script(keys=list(_REDIS_KEYS), args=[key, member or ""])
+            now = await self._sent_script(keys=list(_REDIS_KEYS), args=[key, member or ""])
+            _note_sent(key, float(now))
 
     async def aclose(self) -> None:
         """Close the connection pool, if one was opened."""
