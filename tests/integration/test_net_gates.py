@@ -253,6 +253,41 @@ async def test_headers_sent_or_failed_part_way_count_as_sent(outcome: str) -> No
     assert budget.sends == ["crossref"]
 
 
+async def _order_behind_another_process_s_start(first: Budget, second: Budget) -> list[str]:
+    """``first`` (another process) has just started a request to Crossref; this
+    process then has one to Crossref, which must wait out the gap, and, a moment later,
+    one to Unpaywall. The order in which this process's two start."""
+    assert await first.try_start("crossref", 0.2, 5, 1.0) == 0
+    limiter = RateLimiter(budget=second)
+    order: list[str] = []
+
+    async def start(source: str) -> None:
+        async with limiter.turn(source) as turn:
+            await turn.trace("http11.send_request_headers.started", {})
+            order.append(source)
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(start, "crossref")
+        await anyio.sleep(0.02)
+        tasks.start_soon(start, "unpaywall")
+    return order
+
+
+async def test_a_source_waiting_out_its_gap_does_not_hold_up_another(tmp_path: Path) -> None:
+    path = tmp_path / "rate-budget.json"
+    order = await _order_behind_another_process_s_start(FileBudget(path), FileBudget(path))
+    assert order == ["unpaywall", "crossref"]
+
+
+@needs_redis
+async def test_a_source_waiting_out_its_gap_does_not_hold_up_another_in_redis(
+    redis_server: RedisServer,
+) -> None:
+    async with two_redis_budgets(redis_server.url) as (first, second):
+        order = await _order_behind_another_process_s_start(first, second)
+    assert order == ["unpaywall", "crossref"]
+
+
 _PROCESS = """
 import anyio, sys
 from doiget.config import load_settings

@@ -68,7 +68,6 @@ class RateLimiter:
         self._keyed = keyed_sources
         self._budget: Budget = budget or LocalBudget()
         self._in_flight: dict[str, anyio.Semaphore] = {}
-        self._window_lock = anyio.Lock()
         self._source_locks: dict[str, anyio.Lock] = {}
         self._last_start: dict[str, float] = {}
         # Until when (monotonic) an upstream asked not to be sent requests (Backoff).
@@ -125,14 +124,15 @@ class RateLimiter:
         metrics.observe("rate_limit_wait_seconds", time.monotonic() - began, source=source)
 
     async def _wait_for_budget(self, source: str) -> None:
-        async with self._window_lock:
-            window = 1.0 + CLOCK_MARGIN_S
-            limit = int(HARD_CODED.max_fetches_per_second)
-            while (
-                wait := await self._budget.try_start(source, self._gap(source), limit, window)
-            ) > 0:
-                await anyio.sleep(wait)
-            self._last_start[source] = time.monotonic()
+        # No lock across sources: a request waiting out its source's gap (another
+        # process started one to it) must not hold back a request to another source
+        # that the budget would let start now. Each try is atomic in its budget.
+        window = 1.0 + CLOCK_MARGIN_S
+        limit = int(HARD_CODED.max_fetches_per_second)
+        gap = self._gap(source)
+        while (wait := await self._budget.try_start(source, gap, limit, window)) > 0:
+            await anyio.sleep(wait)
+        self._last_start[source] = time.monotonic()
 
     async def _sent(self, source: str) -> None:
         await self._budget.sent(source)
