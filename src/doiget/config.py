@@ -141,6 +141,12 @@ CORE_SETTINGS: tuple[Setting, ...] = (
         config_key="embed_model_path",
     ),
     Setting(
+        "DOIGET_MODEL_CACHE",
+        "folder of the int8 encoder exported from the embedding model on first use "
+        "(default: DOIGET_DATA_DIR/library/models); data directories may share one",
+        config_key="model_cache",
+    ),
+    Setting(
         "DOIGET_SEARCH_ROUTING",
         "comma list of web search providers tried in order with fallback; default: the "
         "most preferred configured provider alone",
@@ -333,6 +339,8 @@ class Settings:
     host_map: HostMap = field(default_factory=HostMap)
     ca_bundle: Path | None = None
     embed_model_path: Path | None = None
+    # Where the exported encoder is cached; None: under data_dir (see encoder_cache).
+    model_cache: Path | None = None
     # Folders MCP clients may add local files from, besides the roots they declare.
     import_dirs: tuple[Path, ...] = ()
     # Every upstream's declared settings that are set, by variable name; credentials
@@ -366,6 +374,11 @@ class Settings:
     def metadata_dir(self) -> Path:
         """Where store metadata TOML files and their locks live."""
         return self.store_root / ".metadata"
+
+    @property
+    def encoder_cache(self) -> Path:
+        """The folder of the exported document encoder."""
+        return self.model_cache or self.data_dir / "library" / "models"
 
     def value(self, env: str) -> str | Secret | None:
         """The upstream setting read from ``env``, or ``None`` when it is not set."""
@@ -623,6 +636,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     if (raw_toolsets is None or dynamic) and zotero.configured:
         toolsets = (*toolsets, "zotero")
 
+    model_cache = pick("DOIGET_MODEL_CACHE", "model_cache")  # made on first export
     settings = Settings(
         store_root=store_root.expanduser(),
         log_path=log_path.expanduser(),
@@ -645,6 +659,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
             folder=True,
             wanted="a sentence-transformers model folder (with modules.json)",
         ),
+        model_cache=Path(str(model_cache)).expanduser() if model_cache else None,
         import_dirs=_import_dirs(pick("DOIGET_IMPORT_DIRS", "import_dirs")),
         upstream=upstream,
         search_routing=_routing(

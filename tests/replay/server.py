@@ -12,8 +12,10 @@ short or larger than declared, and chunked bodies with no declared length.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import ssl
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -27,6 +29,10 @@ from urllib.parse import parse_qsl, urlsplit
 import trustme
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+# The int8 encoder exported from the packaged model, shared by every doiget a test
+# starts: exporting it takes tens of seconds, and its own tests export it afresh
+# (tests/unit/test_document_encoder.py).
+SHARED_ENCODER_CACHE = Path(tempfile.gettempdir()) / f"doiget-tests-encoder-{os.getuid()}"
 
 # Every upstream doiget talks to, plus a few neutral names for guard tests.
 DEFAULT_HOSTS = (
@@ -197,13 +203,15 @@ class ReplayUpstream:
 
     def isolated_env(self, directory: Path) -> dict[str, str]:
         """``env`` plus private config, data, store and log paths under ``directory``:
-        the environment of a doiget that shares nothing with the user's."""
+        the environment of a doiget that shares nothing with the user's (and nothing
+        with other tests' but the exported encoder)."""
         return {
             **self.env,
             "DOIGET_CONFIG": str(directory / "config.toml"),
             "DOIGET_DATA_DIR": str(directory / "data"),
             "DOIGET_STORE_ROOT": str(directory / "papers"),
             "DOIGET_LOG_PATH": str(directory / "state" / "provenance.jsonl"),
+            "DOIGET_MODEL_CACHE": str(SHARED_ENCODER_CACHE),
         }
 
     def reset(self) -> None:

@@ -272,7 +272,7 @@ class Library:
         return document_embedder(
             project.embed_model,
             self.settings.embed_model_path,
-            self.settings.data_dir / "library" / "models",
+            self.settings.encoder_cache,
             recorded,
         )
 
