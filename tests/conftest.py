@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from doiget import redaction
+from doiget.net import ratelimit
 from zoterofake import ZoteroWorld, local_world, web_world
 
 from replay import ReplayUpstream
@@ -42,6 +44,16 @@ def upstream(_replay_server: ReplayUpstream) -> Iterator[ReplayUpstream]:
 def doiget_env(tmp_path: Path, upstream: ReplayUpstream) -> dict[str, str]:
     """An environment for the real program: private dirs, pointed at the replay upstream."""
     return {**upstream.isolated_env(tmp_path), "DOIGET_EMAIL": "tests@example.org"}
+
+
+@pytest.fixture
+def unpaced(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process's requests spaced by no per-source gap (arXiv's 3 s, DBLP's 1 s)
+    and no per-second budget: for tests whose subject is not the spacing, which would
+    otherwise spend most of their time waiting at the gate."""
+    monkeypatch.setattr(ratelimit, "min_gap_seconds", lambda source, *, keyed=False: 0.0)
+    unlimited = replace(ratelimit.HARD_CODED, max_fetches_per_second=1000.0)
+    monkeypatch.setattr(ratelimit, "HARD_CODED", unlimited)
 
 
 @pytest.fixture

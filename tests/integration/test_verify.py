@@ -38,6 +38,11 @@ from doiget.verify.service import Verifier
 from netutil import FAST_RETRY
 from replay import FIXTURES, ReplayUpstream, Reply
 
+# Requests spaced by no gap: the spacing is the rate gate's subject (test_net_gates), and
+# the retried requests of a failing source would otherwise wait out DBLP's 1 s and
+# arXiv's 3 s between them.
+pytestmark = pytest.mark.usefixtures("unpaced")
+
 
 def _kinds(row: Row) -> list[str]:
     return [problem.kind for problem in row.problems]
