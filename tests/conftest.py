@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from doiget import redaction
-from doiget.net import ratelimit
+from pacing import unpace
 from zoterofake import ZoteroWorld, local_world, web_world
 
 from replay import ReplayUpstream
@@ -48,12 +47,8 @@ def doiget_env(tmp_path: Path, upstream: ReplayUpstream) -> dict[str, str]:
 
 @pytest.fixture
 def unpaced(monkeypatch: pytest.MonkeyPatch) -> None:
-    """This process's requests spaced by no per-source gap (arXiv's 3 s, DBLP's 1 s)
-    and no per-second budget: for tests whose subject is not the spacing, which would
-    otherwise spend most of their time waiting at the gate."""
-    monkeypatch.setattr(ratelimit, "min_gap_seconds", lambda source, *, keyed=False: 0.0)
-    unlimited = replace(ratelimit.HARD_CODED, max_fetches_per_second=1000.0)
-    monkeypatch.setattr(ratelimit, "HARD_CODED", unlimited)
+    """This process's requests spaced by no gap (see tests/pacing.py)."""
+    unpace(monkeypatch.setattr)
 
 
 @pytest.fixture
