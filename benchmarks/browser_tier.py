@@ -207,7 +207,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3, help="warm passes over the pages")
     parser.add_argument("--spawns", type=int, default=5, help="server spawns per variant")
-    args = parse_args(parser, rounds=1, spawns=1)
+    # The first pass already reads pages with the browser up: a smoke run needs no more.
+    args = parse_args(parser, rounds=0, spawns=1)
     work = Path(tempfile.mkdtemp())
     upstream = ReplayUpstream(hosts=(HOST,), tmp_dir=work).start(work)
     pages = cases()

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from doiget import redaction
+from pacing import unpace
 from zoterofake import ZoteroWorld, local_world, web_world
 
 from replay import ReplayUpstream
@@ -42,6 +43,12 @@ def upstream(_replay_server: ReplayUpstream) -> Iterator[ReplayUpstream]:
 def doiget_env(tmp_path: Path, upstream: ReplayUpstream) -> dict[str, str]:
     """An environment for the real program: private dirs, pointed at the replay upstream."""
     return {**upstream.isolated_env(tmp_path), "DOIGET_EMAIL": "tests@example.org"}
+
+
+@pytest.fixture
+def unpaced(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process's requests spaced by no gap (see tests/pacing.py)."""
+    unpace(monkeypatch.setattr)
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ from mcputil import mcp_session
 from doiget.config import KNOWN_TOOLSETS
 from doiget.server.snapshot import listing
 from doiget.surfaces import TOOL_COMMANDS, for_command_line
+from pacing import unpaced_env
 
 from cliutil import doiget
 from replay import ReplayUpstream, Reply
@@ -112,7 +113,9 @@ async def test_json_output_is_the_tools_output(
     upstream.route(
         "api.semanticscholar.org", "/graph/v1/paper/DOI:10.1000/x/citations", Reply(404, b"{}")
     )
-    env = {**doiget_env, "DOIGET_SCHOLAR_CACHE_TTL": "0"}
+    # Unpaced: the answer is the subject, and Semantic Scholar's retried requests 1 s apart
+    # would be a third of the test's time.
+    env = unpaced_env({**doiget_env, "DOIGET_SCHOLAR_CACHE_TTL": "0"})
     from_tools: list[Any] = []
     async with mcp_session(env, toolsets="papers,scholar,library,web") as session:
         for _, tool, arguments in CASES:

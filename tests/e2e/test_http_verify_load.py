@@ -22,6 +22,8 @@ import httpx
 from httputil import TOKEN, http_server, http_session, token_file
 from mcputil import call
 
+from pacing import unpaced_env
+
 from replay import FIXTURES, ReplayUpstream, Reply
 
 DOI = "10.1073/pnas.1414271111"
@@ -79,7 +81,8 @@ async def test_huge_author_lists_are_matched_without_stalling_the_server(
     title = _route(upstream)
     references = [_reference(title, seed) for seed in range(2, 2 + REFERENCES)]
     assert all(len(reference) < 20_000 for reference in references)
-    env = {**doiget_env, "DOIGET_HTTP_TOKENS_FILE": str(token_file(tmp_path, TOKEN))}
+    # Every reference asks DBLP: 1 s apart, they would be most of the call's time.
+    env = unpaced_env({**doiget_env, "DOIGET_HTTP_TOKENS_FILE": str(token_file(tmp_path, TOKEN))})
     with http_server(env, tmp_path) as server:
         async with http_session(server.url) as session:  # tools loaded, workers started
             await call(session, "doiget_verify_references", {"references": ["A. B. Warm. 2020."]})

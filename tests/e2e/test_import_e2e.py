@@ -19,10 +19,19 @@ from importutil import (
 )
 from mcputil import mcp_session
 
+from pacing import unpaced_env
+
 from cliutil import doiget
 from replay import ReplayUpstream
 
 TEXT = JABREF.replace("file      = {:papers/Adak2001.pdf:PDF},", "") + wrong_year() + fabricated()
+
+
+@pytest.fixture
+def doiget_env(doiget_env: dict[str, str]) -> dict[str, str]:
+    """The programs run here space their requests by no gap: each entry asks its
+    sources once or more, and the rows are the subject (see tests/pacing.py)."""
+    return unpaced_env(doiget_env)
 
 
 def _elsewhere(env: dict[str, str], tmp_path: Path, name: str) -> dict[str, str]:

@@ -13,6 +13,8 @@ from mcp.client.session import ClientSession
 from mcputil import SCHOLAR_TOOLS, call, converse, mcp_session, spawn_server
 from pybtex.database import parse_string as pybtex_parse
 
+from pacing import unpaced_env
+
 from netutil import breaches_of_window, min_gap
 from papersutil import STUB_PDF
 from replay import ReplayUpstream, Reply
@@ -80,11 +82,13 @@ async def test_tools_list_is_the_scholar_toolset(doiget_env: dict[str, str]) -> 
     assert tools["get_pubmed_paper"].input_schema["properties"]["pmid"]["pattern"]
 
 
+# Tests whose subject is an answer run unpaced (tests/pacing.py); those of the spacing
+# itself (three seconds apart, three or ten a second) keep it.
 async def test_every_scholar_tool_end_to_end(
     upstream: ReplayUpstream, doiget_env: dict[str, str]
 ) -> None:
     route_every_scholar_tool(upstream)
-    async with mcp_session(doiget_env, toolsets="scholar") as session:
+    async with mcp_session(unpaced_env(doiget_env), toolsets="scholar") as session:
         arxiv_hits = await scholar_call(session, "search_arxiv", {"query": "testing"})
         arxiv_paper = await scholar_call(
             session, "get_arxiv_paper", {"arxivId": "quant-ph/0201082v1"}
@@ -148,7 +152,7 @@ async def test_a_ref_from_scholar_goes_straight_to_doiget_fetch_paper(
 ) -> None:
     upstream.fixture(*ARXIV_API, "arxiv/id_list-1605.08386.atom")
     pdf = upstream.fixture("arxiv.org", "/pdf/1605.08386v1", STUB_PDF)
-    async with mcp_session(doiget_env, toolsets="papers,scholar") as session:
+    async with mcp_session(unpaced_env(doiget_env), toolsets="papers,scholar") as session:
         names = {tool.name for tool in (await session.list_tools()).tools}
         paper = await scholar_call(session, "get_arxiv_paper", {"arxivId": "1605.08386v1"})
         fetched = await call(session, "doiget_fetch_paper", {"ref": paper["ref"]})
@@ -194,7 +198,7 @@ async def test_upstream_failures_read_as_the_spec_says(
     upstream.route(S2, S2_SEARCH, Reply(503, b"Service Unavailable"))
     upstream.route(EUTILS, ESEARCH, Reply(200, b"<eSearchResult><Count>1"))
     upstream.fixture(*ARXIV_API, "arxiv/id_list-0000.0000-empty.atom")
-    async with mcp_session(doiget_env, toolsets="scholar") as session:
+    async with mcp_session(unpaced_env(doiget_env), toolsets="scholar") as session:
         missing = await scholar_call(
             session, "get_semantic_scholar_paper", {"identifier": "CorpusId:0"}
         )
@@ -289,7 +293,7 @@ def test_stdout_carries_only_json_rpc_across_every_scholar_tool(
         ("pubmed_to_bibtex", {"pmid": "27797938"}),
         ("get_pubmed_paper", {"pmid": "not-a-pmid"}),
     ]
-    env = {**doiget_env, "DOIGET_LOG_LEVEL": "DEBUG"}
+    env = unpaced_env({**doiget_env, "DOIGET_LOG_LEVEL": "DEBUG"})
     answers, stderr = converse(spawn_server(env, "scholar"), calls)
     for number, (tool, _) in enumerate(calls, start=2):
         result = answers[number]["result"]

@@ -11,6 +11,7 @@ from mcputil import PAPERS_TOOLS, call, mcp_session
 
 from doiget.papers.provenance import read_rows
 from logcheck import verify_env
+from pacing import unpaced_env
 
 from papersutil import NATURE, STUB_PDF, route_nature
 from replay import ReplayUpstream
@@ -78,7 +79,7 @@ async def test_every_tool_works_end_to_end(
     upstream.fixture(
         "api.openalex.org", "/works", "openalex/works-filter-cites-W2741809807-page1-per50.json"
     )
-    env = {**doiget_env, "DOIGET_ENABLE_OPENALEX": "1"}
+    env = unpaced_env({**doiget_env, "DOIGET_ENABLE_OPENALEX": "1"})  # arXiv twice
     async with mcp_session(env) as session:
         profile = await call(session, "doiget_capability_profile")
         health = await call(session, "doiget_health")

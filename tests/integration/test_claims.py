@@ -40,6 +40,10 @@ from papersutil import route_nature, route_pnas
 from pdfmaker import write_scanned_pdf
 from replay import ReplayUpstream, Reply
 
+# Requests spaced by no gap: the retried requests of a source that is down would
+# otherwise wait out arXiv's 3 s between them (the spacing is test_net_gates' subject).
+pytestmark = pytest.mark.usefixtures("unpaced")
+
 PNAS_CLAIM = "Collagen cross-linking improves the mechanical properties of engineered tissues."
 ATTENTION_CLAIM = "The Transformer is based solely on attention mechanisms, without recurrence."
 NATURE = "10.1038/nature12373"

@@ -15,6 +15,10 @@ from doiget.contract import parse, plain
 
 from replay import ReplayUpstream, Reply
 
+# Requests spaced by no gap: the subject is what the answers hold, and a failing source is
+# asked again and again (see tests/pacing.py).
+pytestmark = pytest.mark.usefixtures("unpaced")
+
 KEY = "s2-secret-key-9f8e7d6c5b4a"
 EMAIL = "private-contact@example.org"
 BIB = (

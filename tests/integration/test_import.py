@@ -48,6 +48,10 @@ from papersutil import make_papers
 from pdfmaker import one_page_pdf
 from replay import ReplayUpstream
 
+# Requests spaced by no gap: this module's subject is the rows an import gives, and its
+# sources are asked once or more an entry (see tests/pacing.py).
+pytestmark = pytest.mark.usefixtures("unpaced")
+
 Progress = list[tuple[int, int, str]]
 
 

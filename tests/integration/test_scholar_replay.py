@@ -159,6 +159,7 @@ async def test_arxiv_paper_by_old_style_and_versioned_id(
     assert paper["ref"] == expected
 
 
+@pytest.mark.usefixtures("unpaced")  # two requests to one source: the gap is not the subject
 async def test_arxiv_unknown_and_malformed_ids(scholar: Scholar, upstream: ReplayUpstream) -> None:
     upstream.fixture(*ARXIV_API, "arxiv/id_list-0000.0000-empty.atom")
     assert (
@@ -347,6 +348,7 @@ async def test_s2_throttled_to_the_end_says_when_to_retry(
     assert error.code is ErrorCode.RATE_LIMITED and "try again in 120 s" in error.message
 
 
+@pytest.mark.usefixtures("unpaced")  # two requests to one source: the gap is not the subject
 async def test_upstream_down_is_an_error_not_an_empty_result(
     scholar: Scholar, upstream: ReplayUpstream
 ) -> None:

@@ -36,6 +36,7 @@ async def test_crossref_answer_of_the_wrong_shape_is_schema_drift(
     assert drift.value.denial.source == "crossref"
 
 
+@pytest.mark.usefixtures("unpaced")  # two requests to one source: the gap is not the subject
 async def test_arxiv_unknown_id_is_not_found_and_bad_id_is_invalid_ref(
     upstream: ReplayUpstream, doiget_env: dict[str, str]
 ) -> None:

@@ -34,9 +34,13 @@ from doiget.verify.contracts import Row
 from doiget.verify.inputs import read_item
 from doiget.verify.lookup import AnswerStore
 from doiget.verify.service import Verifier
+from pacing import unpaced_env
 
 from netutil import FAST_RETRY
 from replay import FIXTURES, ReplayUpstream, Reply
+
+# Requests spaced by no gap, here and in the commands run (see tests/pacing.py).
+pytestmark = pytest.mark.usefixtures("unpaced")
 
 
 def _kinds(row: Row) -> list[str]:
@@ -251,7 +255,7 @@ def test_the_command_prints_one_row_per_entry_and_exits_0(
     refs.write_text(
         bib() + "\n" + PROBLEMS["year_future"].replace("{ref,", "{bad,"), encoding="utf-8"
     )
-    env = {**os.environ, **doiget_env, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    env = unpaced_env({**os.environ, **doiget_env})
     done = subprocess.run([sys.executable, "-m", "doiget", "verify", str(refs), "--json"],
                           env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -366,7 +370,7 @@ def test_unusable_input_fails_with_a_coded_error_and_json_only(
     name, content = EDGE_CASES[case]
     path = tmp_path / name
     path.write_bytes(content if isinstance(content, bytes) else content.encode())
-    env = {**os.environ, **doiget_env, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    env = unpaced_env({**os.environ, **doiget_env})
     done = subprocess.run([sys.executable, "-m", "doiget", "verify", str(path), "--json"],
                           env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
     answer = json.loads(done.stdout)  # the whole of stdout is one JSON document
@@ -390,7 +394,7 @@ def test_a_pdf_manuscripts_reference_list_is_checked_entry_by_entry(
         "large language models. NeurIPS 2022.",
         "Gui P, Tokmakov T. Quantum gravity priors for sparse transformers. ICML 2021.",
     ])  # fmt: skip
-    env = {**os.environ, **doiget_env, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    env = unpaced_env({**os.environ, **doiget_env})
     done = subprocess.run([sys.executable, "-m", "doiget", "verify", str(paper), "--json"],
                           env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr

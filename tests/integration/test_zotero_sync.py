@@ -44,6 +44,10 @@ from zoterofake import WEB_HOSTS, FakeZotero
 from papersutil import make_papers
 from replay import ReplayUpstream
 
+# Requests spaced by no gap: each item's work is identified through DBLP and arXiv, and
+# the subject is what a sync stores and says, not the spacing (see tests/pacing.py).
+pytestmark = pytest.mark.usefixtures("unpaced")
+
 Progress = list[tuple[int, int, str]]
 ATTENTION = "1706.03762"
 

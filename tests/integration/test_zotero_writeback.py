@@ -31,6 +31,10 @@ from zoterofake import READ_KEY, WRITE_KEY, ZoteroWorld
 
 from replay import ReplayUpstream
 
+# Requests spaced by no gap: a reference is verified through DBLP and arXiv before it is
+# written, and what is written or refused is the subject (see tests/pacing.py).
+pytestmark = pytest.mark.usefixtures("unpaced")
+
 Asked = list[tuple[str, dict[str, Any]]]
 
 
