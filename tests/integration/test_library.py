@@ -29,6 +29,7 @@ from pdfmaker import (
     write_scanned_pdf,
     write_sectioned_pdf,
 )
+from replay import SHARED_ENCODER_CACHE
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pdf"
 REAL_PDFS = {
@@ -44,15 +45,19 @@ hybrid_enabled = false
 """
 
 
-def _library(tmp: Path, config: str = CONFIG) -> Library:
+def _library(tmp: Path, config: str = CONFIG, backend: Any = None) -> Library:
+    """A Library on folders under ``tmp`` (the exported encoder shared with other tests),
+    on ``backend`` when given, else its own SQLite index."""
+    tmp.mkdir(exist_ok=True)
     (tmp / "config.toml").write_text(config)
     env = {
         "DOIGET_CONFIG": str(tmp / "config.toml"),
         "DOIGET_DATA_DIR": str(tmp / "data"),
         "DOIGET_STORE_ROOT": str(tmp / "papers"),
         "DOIGET_LOG_PATH": str(tmp / "log.jsonl"),
+        "DOIGET_MODEL_CACHE": str(SHARED_ENCODER_CACHE),
     }
-    return Library(load_settings(env))
+    return Library(load_settings(env), index=backend)
 
 
 async def _search(

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from test_library import _library as library_at
 
-from doiget.config import load_settings
 from doiget.contract import build, plain
 from doiget.library.contracts import ChunkSearch, CollectionQuery
 from doiget.library.documents import from_file
@@ -25,15 +25,7 @@ QUERIES = [
 
 
 def _library(tmp: Path, backend: Any = None) -> Library:
-    tmp.mkdir(exist_ok=True)
-    (tmp / "config.toml").write_text('[projects."lab/both"]\n')
-    env = {
-        "DOIGET_CONFIG": str(tmp / "config.toml"),
-        "DOIGET_DATA_DIR": str(tmp / "data"),
-        "DOIGET_STORE_ROOT": str(tmp / "papers"),
-        "DOIGET_LOG_PATH": str(tmp / "log.jsonl"),
-    }
-    return Library(load_settings(env), index=backend)
+    return library_at(tmp, '[projects."lab/both"]\n', backend)
 
 
 async def _top(library: Library, hybrid: bool) -> list[list[str]]:
