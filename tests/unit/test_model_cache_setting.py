@@ -11,6 +11,8 @@ from doiget.config import load_settings
 from doiget.library.projects import Project
 from doiget.library.service import Library
 
+from replay import SHARED_ENCODER_CACHE
+
 
 def _env(tmp_path: Path, **more: str) -> dict[str, str]:
     return {
@@ -40,7 +42,7 @@ def test_the_variable_or_config_toml_moves_it(
 
 def test_the_library_exports_its_document_encoder_there(tmp_path: Path) -> None:
     pytest.importorskip("onnxruntime")
-    shared = tmp_path / "shared"
+    shared = SHARED_ENCODER_CACHE  # outside the data directory, and exported once
     library = Library(load_settings(_env(tmp_path, DOIGET_MODEL_CACHE=str(shared))))
     embedder = library.document_embedder(Project("lab/notes", "proj-lab-notes"), None)
     assert getattr(embedder, "cache_dir", None) == shared
