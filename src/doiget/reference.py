@@ -31,6 +31,8 @@ REFERENCE = DOCS / "reference"
 # server; tests/e2e/test_docs_examples_<group>.py runs each group against the replay
 # upstream, so a changed result fails there.
 EXAMPLES = REFERENCE / "examples"
+# A result longer than this many lines is shown folded: the page stays one to scan.
+OPEN_RESULT_LINES = 60
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +121,9 @@ def _tool_block(tool: dict[str, Any], example: dict[str, Any] | None) -> str:
             example["arguments"],
             opened=True,
         )
-        lines += _folded("example", "Its result", example["result"], opened=True)
+        result = example["result"]
+        short = len(json.dumps(result, indent=2).splitlines()) <= OPEN_RESULT_LINES
+        lines += _folded("example", "Its result", result, opened=short)
     return "\n".join(lines)
 
 
