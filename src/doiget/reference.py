@@ -27,6 +27,7 @@ from doiget.server.snapshot import stored
 REGENERATE = "python -m doiget.reference --write"
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 REFERENCE = DOCS / "reference"
+GUIDES = DOCS / "guides"
 # Example calls with their results, a file per group of calls made in order in one
 # server; tests/e2e/test_docs_examples_<group>.py runs each group against the replay
 # upstream, so a changed result fails there.
@@ -100,7 +101,42 @@ def sections() -> list[Section]:
         Section("settings", settings_table_markdown(), REFERENCE / "settings.md"),
         Section("mcp-tools", tools_reference_markdown(), REFERENCE / "tools.md"),
         Section("error-codes", errors_reference_markdown(), REFERENCE / "errors.md"),
+        Section("verify-example", verify_example_markdown(), GUIDES / "verify-and-audit.md"),
+        Section("audit-example", audit_example_markdown(), GUIDES / "verify-and-audit.md"),
     ]
+
+
+def verify_example_markdown() -> str:
+    """The tested example of doiget_verify_references: its references and its rows
+    (each verified row's corrected entries left out: they repeat the match)."""
+    example = documented_examples()["doiget_verify_references"]
+    rows = [
+        {key: value for key, value in row.items() if key != "corrected"}
+        for row in example["result"]["results"]
+    ]
+    references = "\n\n".join(example["arguments"]["references"])
+    return "\n".join(
+        [
+            "```text",
+            references,
+            "```",
+            "",
+            "gives (each row's `corrected` BibTeX and CSL-JSON left out here):",
+            "",
+            "```json",
+            json.dumps(rows, indent=2, ensure_ascii=False),
+            "```",
+        ]
+    )
+
+
+def audit_example_markdown() -> str:
+    """The Markdown report of the tested doiget_audit_manuscript example."""
+    from doiget.claims.audit_contracts import AuditReport
+    from doiget.claims.report.markdown import as_markdown
+
+    result = documented_examples()["doiget_audit_manuscript"]["result"]
+    return "```markdown\n" + as_markdown(AuditReport.model_validate(result)).rstrip() + "\n```"
 
 
 def _tool_block(tool: dict[str, Any], example: dict[str, Any] | None) -> str:
