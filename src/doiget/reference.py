@@ -13,6 +13,7 @@ compare the two. Nothing here depends on the terminal width or the environment.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ REGENERATE = "python -m doiget.reference --write"
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 REFERENCE = DOCS / "reference"
 GUIDES = DOCS / "guides"
+_EXAMPLE_MARKER = re.compile(r"<!-- generated: (example of ([a-z_]+)) \(")
 # Example calls with their results, a file per group of calls made in order in one
 # server; tests/e2e/test_docs_examples_<group>.py runs each group against the replay
 # upstream, so a changed result fails there.
@@ -103,7 +105,29 @@ def sections() -> list[Section]:
         Section("error-codes", errors_reference_markdown(), REFERENCE / "errors.md"),
         Section("verify-example", verify_example_markdown(), GUIDES / "verify-and-audit.md"),
         Section("audit-example", audit_example_markdown(), GUIDES / "verify-and-audit.md"),
+        *guide_examples(),
     ]
+
+
+def guide_examples() -> list[Section]:
+    """The tested example of each tool a guide shows, where its page has the markers
+    ``<!-- generated: example of TOOL (...) -->`` and its end."""
+    found = []
+    for page in sorted(GUIDES.glob("*.md")):
+        for name, tool in _EXAMPLE_MARKER.findall(_read(page)):
+            found.append(Section(name, tool_example_markdown(tool), page))
+    return found
+
+
+def tool_example_markdown(tool: str) -> str:
+    """``tool``'s tested example: the call, and its result folded."""
+    example = documented_examples()[tool]
+    call = json.dumps(example["arguments"], indent=2, ensure_ascii=False)
+    lines = [f"`{tool}` called with", "", "```json", call, "```"]
+    lines += _folded(
+        "example", "gives (run against the replay upstream by the tests)", example["result"]
+    )
+    return "\n".join(lines)
 
 
 def verify_example_markdown() -> str:
