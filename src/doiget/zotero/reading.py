@@ -65,21 +65,18 @@ class ZoteroReads(ZoteroTransport):
         if self.library.kind == "users":
             own = str(info.get("userID")) == self.library.id
             rights = as_mapping(access.get("user")) if own else {}
-            return KeyAccess(
-                read=bool(rights.get("library")),
-                write=bool(rights.get("write")),
-                notes=bool(rights.get("notes")),
-                files=bool(rights.get("files")),
-                user_id=_text_or_none(info.get("userID")),
-                username=_text_or_none(info.get("username")),
-            )
-        groups = as_mapping(access.get("groups"))
-        rights = as_mapping(groups.get(self.library.id) or groups.get("all"))
+            notes, files = "notes", "files"
+        else:
+            groups = as_mapping(access.get("groups"))
+            rights = as_mapping(groups.get(self.library.id) or groups.get("all"))
+            # A group grants no notes or files rights of their own: reading the
+            # library reads its notes, writing it writes its files.
+            notes, files = "library", "write"
         return KeyAccess(
             read=bool(rights.get("library")),
             write=bool(rights.get("write")),
-            notes=bool(rights.get("library")),
-            files=bool(rights.get("write")),
+            notes=bool(rights.get(notes)),
+            files=bool(rights.get(files)),
             user_id=_text_or_none(info.get("userID")),
             username=_text_or_none(info.get("username")),
         )
