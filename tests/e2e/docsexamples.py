@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp.client.session import ClientSession
-from mcputil import mcp_session
+from mcputil import mcp_session, walked
 from test_cli_mcp_parity import VOLATILE
 
 from doiget.atomicfile import write_atomic
@@ -51,24 +51,20 @@ def documented_paths(base: Path) -> list[tuple[str, str]]:
 
 
 def _rewritten(value: Any, pairs: list[tuple[str, str]]) -> Any:
-    if isinstance(value, str):
-        for old, new in pairs:
-            value = value.replace(old, new)
-        return value
-    if isinstance(value, dict):
-        return {k: _rewritten(v, pairs) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_rewritten(item, pairs) for item in value]
-    return value
+    """``value`` with each string's occurrences of each pair's first member replaced
+    by its second."""
+    return walked(value, text=lambda string: _replaced(string, pairs))
+
+
+def _replaced(string: str, pairs: list[tuple[str, str]]) -> str:
+    for old, new in pairs:
+        string = string.replace(old, new)
+    return string
 
 
 def steady(value: Any, volatile: frozenset[str]) -> Any:
     """``value`` without the keys whose values change from call to call."""
-    if isinstance(value, dict):
-        return {k: steady(v, volatile) for k, v in value.items() if k not in volatile}
-    if isinstance(value, list):
-        return [steady(item, volatile) for item in value]
-    return value
+    return walked(value, dropped=volatile)
 
 
 def _structured(result: Any) -> Any:
@@ -77,15 +73,13 @@ def _structured(result: Any) -> Any:
     return [json.loads(block.text) for block in result.content if block.type == "text"]
 
 
-async def _run(
-    session: ClientSession, examples: list[dict[str, Any]], to_test: list[tuple[str, str]]
-) -> list[Any]:
-    results = []
-    for example in examples:
-        result = await session.call_tool(example["tool"], _rewritten(example["arguments"], to_test))
-        assert not result.is_error, f"{example['tool']}: {result.content}"
-        results.append(_structured(result))
-    return results
+async def _call(
+    session: ClientSession, example: dict[str, Any], to_test: list[tuple[str, str]]
+) -> Any:
+    """``example``'s call made now, its arguments in test paths; its structured result."""
+    result = await session.call_tool(example["tool"], _rewritten(example["arguments"], to_test))
+    assert not result.is_error, f"{example['tool']}: {result.content}"
+    return _structured(result)
 
 
 async def check_group(
@@ -110,7 +104,7 @@ async def check_group(
         for index, example in enumerate(spec["examples"]):
             if between is not None:
                 between(index)
-            (result,) = await _run(session, [example], to_test + renewed)
+            result = await _call(session, example, to_test + renewed)
             results.append(_rewritten(result, to_docs))
             renewed += _renewed(example.get("result"), result, volatile)
     for example, result in zip(spec["examples"], results, strict=True):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,25 @@ SCHOLAR_TOOLS = {
     "get_pubmed_paper",
     "pubmed_to_bibtex",
 }
+
+
+def walked(
+    value: Any,
+    *,
+    text: Callable[[str], str] | None = None,
+    dropped: frozenset[str] = frozenset(),
+) -> Any:
+    """A tool result (JSON) with the keys in ``dropped`` left out of every object and
+    ``text`` applied to every string: the form two results are compared in."""
+    if isinstance(value, dict):
+        return {
+            k: walked(v, text=text, dropped=dropped) for k, v in value.items() if k not in dropped
+        }
+    if isinstance(value, list):
+        return [walked(item, text=text, dropped=dropped) for item in value]
+    if isinstance(value, str) and text is not None:
+        return text(value)
+    return value
 
 
 @asynccontextmanager

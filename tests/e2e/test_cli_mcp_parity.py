@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcputil import mcp_session
+from mcputil import mcp_session, walked
 
 from doiget.config import KNOWN_TOOLSETS
 from doiget.server.snapshot import listing
@@ -85,13 +85,7 @@ CASES: list[tuple[tuple[str, ...], str, dict[str, Any]]] = [
 
 
 def _steady(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _steady(v) for k, v in value.items() if k not in VOLATILE}
-    if isinstance(value, list):
-        return [_steady(item) for item in value]
-    if isinstance(value, str):
-        return for_command_line(value)
-    return value
+    return walked(value, text=for_command_line, dropped=VOLATILE)
 
 
 def test_every_tool_has_a_command_or_a_reason() -> None:
